@@ -1,0 +1,42 @@
+import type { WireError } from '@hermes/contracts';
+
+/** Base class of every error the bus layer throws locally. */
+export class BusError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A request got a structured error reply (or none at all); `wire` is what to pass on. */
+export class RemoteError extends BusError {
+  constructor(
+    readonly wire: WireError,
+    readonly subject: string,
+    options?: { cause?: unknown },
+  ) {
+    super(wire.code, `${subject}: ${wire.message}`, options);
+  }
+  get retryable(): boolean {
+    return this.wire.retryable;
+  }
+}
+
+/** Thrown by a request handler to reply with this structured error instead of `internal`. */
+export class ReplyError extends BusError {
+  constructor(readonly wire: WireError) {
+    super(wire.code, wire.message);
+  }
+}
+
+/** A payload we were about to send does not match its contract: a bug in the sender. */
+export class OutgoingPayloadError extends BusError {
+  constructor(
+    readonly contract: string,
+    readonly issues: readonly { path: string; message: string }[],
+  ) {
+    super('invalid_payload', `outgoing ${contract} payload is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
+  }
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import { connect, credsAuthenticator, headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Logger } from '@hermes/telemetry';
+import { encodeJson } from './codec.js';
+import { OutgoingPayloadError } from './bus-errors.js';
+import { injectTraceContext } from './trace-headers.js';
+import { consumerConfig, streamConfig, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
+
+export interface BusOptions {
+  servers: string;
+  /** Connection name shown in NATS monitoring: use the service name. */
+  name: string;
+  logger: Logger;
+  prefix?: string;
+  user?: string;
+  password?: string;
+  token?: string;
+  credsFile?: string;
+  tuning?: StreamTuning;
+}
+
+export interface PublishOptions {
+  /** Overrides the contract's subject (for parameterised subjects such as a task's events). */
+  subject?: string;
+  /** JetStream de-duplication id (Nats-Msg-Id). */
+  msgId?: string;
+  headers?: MsgHdrs;
+}
+
+/** One NATS connection with the JetStream handles and the subject catalogue a service needs. */
+export class Bus {
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly js: JetStreamClient,
+    readonly jsm: JetStreamManager,
+    readonly subjects: Subjects,
+    readonly logger: Logger,
+    readonly tuning: StreamTuning,
+  ) {}
+
+  /** Connects with unlimited reconnects and logs every connection state change. */
+  static async connect(opts: BusOptions): Promise<Bus> {
+    const subjects = subjectsFor(opts.prefix);
+    opts.logger.info({ servers: opts.servers }, 'connecting to NATS');
+    const nc = await connect({
+      // Keep trying when NATS is not up yet (pod start order); readiness stays false meanwhile.
+      waitOnFirstConnect: true,
+      servers: opts.servers.split(',').map((s) => s.trim()),
+      name: opts.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      ...(opts.user ? { user: opts.user, pass: opts.password } : {}),
+      ...(opts.token ? { token: opts.token } : {}),
+      ...(opts.credsFile ? { authenticator: credsAuthenticator(readFileSync(opts.credsFile)) } : {}),
+    });
+    opts.logger.info({ server: nc.getServer() }, 'connected to NATS');
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'ping' || s.type === 'staleConnection') continue;
+        const level = s.type === 'disconnect' || s.type === 'error' ? 'warn' : 'info';
+        opts.logger[level]({ nats_status: s.type, detail: 'server' in s ? s.server : undefined }, `NATS ${s.type}`);
+      }
+    })();
+    const jsm = await jetstreamManager(nc);
+    return new Bus(nc, jetstream(nc), jsm, subjects, opts.logger, opts.tuning ?? {});
+  }
+
+  /** Declares streams idempotently: identical config is a no-op, a changed one is updated. */
+  async ensureStreams(keys: StreamKey[]): Promise<void> {
+    for (const key of keys) {
+      const cfg = streamConfig(this.subjects, key, this.tuning);
+      // add() with an identical config succeeds; a changed config (e.g. a new subject) fails
+      // with "name already in use", and is then applied with update().
+      try {
+        await this.jsm.streams.add(cfg);
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError)) throw err;
+        await this.jsm.streams.update(cfg.name, cfg);
+      }
+    }
+  }
+
+  /** Declares durable consumers idempotently (several replicas may race; all succeed). */
+  async ensureConsumers(keys: ConsumerKey[]): Promise<void> {
+    for (const key of keys) {
+      const { stream, config } = consumerConfig(this.subjects, key, this.tuning);
+      try {
+        await this.jsm.consumers.add(stream, config);
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError)) throw err;
+        await this.jsm.consumers.update(stream, config.durable_name, config);
+      }
+    }
+  }
+
+  /** Opens (creating when absent) a KV bucket. */
+  async kv(bucket: string): Promise<KV> {
+    return new Kvm(this.js).create(bucket, { history: 1 });
+  }
+
+  /**
+   * Validates the payload against its contract, adds trace context and publishes: to JetStream
+   * (awaiting the ack) when the contract has a stream, else as a core message.
+   */
+  async publish<P extends TSchema>(contract: MessageContract<P>, payload: Static<P>, opts: PublishOptions = {}): Promise<PubAck | undefined> {
+    const checked = validate(contract.payload, payload);
+    if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
+    const subject = opts.subject ?? contract.subject(this.subjects);
+    const h = opts.headers ?? natsHeaders();
+    injectTraceContext(h);
+    if (contract.stream) {
+      return this.js.publish(subject, encodeJson(payload), { headers: h, ...(opts.msgId ? { msgID: opts.msgId } : {}) });
+    }
+    this.nc.publish(subject, encodeJson(payload), { headers: h });
+    return undefined;
+  }
+
+  /** Flushes and closes the connection, letting subscriptions finish what they hold. */
+  async drain(): Promise<void> {
+    if (this.nc.isClosed()) return;
+    await this.nc.drain();
+  }
+}

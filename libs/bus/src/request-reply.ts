@@ -1,0 +1,127 @@
+import { headers as natsHeaders, NoRespondersError, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { replyEnvelope, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { hermesTracer } from '@hermes/telemetry';
+import type { Bus } from './bus.js';
+import { decodeJson, encodeJson } from './codec.js';
+import { OutgoingPayloadError, RemoteError, ReplyError } from './bus-errors.js';
+import { extractTraceContext, injectTraceContext } from './trace-headers.js';
+
+const envelopes = new WeakMap<TSchema, TSchema>();
+function envelopeFor(reply: TSchema): TSchema {
+  let env = envelopes.get(reply);
+  if (!env) envelopes.set(reply, (env = replyEnvelope(reply)));
+  return env;
+}
+
+/**
+ * Sends a typed request and returns the validated result. A structured error reply, a missing
+ * responder or a timeout all throw RemoteError carrying a wire error the caller can pass on.
+ */
+export async function request<Req extends TSchema, Res extends TSchema>(
+  bus: Bus,
+  contract: RequestContract<Req, Res>,
+  payload: Static<Req>,
+  opts: { timeoutMs?: number } = {},
+): Promise<Static<Res>> {
+  const checked = validate(contract.request, payload);
+  if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
+  const subject = contract.subject(bus.subjects);
+  const h = natsHeaders();
+  injectTraceContext(h);
+  let msg: Msg;
+  try {
+    msg = await bus.nc.request(subject, encodeJson(payload), { timeout: opts.timeoutMs ?? 5000, headers: h });
+  } catch (err) {
+    if (err instanceof NoRespondersError || (err as { cause?: unknown }).cause instanceof NoRespondersError) {
+      throw new RemoteError(wireError('no_responders', `no ${contract.responder} replica is listening on ${subject}`), subject, { cause: err });
+    }
+    if (err instanceof TimeoutError) {
+      throw new RemoteError(wireError('timeout', `${contract.responder} did not answer ${subject} in time`), subject, { cause: err });
+    }
+    throw err;
+  }
+  const decoded = decodeJson(msg.data);
+  const reply = decoded.ok ? validate(envelopeFor(contract.reply), decoded.value) : undefined;
+  if (!reply?.ok) {
+    throw new RemoteError(wireError('invalid_payload', `reply on ${subject} does not match its contract`, { issues: reply?.issues }), subject);
+  }
+  const env = reply.value as { ok: true; result: Static<Res> } | { ok: false; error: WireError };
+  if (!env.ok) throw new RemoteError(env.error, subject);
+  return env.result;
+}
+
+export interface RequestContext {
+  readonly subject: string;
+  readonly headers: Msg['headers'];
+}
+
+/**
+ * Answers a request contract on the service's queue group. Invalid requests get an
+ * `invalid_payload` reply listing the problems; a thrown ReplyError is sent as is; anything else
+ * is logged and answered as `internal`. The handler never takes the subscription down.
+ */
+export function serve<Req extends TSchema, Res extends TSchema>(
+  bus: Bus,
+  contract: RequestContract<Req, Res>,
+  handler: (req: Static<Req>, ctx: RequestContext) => Promise<Static<Res>>,
+): Subscription {
+  const subject = contract.subject(bus.subjects);
+  return bus.nc.subscribe(subject, {
+    queue: bus.subjects.queueGroup(contract.responder),
+    callback: (err, msg) => {
+      if (err) {
+        bus.logger.error({ err, subject }, 'subscription error');
+        return;
+      }
+      void answer(bus, contract, handler, msg);
+    },
+  });
+}
+
+async function answer<Req extends TSchema, Res extends TSchema>(
+  bus: Bus,
+  contract: RequestContract<Req, Res>,
+  handler: (req: Static<Req>, ctx: RequestContext) => Promise<Static<Res>>,
+  msg: Msg,
+): Promise<void> {
+  const parent = extractTraceContext(msg.headers);
+  const span = hermesTracer().startSpan(`process ${contract.name}`, {
+    kind: SpanKind.SERVER,
+    attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject, 'messaging.operation.type': 'process' },
+  }, parent);
+  await context.with(trace.setSpan(parent, span), async () => {
+    let body: unknown;
+    const decoded = decodeJson(msg.data);
+    const checked = decoded.ok ? validate(contract.request, decoded.value) : undefined;
+    if (!decoded.ok) {
+      body = { ok: false, error: wireError('invalid_payload', decoded.message) };
+    } else if (!checked?.ok) {
+      body = { ok: false, error: wireError('invalid_payload', `request on ${msg.subject} does not match ${contract.name}`, { issues: checked?.issues }) };
+      bus.logger.warn({ subject: msg.subject, issues: checked?.issues }, 'invalid request');
+    } else {
+      try {
+        const result = await handler(checked.value, { subject: msg.subject, headers: msg.headers });
+        const out = validate(contract.reply, result);
+        if (!out.ok) throw new OutgoingPayloadError(`${contract.name} reply`, out.issues);
+        body = { ok: true, result };
+      } catch (err) {
+        if (err instanceof ReplyError) {
+          body = { ok: false, error: err.wire };
+        } else {
+          bus.logger.error({ err, subject: msg.subject }, 'request handler failed');
+          span.recordException(err as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+          body = { ok: false, error: wireError('internal', `${contract.responder} failed to handle ${contract.name}`) };
+        }
+      }
+    }
+    try {
+      msg.respond(encodeJson(body));
+    } catch (err) {
+      bus.logger.warn({ err, subject: msg.subject }, 'could not send reply');
+    }
+    span.end();
+  });
+}

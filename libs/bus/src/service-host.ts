@@ -1,0 +1,82 @@
+import type { Static, TObject } from '@sinclair/typebox';
+import { ConfigError, commonSettings, loadConfig } from '@hermes/config';
+import type { ServiceName } from '@hermes/contracts';
+import { createLogger, startHealthServer, startTelemetry, type Logger } from '@hermes/telemetry';
+import { Bus } from './bus.js';
+import { installShutdown } from './shutdown.js';
+import type { ConsumerKey, StreamKey, StreamTuning } from './stream-specs.js';
+
+type CommonConfig = Static<TObject<typeof commonSettings>>;
+
+export interface ServiceContext<C> {
+  config: C & CommonConfig;
+  bus: Bus;
+  logger: Logger;
+}
+
+/** What a service hands back once its handlers run: how to stop taking and finish work. */
+export interface RunningService {
+  stop(timeoutMs: number): Promise<void>;
+}
+
+export interface HostServiceOptions<S extends TObject> {
+  service: ServiceName;
+  /** The service's own settings; the common ones (NATS_URL, HEALTH_PORT, ...) are added. */
+  settings: S;
+  streams?: StreamKey[];
+  consumers?: ConsumerKey[];
+  tuning?: (config: Static<S> & CommonConfig) => StreamTuning;
+  start(ctx: ServiceContext<Static<S>>): Promise<RunningService>;
+}
+
+/**
+ * The whole life of a service process: validated config (exit 78 naming the bad setting),
+ * telemetry, bus connection, idempotent stream/consumer declaration, health probes (ready only
+ * after all of that), and a bounded graceful shutdown on SIGTERM. `main.ts` files only call this.
+ */
+export async function hostService<S extends TObject>(opts: HostServiceOptions<S>): Promise<void> {
+  const schema = { ...opts.settings, properties: { ...commonSettings, ...opts.settings.properties } } as unknown as S;
+  let config: Static<S> & CommonConfig;
+  try {
+    config = loadConfig(schema, { service: opts.service }) as Static<S> & CommonConfig;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const logger = createLogger({ service: opts.service, level: config.LOG_LEVEL });
+  const telemetry = startTelemetry({ service: opts.service });
+  let ready = false;
+  const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready });
+  logger.info({ health_port: health.port }, 'health server listening');
+
+  const bus = await Bus.connect({
+    servers: config.NATS_URL,
+    name: `hermes-${opts.service}`,
+    logger,
+    prefix: config.HERMES_SUBJECT_PREFIX,
+    ...(config.NATS_USER ? { user: config.NATS_USER, password: config.NATS_PASSWORD } : {}),
+    ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
+    ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
+    ...(opts.tuning ? { tuning: opts.tuning(config) } : {}),
+  });
+  if (opts.streams?.length) await bus.ensureStreams(opts.streams);
+  if (opts.consumers?.length) await bus.ensureConsumers(opts.consumers);
+  const running = await opts.start({ config, bus, logger });
+  ready = true;
+  logger.info('ready');
+
+  installShutdown({
+    logger,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    steps: [
+      { name: 'not ready', run: async () => void (ready = false) },
+      { name: 'stop handlers', run: () => running.stop(Math.max(100, config.SHUTDOWN_TIMEOUT_MS - 1000)) },
+      { name: 'drain bus', run: () => bus.drain() },
+      { name: 'telemetry', run: () => telemetry.shutdown() },
+      { name: 'health server', run: () => health.close() },
+    ],
+  });
+}

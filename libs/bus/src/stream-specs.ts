@@ -1,0 +1,55 @@
+import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, type ConsumerConfig, type StreamConfig } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { Subjects } from '@hermes/contracts';
+
+export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults';
+export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs';
+
+export interface StreamTuning {
+  /** How long JetStream remembers a Nats-Msg-Id to drop a duplicate publish. */
+  duplicateWindowMs?: number;
+  /** How long task events stay replayable (SSE, `hermes run`). */
+  eventsMaxAgeMs?: number;
+  /** How long a runtime may hold a job without a heartbeat before it is redelivered. */
+  runtimeAckWaitMs?: number;
+}
+
+const DAY = 86_400_000;
+
+/** The JetStream streams Hermes declares. Only features of nats-server 2.9 are used. */
+export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}): Partial<StreamConfig> & { name: string; subjects: string[] } {
+  const dup = nanos(t.duplicateWindowMs ?? 120_000);
+  const base = { storage: StorageType.File, num_replicas: 1, duplicate_window: dup, discard: DiscardPolicy.Old };
+  switch (key) {
+    case 'taskSubmit':
+      return { ...base, name: s.streams.taskSubmit, subjects: [s.taskSubmit], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+    case 'taskEvents':
+      return {
+        ...base,
+        name: s.streams.taskEvents,
+        subjects: [s.taskEventsAll, s.taskRejected],
+        retention: RetentionPolicy.Limits,
+        max_age: nanos(t.eventsMaxAgeMs ?? 7 * DAY),
+      };
+    case 'runtimeJobs':
+      return { ...base, name: s.streams.runtimeJobs, subjects: [s.runtimeJobs], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+    case 'runtimeResults':
+      return { ...base, name: s.streams.runtimeResults, subjects: [s.runtimeResults], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+  }
+}
+
+/** Durable pull consumers; max_deliver is unlimited because handlers count attempts themselves. */
+export function consumerConfig(s: Subjects, key: ConsumerKey, t: StreamTuning = {}): { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } } {
+  const common = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: -1 };
+  switch (key) {
+    case 'dispatcherIntake':
+      return { stream: s.streams.taskSubmit, config: { ...common, durable_name: s.consumers.dispatcherIntake, ack_wait: nanos(30_000), max_ack_pending: 1000 } };
+    case 'dispatcherResults':
+      return { stream: s.streams.runtimeResults, config: { ...common, durable_name: s.consumers.dispatcherResults, ack_wait: nanos(30_000), max_ack_pending: 1000 } };
+    case 'runtimeJobs':
+      return {
+        stream: s.streams.runtimeJobs,
+        config: { ...common, durable_name: s.consumers.runtimeJobs, ack_wait: nanos(t.runtimeAckWaitMs ?? 30_000), max_ack_pending: 10_000 },
+      };
+  }
+}

@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import {
+  contracts,
+  TASK_SUBMIT_TYPE,
+  TERMINAL_EVENT_KINDS,
+  taskEventKind,
+  taskIdFor,
+  type TaskEvent,
+  type TaskRequest,
+  type TaskSubmitEvent,
+} from '@hermes/contracts';
+import type { Bus } from './bus.js';
+import { followSubject } from './event-follower.js';
+import { currentTraceparent } from './trace-headers.js';
+
+export interface SubmitOptions {
+  /** CloudEvents source naming the submitter, e.g. `/hermes/gateway/<user>`. */
+  source: string;
+  /** CloudEvents id; reuse it when retrying so the retry is the same task. Random by default. */
+  id?: string;
+}
+
+export interface Submitted {
+  taskId: string;
+  eventId: string;
+  /** True when JetStream dropped the publish as a duplicate of an earlier one. */
+  duplicate: boolean;
+}
+
+/** Publishes a task submission as a structured CloudEvent, de-duplicated by its task id. */
+export async function submitTask(bus: Bus, data: TaskRequest, opts: SubmitOptions): Promise<Submitted> {
+  const id = opts.id ?? randomUUID();
+  const traceparent = currentTraceparent();
+  const event: TaskSubmitEvent = {
+    specversion: '1.0',
+    type: TASK_SUBMIT_TYPE,
+    source: opts.source,
+    id,
+    time: new Date().toISOString(),
+    datacontenttype: 'application/json',
+    ...(traceparent ? { traceparent } : {}),
+    data,
+  };
+  const taskId = taskIdFor(opts.source, id);
+  const ack = await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
+  return { taskId, eventId: id, duplicate: ack?.duplicate ?? false };
+}
+
+export interface TaskEventWithSeq {
+  seq: number;
+  event: TaskEvent;
+}
+
+/** Replays a task's events from the start (or after `afterSeq`), then follows live ones until a terminal event. */
+export async function* followTaskEvents(
+  bus: Bus,
+  taskId: string,
+  opts: { afterSeq?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<TaskEventWithSeq> {
+  const isTerminal = (v: unknown) => {
+    const type = (v as { type?: unknown }).type;
+    return typeof type === 'string' && TERMINAL_EVENT_KINDS.includes(taskEventKind({ type } as TaskEvent));
+  };
+  for await (const m of followSubject(bus, {
+    stream: bus.subjects.streams.taskEvents,
+    subject: bus.subjects.taskEvents(taskId),
+    until: isTerminal,
+    ...opts,
+  })) {
+    yield { seq: m.seq, event: m.value as TaskEvent };
+  }
+}

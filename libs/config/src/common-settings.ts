@@ -1,0 +1,16 @@
+import { Type } from '@sinclair/typebox';
+
+/** Settings every service shares: bus, subjects, probes, logs. Spread into a service's schema. */
+export const commonSettings = {
+  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222', description: 'comma-separated NATS server URLs' }),
+  NATS_USER: Type.Optional(Type.String()),
+  NATS_PASSWORD: Type.Optional(Type.String()),
+  NATS_TOKEN: Type.Optional(Type.String()),
+  NATS_CREDS_FILE: Type.Optional(Type.String({ description: 'path to a NATS .creds file' })),
+  HERMES_SUBJECT_PREFIX: Type.String({ default: 'hermes', pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'first token of every subject' }),
+  HEALTH_PORT: Type.Integer({ default: 0, minimum: 0, maximum: 65535, description: 'port for /healthz and /readyz; 0 picks a free one' }),
+  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace')], {
+    default: 'info',
+  }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: 'bound on graceful shutdown after SIGTERM' }),
+};

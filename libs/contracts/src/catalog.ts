@@ -1,0 +1,133 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { Subjects } from './subjects.js';
+import { WireError } from './schemas/common.js';
+import { TaskSubmitEvent } from './schemas/task-submission.js';
+import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
+import { TaskGetRequest, TaskView } from './schemas/task-state.js';
+import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
+import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
+
+export type ServiceName = 'gateway' | 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'submitter';
+
+/** A message published to a subject (usually captured by a JetStream stream). */
+export interface MessageContract<P extends TSchema = TSchema> {
+  readonly kind: 'message';
+  readonly name: string;
+  readonly summary: string;
+  readonly subject: (s: Subjects) => string;
+  readonly stream?: (s: Subjects) => string;
+  readonly payload: P;
+  readonly producers: readonly ServiceName[];
+  readonly consumers: readonly ServiceName[];
+}
+
+/** A core NATS request/reply; replies are wrapped in `{ ok, result | error }`. */
+export interface RequestContract<Req extends TSchema = TSchema, Res extends TSchema = TSchema> {
+  readonly kind: 'request';
+  readonly name: string;
+  readonly summary: string;
+  readonly subject: (s: Subjects) => string;
+  readonly request: Req;
+  readonly reply: Res;
+  readonly responder: ServiceName;
+  readonly requesters: readonly ServiceName[];
+}
+
+/** The reply envelope for a request whose result has schema `T`. */
+export const replyEnvelope = <T extends TSchema>(result: T) =>
+  Type.Union([
+    Type.Object({ ok: Type.Literal(true), result }, { additionalProperties: false }),
+    Type.Object({ ok: Type.Literal(false), error: WireError }, { additionalProperties: false }),
+  ]);
+
+const message = <P extends TSchema>(c: Omit<MessageContract<P>, 'kind'>): MessageContract<P> => ({ kind: 'message', ...c });
+const request = <Req extends TSchema, Res extends TSchema>(c: Omit<RequestContract<Req, Res>, 'kind'>): RequestContract<Req, Res> => ({
+  kind: 'request',
+  ...c,
+});
+
+/** Every subject Hermes uses and what travels on it. The AsyncAPI document is generated from this. */
+export const contracts = {
+  taskSubmit: message({
+    name: 'taskSubmit',
+    summary: 'Submit a task: a CloudEvent 1.0 (structured JSON, or binary with ce-* headers). Set Nats-Msg-Id to the event id so a retried publish is dropped.',
+    subject: (s) => s.taskSubmit,
+    stream: (s) => s.streams.taskSubmit,
+    payload: TaskSubmitEvent,
+    producers: ['submitter', 'gateway'],
+    consumers: ['dispatcher'],
+  }),
+  taskEvents: message({
+    name: 'taskEvents',
+    summary: "Everything that happens to one task, in order. Subscribe (or replay from the stream) with the task id from the submission's source and id.",
+    subject: (s) => s.taskEvents('{task_id}'),
+    stream: (s) => s.streams.taskEvents,
+    payload: TaskEvent,
+    producers: ['dispatcher', 'runtime'],
+    consumers: ['submitter', 'gateway'],
+  }),
+  taskRejected: message({
+    name: 'taskRejected',
+    summary: 'Submissions too malformed to name a task (no usable source or id) are reported here.',
+    subject: (s) => s.taskRejected,
+    stream: (s) => s.streams.taskEvents,
+    payload: TaskRejectedEvent,
+    producers: ['dispatcher'],
+    consumers: ['submitter'],
+  }),
+  runtimeJobs: message({
+    name: 'runtimeJobs',
+    summary: 'Agent jobs for the runtime pool (work queue, explicit ack, redelivered when a runtime dies).',
+    subject: (s) => s.runtimeJobs,
+    stream: (s) => s.streams.runtimeJobs,
+    payload: RuntimeJob,
+    producers: ['dispatcher'],
+    consumers: ['runtime'],
+  }),
+  runtimeResults: message({
+    name: 'runtimeResults',
+    summary: 'Outcome of each runtime job, consumed by the dispatcher.',
+    subject: (s) => s.runtimeResults,
+    stream: (s) => s.streams.runtimeResults,
+    payload: RuntimeResult,
+    producers: ['runtime'],
+    consumers: ['dispatcher'],
+  }),
+  taskGet: request({
+    name: 'taskGet',
+    summary: "Read a task's current state.",
+    subject: (s) => s.taskGet,
+    request: TaskGetRequest,
+    reply: TaskView,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'submitter'],
+  }),
+  toolsList: request({
+    name: 'toolsList',
+    summary: 'List the tools a user (with roles, under a task allow-list) may use.',
+    subject: (s) => s.toolsList,
+    request: ToolsListRequest,
+    reply: ToolsListReply,
+    responder: 'toolbus',
+    requesters: ['runtime'],
+  }),
+  sessionAppend: request({
+    name: 'sessionAppend',
+    summary: "Append messages to a user's session.",
+    subject: (s) => s.sessionAppend,
+    request: SessionAppendRequest,
+    reply: SessionMessagesReply,
+    responder: 'memory',
+    requesters: ['runtime'],
+  }),
+  sessionRead: request({
+    name: 'sessionRead',
+    summary: "Read the latest messages of a user's session.",
+    subject: (s) => s.sessionRead,
+    request: SessionReadRequest,
+    reply: SessionMessagesReply,
+    responder: 'memory',
+    requesters: ['runtime'],
+  }),
+} as const;

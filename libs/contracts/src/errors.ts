@@ -1,0 +1,29 @@
+import type { WireError } from './schemas/common.js';
+
+/**
+ * Stable error codes that cross the bus. `retryable` is the default for the code; a producer
+ * may say otherwise when it knows better.
+ */
+export const ERROR_CODES = {
+  invalid_payload: { retryable: false, summary: 'a message failed its JSON Schema' },
+  invalid_task_event: { retryable: false, summary: 'a task submission is not a valid CloudEvent or task request' },
+  unauthorized: { retryable: false, summary: 'missing or unknown credentials' },
+  forbidden: { retryable: false, summary: 'the caller may not do this' },
+  not_found: { retryable: false, summary: 'no such task, session or tool' },
+  duplicate: { retryable: false, summary: 'this submission was already received' },
+  no_responders: { retryable: true, summary: 'no replica of the target service is listening' },
+  timeout: { retryable: true, summary: 'the target service did not answer in time' },
+  llm_error: { retryable: false, summary: 'the LLM provider rejected the request' },
+  llm_unavailable: { retryable: true, summary: 'the LLM provider could not be reached or failed (5xx)' },
+  llm_rate_limited: { retryable: true, summary: 'the LLM provider answered 429' },
+  llm_timeout: { retryable: true, summary: 'the LLM call took too long' },
+  job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
+  internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Builds a wire error with the code's default retryability. */
+export function wireError(code: ErrorCode, message: string, details?: Record<string, unknown>, retryable?: boolean): WireError {
+  return { code, message, retryable: retryable ?? ERROR_CODES[code].retryable, ...(details ? { details } : {}) };
+}

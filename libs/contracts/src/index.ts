@@ -1,0 +1,47 @@
+export { subjectsFor } from './subjects.js';
+export type { Subjects } from './subjects.js';
+
+export { validate, precompile } from './validate.js';
+export type { ValidationResult } from './validate.js';
+
+export { ERROR_CODES, wireError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+
+export { taskIdFor, decodeCloudEvent, sourceAndId } from './cloudevents.js';
+export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
+
+export { contracts, replyEnvelope } from './catalog.js';
+export type { MessageContract, RequestContract, ServiceName } from './catalog.js';
+
+export { makeTaskEvent, taskEventKind } from './task-event-builder.js';
+
+export { Id, Timestamp, ValidationIssue, WireError, TokenUsage } from './schemas/common.js';
+export { TASK_SUBMIT_TYPE, Priority, TaskBudget, TaskRequest, TaskSubmitEvent } from './schemas/task-submission.js';
+export {
+  TASK_EVENT_KINDS,
+  TERMINAL_EVENT_KINDS,
+  taskEventType,
+  TaskEvent,
+  TaskAcceptedEvent,
+  TaskRejectedEvent,
+  TaskStartedEvent,
+  TaskStepEvent,
+  TaskCompletedEvent,
+  TaskFailedEvent,
+  TaskCancelledEvent,
+  TaskResult,
+  StepKind,
+} from './schemas/task-events.js';
+export type { TaskEventKind, TaskEventDataByKind } from './schemas/task-events.js';
+export { TaskStatus, TaskView, TaskGetRequest } from './schemas/task-state.js';
+export { ModelRole, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';
+export {
+  MessageRole,
+  ToolCall,
+  NewSessionMessage,
+  SessionMessage,
+  SessionAppendRequest,
+  SessionReadRequest,
+  SessionMessagesReply,
+} from './schemas/memory.js';

@@ -1,0 +1,114 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Id, Timestamp, TokenUsage, ValidationIssue, WireError } from './common.js';
+
+/** Every event kind a submitter can see on `<prefix>.tasks.events.<task_id>`. */
+export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'started', 'step', 'completed', 'failed', 'cancelled'] as const;
+export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
+/** Kinds after which no further event is published for the task. */
+export const TERMINAL_EVENT_KINDS: readonly TaskEventKind[] = ['rejected', 'completed', 'failed', 'cancelled'];
+
+export const taskEventType = (kind: TaskEventKind) => `io.hermes.task.${kind}` as const;
+
+const SourceEventRef = Type.Object(
+  { source: Type.Optional(Type.String()), id: Type.Optional(Type.String()) },
+  { additionalProperties: false, description: 'the submission event this task came from' },
+);
+
+export const AcceptedData = Type.Object(
+  { task_id: Id, user_id: Id, session_id: Id, goal: Type.String(), source_event: SourceEventRef },
+  { title: 'TaskAcceptedData', additionalProperties: false },
+);
+export const RejectedData = Type.Object(
+  {
+    task_id: Type.Optional(Id),
+    source_event: SourceEventRef,
+    error: WireError,
+    issues: Type.Array(ValidationIssue),
+  },
+  { title: 'TaskRejectedData', additionalProperties: false },
+);
+export const StartedData = Type.Object(
+  { task_id: Id, subtask_id: Id, attempt: Type.Integer({ minimum: 1 }) },
+  { title: 'TaskStartedData', additionalProperties: false },
+);
+export const StepKind = Type.Union([
+  Type.Literal('llm_call'),
+  Type.Literal('tool_call'),
+  Type.Literal('tool_result'),
+  Type.Literal('approval_needed'),
+  Type.Literal('token_delta'),
+]);
+export const StepData = Type.Object(
+  {
+    task_id: Id,
+    subtask_id: Id,
+    step: Type.Integer({ minimum: 1 }),
+    kind: StepKind,
+    model: Type.Optional(Type.String()),
+    usage: Type.Optional(TokenUsage),
+    detail: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { title: 'TaskStepData', additionalProperties: false },
+);
+export const TaskResult = Type.Object(
+  {
+    output: Type.String({ description: 'the final answer, as text' }),
+    data: Type.Optional(Type.Unknown({ description: 'structured result, when the task produced one' })),
+  },
+  { title: 'TaskResult', additionalProperties: false },
+);
+export type TaskResult = Static<typeof TaskResult>;
+export const CompletedData = Type.Object(
+  { task_id: Id, result: TaskResult, usage: TokenUsage },
+  { title: 'TaskCompletedData', additionalProperties: false },
+);
+export const FailedData = Type.Object(
+  { task_id: Id, error: WireError, usage: Type.Optional(TokenUsage) },
+  { title: 'TaskFailedData', additionalProperties: false },
+);
+export const CancelledData = Type.Object(
+  { task_id: Id, reason: Type.Optional(Type.String()) },
+  { title: 'TaskCancelledData', additionalProperties: false },
+);
+
+function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
+  return Type.Object(
+    {
+      specversion: Type.Literal('1.0'),
+      id: Type.String({ minLength: 1, description: 'unique per event; stable across redeliveries' }),
+      source: Type.String({ description: 'hermes/<service> that emitted it' }),
+      type: Type.Literal(taskEventType(kind)),
+      subject: Id,
+      time: Timestamp,
+      datacontenttype: Type.Literal('application/json'),
+      data,
+    },
+    { title: `Task${kind[0]!.toUpperCase()}${kind.slice(1)}Event`, additionalProperties: false },
+  );
+}
+
+export const TaskAcceptedEvent = eventOf('accepted', AcceptedData);
+export const TaskRejectedEvent = eventOf('rejected', RejectedData);
+export const TaskStartedEvent = eventOf('started', StartedData);
+export const TaskStepEvent = eventOf('step', StepData);
+export const TaskCompletedEvent = eventOf('completed', CompletedData);
+export const TaskFailedEvent = eventOf('failed', FailedData);
+export const TaskCancelledEvent = eventOf('cancelled', CancelledData);
+
+/** Any event on a task's event subject, as a structured CloudEvent; `subject` is the task id. */
+export const TaskEvent = Type.Union(
+  [TaskAcceptedEvent, TaskRejectedEvent, TaskStartedEvent, TaskStepEvent, TaskCompletedEvent, TaskFailedEvent, TaskCancelledEvent],
+  { title: 'TaskEvent' },
+);
+export type TaskEvent = Static<typeof TaskEvent>;
+
+/** Maps an event kind to the TypeScript type of its `data`. */
+export interface TaskEventDataByKind {
+  accepted: Static<typeof AcceptedData>;
+  rejected: Static<typeof RejectedData>;
+  started: Static<typeof StartedData>;
+  step: Static<typeof StepData>;
+  completed: Static<typeof CompletedData>;
+  failed: Static<typeof FailedData>;
+  cancelled: Static<typeof CancelledData>;
+}

@@ -1,0 +1,59 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp } from './common.js';
+
+/** The CloudEvents `type` a task submission must carry. */
+export const TASK_SUBMIT_TYPE = 'io.hermes.task.submit';
+
+export const Priority = Type.Union([Type.Literal('low'), Type.Literal('normal'), Type.Literal('high')]);
+
+export const TaskBudget = Type.Object(
+  {
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'stop with budget_exceeded past this many tokens' })),
+    max_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'agent loop steps per subtask' })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 86_400_000 })),
+  },
+  { title: 'TaskBudget', additionalProperties: false },
+);
+
+/** What a team asks Hermes to do: the `data` of a submission event and the body of `POST /v1/tasks`. */
+export const TaskRequest = Type.Object(
+  {
+    user_id: Id,
+    session_id: Type.Optional(Id),
+    goal: Type.String({ minLength: 1, maxLength: 20_000, description: 'what the agent should achieve, in plain language' }),
+    inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'structured inputs the goal refers to' })),
+    tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 128, uniqueItems: true, description: 'allow-list of tool names; absent = every tool the user may use' })),
+    priority: Type.Optional(Priority),
+    budget: Type.Optional(TaskBudget),
+    stream: Type.Optional(Type.Boolean({ description: 'emit token deltas as step events' })),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { description: 'opaque labels echoed on every event' })),
+  },
+  { title: 'TaskRequest', additionalProperties: false },
+);
+export type TaskRequest = Static<typeof TaskRequest>;
+
+/**
+ * A task submission as a structured-mode CloudEvent 1.0. Binary mode (`ce-*` NATS headers with
+ * the request as the body) is converted to this shape before validation.
+ */
+export const TaskSubmitEvent = Type.Object(
+  {
+    specversion: Type.Literal('1.0'),
+    type: Type.Literal(TASK_SUBMIT_TYPE),
+    source: Type.String({ minLength: 1, maxLength: 512, description: 'URI-reference naming the submitting team or system' }),
+    id: Type.String({ minLength: 1, maxLength: 256, description: 'unique per source; (source, id) names the task' }),
+    time: Type.Optional(Timestamp),
+    datacontenttype: Type.Optional(Type.Literal('application/json')),
+    dataschema: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String()),
+    traceparent: Type.Optional(Type.String({ description: 'W3C trace context (CloudEvents distributed tracing extension)' })),
+    tracestate: Type.Optional(Type.String()),
+    data: TaskRequest,
+  },
+  {
+    title: 'TaskSubmitEvent',
+    // CloudEvents lets producers add extension attributes; they are kept but must be scalars.
+    additionalProperties: Type.Union([Type.String(), Type.Number(), Type.Boolean()]),
+  },
+);
+export type TaskSubmitEvent = Static<typeof TaskSubmitEvent>;

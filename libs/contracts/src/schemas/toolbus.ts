@@ -1,0 +1,26 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id } from './common.js';
+
+/** A tool as offered to a model: an OpenAI-style function definition. */
+export const ToolDefinition = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+    description: Type.String({ maxLength: 2048 }),
+    parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments' }),
+  },
+  { title: 'ToolDefinition', additionalProperties: false },
+);
+export type ToolDefinition = Static<typeof ToolDefinition>;
+
+export const ToolsListRequest = Type.Object(
+  {
+    user_id: Type.Optional(Id),
+    roles: Type.Optional(Type.Array(Type.String())),
+    allow: Type.Optional(Type.Array(Type.String(), { description: "the task's tool allow-list" })),
+  },
+  { title: 'ToolsListRequest', additionalProperties: false },
+);
+export type ToolsListRequest = Static<typeof ToolsListRequest>;
+
+export const ToolsListReply = Type.Object({ tools: Type.Array(ToolDefinition) }, { title: 'ToolsListReply', additionalProperties: false });
+export type ToolsListReply = Static<typeof ToolsListReply>;

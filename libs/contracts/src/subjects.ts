@@ -1,0 +1,74 @@
+/** A NATS subject token for the prefix: letters, digits, `_` and `-` only. */
+const PREFIX_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** Every subject, stream, consumer and bucket name Hermes uses, derived from one prefix. */
+export interface Subjects {
+  readonly prefix: string;
+  /** JetStream (work queue): CloudEvents task submissions. */
+  readonly taskSubmit: string;
+  /** JetStream (limits): every event about one task. */
+  taskEvents(taskId: string): string;
+  /** Wildcard over all task event subjects. */
+  readonly taskEventsAll: string;
+  /** JetStream: submissions too malformed to name a task (no usable `source`/`id`). */
+  readonly taskRejected: string;
+  /** Request/reply to the dispatcher: read a task's state. */
+  readonly taskGet: string;
+  /** JetStream (work queue): jobs for the runtime pool. */
+  readonly runtimeJobs: string;
+  /** JetStream (work queue): job outcomes for the dispatcher. */
+  readonly runtimeResults: string;
+  /** Request/reply to the toolbus: tools a caller may use. */
+  readonly toolsList: string;
+  /** Request/reply to the memory service. */
+  readonly sessionAppend: string;
+  readonly sessionRead: string;
+  readonly streams: {
+    readonly taskSubmit: string;
+    readonly taskEvents: string;
+    readonly runtimeJobs: string;
+    readonly runtimeResults: string;
+  };
+  readonly consumers: {
+    readonly dispatcherIntake: string;
+    readonly dispatcherResults: string;
+    readonly runtimeJobs: string;
+  };
+  readonly buckets: { readonly tasks: string };
+  /** Queue group shared by all replicas of one service for request/reply. */
+  queueGroup(service: string): string;
+}
+
+/** Builds the subject catalogue; throws on a prefix that is not one NATS token. */
+export function subjectsFor(prefix = 'hermes'): Subjects {
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new Error(`subject prefix "${prefix}" must match ${PREFIX_PATTERN} (one NATS subject token)`);
+  }
+  const upper = prefix.toUpperCase().replace(/-/g, '_');
+  return {
+    prefix,
+    taskSubmit: `${prefix}.tasks.submit`,
+    taskEvents: (taskId: string) => `${prefix}.tasks.events.${taskId}`,
+    taskEventsAll: `${prefix}.tasks.events.>`,
+    taskRejected: `${prefix}.tasks.rejected`,
+    taskGet: `${prefix}.tasks.get`,
+    runtimeJobs: `${prefix}.runtime.jobs`,
+    runtimeResults: `${prefix}.runtime.results`,
+    toolsList: `${prefix}.toolbus.tools.list`,
+    sessionAppend: `${prefix}.memory.session.append`,
+    sessionRead: `${prefix}.memory.session.read`,
+    streams: {
+      taskSubmit: `${upper}_TASK_SUBMIT`,
+      taskEvents: `${upper}_TASK_EVENTS`,
+      runtimeJobs: `${upper}_RUNTIME_JOBS`,
+      runtimeResults: `${upper}_RUNTIME_RESULTS`,
+    },
+    consumers: {
+      dispatcherIntake: 'dispatcher-intake',
+      dispatcherResults: 'dispatcher-results',
+      runtimeJobs: 'runtime-jobs',
+    },
+    buckets: { tasks: `${prefix}_tasks` },
+    queueGroup: (service: string) => `${prefix}.${service}`,
+  };
+}

@@ -1,0 +1,27 @@
+import { taskEventType, type TaskEventDataByKind, type TaskEventKind, type TaskEvent } from './schemas/task-events.js';
+
+/**
+ * Builds a task event. `id` should be stable for the same logical event (for example
+ * `<task>:completed`): it doubles as the Nats-Msg-Id, so a producer that crashes after publishing
+ * and publishes again does not show the submitter the event twice.
+ */
+export function makeTaskEvent<K extends TaskEventKind>(
+  kind: K,
+  opts: { id: string; source: string; taskId: string; data: TaskEventDataByKind[K]; time?: Date },
+): TaskEvent {
+  return {
+    specversion: '1.0',
+    id: opts.id,
+    source: opts.source,
+    type: taskEventType(kind),
+    subject: opts.taskId,
+    time: (opts.time ?? new Date()).toISOString(),
+    datacontenttype: 'application/json',
+    data: opts.data,
+  } as TaskEvent;
+}
+
+/** The kind of a task event, read from its CloudEvents `type`. */
+export function taskEventKind(event: Pick<TaskEvent, 'type'>): TaskEventKind {
+  return event.type.slice('io.hermes.task.'.length) as TaskEventKind;
+}

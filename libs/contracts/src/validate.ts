@@ -1,0 +1,64 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import * as addFormatsModule from 'ajv-formats';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ValidationIssue } from './schemas/common.js';
+
+// ajv-formats ships CommonJS; under NodeNext its default import is the module object.
+type AddFormats = (ajv: Ajv, formats: string[]) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default: { default?: AddFormats } & AddFormats }).default.default ??
+  (addFormatsModule as unknown as { default: AddFormats }).default) as AddFormats;
+
+const ajv = new Ajv({ strict: true, strictTypes: false, allErrors: true, allowUnionTypes: true });
+addFormats(ajv, ['date-time', 'uri', 'email']);
+
+const compiled = new WeakMap<TSchema, ValidateFunction>();
+
+/** The compiled validator for a schema; compiled once per schema object, then reused. */
+function validatorFor(schema: TSchema): ValidateFunction {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    fn = ajv.compile(schema);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+
+/** Validates `value` against `schema`; on failure, lists every problem with a JSON Pointer path. */
+export function validate<S extends TSchema>(schema: S, value: unknown): ValidationResult<Static<S>> {
+  const fn = validatorFor(schema);
+  if (fn(value)) return { ok: true, value: value as Static<S> };
+  return { ok: false, issues: toIssues(fn.errors ?? []) };
+}
+
+/** Compiles a schema ahead of use, so a broken schema fails at start-up rather than on a message. */
+export function precompile(...schemas: TSchema[]): void {
+  for (const s of schemas) validatorFor(s);
+}
+
+function toIssues(errors: ErrorObject[]): ValidationIssue[] {
+  const issues = errors.map((e) => {
+    const params = e.params as Record<string, unknown>;
+    let path = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+      path = `${path}/${params.additionalProperty}`;
+      message = 'is not an allowed property';
+    } else if (e.keyword === 'required' && typeof params.missingProperty === 'string') {
+      path = `${path}/${params.missingProperty}`;
+      message = 'is required';
+    } else if (e.keyword === 'const' && 'allowedValue' in params) {
+      message = `must be ${JSON.stringify(params.allowedValue)}`;
+    }
+    return { path, message, keyword: e.keyword };
+  });
+  // allErrors plus unions report the same spot several times; keep each (path, message) once.
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const key = `${i.path}\u0000${i.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

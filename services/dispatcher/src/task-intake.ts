@@ -1,0 +1,114 @@
+import type { JsMsg } from '@nats-io/jetstream';
+import {
+  contracts,
+  decodeCloudEvent,
+  makeTaskEvent,
+  sourceAndId,
+  taskIdFor,
+  validate,
+  wireError,
+  TaskSubmitEvent,
+  type TaskRejectedEvent,
+  type TaskView,
+  type ValidationIssue,
+} from '@hermes/contracts';
+import type { Static } from '@sinclair/typebox';
+import { contextFromTraceparent, type Bus } from '@hermes/bus';
+import { context } from '@opentelemetry/api';
+import type { Logger } from '@hermes/telemetry';
+import type { TaskStore } from './task-store.js';
+import { emitTaskEvent } from './task-events.js';
+
+/**
+ * Turns a submission into a task: decode (structured or binary CloudEvent), validate, create the
+ * task state, announce `accepted`, hand the job to the runtime pool. Every step is idempotent, so a
+ * redelivered submission (dispatcher died half-way) finishes the work instead of duplicating it.
+ */
+export class TaskIntake {
+  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger }) {}
+
+  async handle(msg: JsMsg): Promise<void> {
+    const decoded = decodeCloudEvent(msg.data, (name) => msg.headers?.get(name) || undefined);
+    if (!decoded.ok) return this.reject({}, decoded.issues);
+    const ref = sourceAndId(decoded.event);
+    const checked = validate(TaskSubmitEvent, decoded.event);
+    if (!checked.ok) return this.reject(ref, checked.issues);
+    const event = checked.value;
+    // A submitter's traceparent (CloudEvents extension) makes the task part of its trace.
+    const ctx = event.traceparent ? contextFromTraceparent(event.traceparent, event.tracestate) : context.active();
+    await context.with(ctx, () => this.accept(event));
+  }
+
+  private async accept(event: TaskSubmitEvent): Promise<void> {
+    const { bus, store } = this.o;
+    const taskId = taskIdFor(event.source, event.id);
+    const now = new Date().toISOString();
+    const { view, created } = await store.createOrGet({
+      task_id: taskId,
+      user_id: event.data.user_id,
+      session_id: event.data.session_id ?? taskId,
+      goal: event.data.goal,
+      status: 'accepted',
+      created_at: now,
+      updated_at: now,
+      source_event: { source: event.source, id: event.id },
+      attempts: 0,
+      usage: { input_tokens: 0, output_tokens: 0 },
+    });
+    const log = this.o.logger.child({ task_id: taskId, user_id: view.user_id });
+    if (!created && view.status !== 'accepted') {
+      log.info({ status: view.status }, 'duplicate submission ignored');
+      return;
+    }
+    await emitTaskEvent(bus, 'accepted', taskId, {
+      task_id: taskId,
+      user_id: view.user_id,
+      session_id: view.session_id,
+      goal: view.goal,
+      source_event: view.source_event,
+    });
+    await this.dispatch(view, event);
+    await store.update(taskId, (v) => (v.status === 'accepted' ? { ...v, status: 'running' } : undefined));
+    log.info('task accepted and dispatched');
+  }
+
+  private async dispatch(view: TaskView, event: TaskSubmitEvent): Promise<void> {
+    const jobId = `${view.task_id}-main`;
+    const d = event.data;
+    await this.o.bus.publish(
+      contracts.runtimeJobs,
+      {
+        job_id: jobId,
+        task_id: view.task_id,
+        subtask_id: 'main',
+        user_id: view.user_id,
+        session_id: view.session_id,
+        goal: d.goal,
+        model_role: 'worker',
+        ...(d.inputs ? { inputs: d.inputs } : {}),
+        ...(d.tools ? { tools: d.tools } : {}),
+        ...(d.budget ? { budget: d.budget } : {}),
+        ...(d.stream !== undefined ? { stream: d.stream } : {}),
+      },
+      { msgId: jobId },
+    );
+  }
+
+  private async reject(ref: { source?: string; id?: string }, issues: ValidationIssue[]): Promise<void> {
+    const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
+    const error = wireError('invalid_task_event', `task submission rejected: ${issues.length} problem(s)`, { issues });
+    this.o.logger.warn({ task_id: taskId, source_event: ref, issues }, 'submission rejected');
+    const eventId = taskId ? `${taskId}:rejected` : `rejected:${Date.now()}:${Math.random().toString(36).slice(2)}`;
+    const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error, issues };
+    if (taskId && (await this.o.store.get(taskId))) {
+      // A malformed resend of an existing task must not end that task's event stream.
+      this.o.logger.warn({ task_id: taskId }, 'invalid resubmission of an existing task ignored');
+    } else if (taskId) {
+      await emitTaskEvent(this.o.bus, 'rejected', taskId, data);
+    } else {
+      // No task to name: report on the catch-all subject so the submitter still hears why.
+      const event = makeTaskEvent('rejected', { id: eventId, source: 'hermes/dispatcher', taskId: 'unknown', data }) as Static<typeof TaskRejectedEvent>;
+      await this.o.bus.publish(contracts.taskRejected, event, { msgId: eventId });
+    }
+  }
+}
