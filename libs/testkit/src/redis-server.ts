@@ -1,0 +1,68 @@
+import { probeTcp } from './readiness.js';
+import { ServerProcess } from './server-process.js';
+import type { ServerRecipe } from './server-process.js';
+
+/** Options for {@link startRedisServer}. */
+export interface RedisServerOptions {
+  /** Port to listen on. Default: a free port. */
+  port?: number;
+  /** Leave the temp working dir in place after stop(). */
+  keepDir?: boolean;
+  /** Extra `redis-server` command-line arguments, e.g. `['--maxmemory', '10mb']`. */
+  args?: string[];
+  /** How long to wait for the server to answer PING. Default 15 s. */
+  startTimeoutMs?: number;
+}
+
+/** A running redis-server started by {@link startRedisServer}. */
+export interface RedisServerHandle {
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly port: number;
+  /** Temp working dir of the server. */
+  readonly dir: string;
+  /** Pid of the current process; changes on restart(). */
+  readonly pid: number;
+  /** Output of the current process, one entry per line. */
+  readonly logs: readonly string[];
+  /** SIGTERM, wait for exit, remove the temp dir unless `keepDir`. */
+  stop(): Promise<void>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+  /** Start again on the same port (stopping first if still running). Data is not persisted. */
+  restart(): Promise<void>;
+}
+
+const PING = '*1\r\n$4\r\nPING\r\n';
+
+/** Starts `redis-server` from PATH on 127.0.0.1, without persistence, and resolves once it answers PING. */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServerHandle> {
+  const recipe: ServerRecipe = {
+    name: 'redis-server',
+    command: 'redis-server',
+    async prepare() {},
+    args({ port, dir }) {
+      return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', dir, ...(options.args ?? [])];
+    },
+    // As with nats: the ready line proves this process is listening, +PONG that it serves clients.
+    async isReady({ port }, proc) {
+      if (!proc.logs.some((line) => line.includes('Ready to accept connections'))) return false;
+      return probeTcp({ port, send: PING, accept: (received) => received.startsWith('+PONG\r\n') });
+    },
+  };
+  const server = await ServerProcess.launch(recipe, options);
+  return {
+    url: `redis://127.0.0.1:${server.port}`,
+    port: server.port,
+    dir: server.dir,
+    get pid() {
+      return server.pid;
+    },
+    get logs() {
+      return server.logs;
+    },
+    stop: () => server.stop(),
+    kill: () => server.kill(),
+    restart: () => server.restart(),
+  };
+}

@@ -1,0 +1,33 @@
+import type { ChatMessage, ChatRequestBody, Responder } from './scripted-response.js';
+
+/** Text of a message, with multi-part content joined. */
+export function messageText(message: ChatMessage): string {
+  const { content } = message;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (typeof part.text === 'string' ? part.text : '')).join('');
+}
+
+/** Text of the last `user` message, or '' when there is none. */
+export function lastUserMessageText(body: ChatRequestBody): string {
+  const messages = body.messages ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === 'user') return messageText(message);
+  }
+  return '';
+}
+
+/** Answers `Scripted answer: <last user message>`, so tests can tell which request got which answer. */
+export const defaultResponder: Responder = ({ body }) => ({ content: `Scripted answer: ${lastUserMessageText(body)}` });
+
+/** The offline demo model behind `npm run up`: friendly, deterministic, and honest about being scripted. */
+export const demoResponder: Responder = ({ body }) => {
+  const said = lastUserMessageText(body).trim();
+  const echo = said === '' ? '' : ` You said: "${said.length > 200 ? `${said.slice(0, 200)}…` : said}".`;
+  return {
+    content:
+      `Hello! I am the Hermes scripted demo model, running offline, so my answers are canned rather than thought up.${echo} ` +
+      'Point Hermes at a real OpenAI-compatible endpoint to get real answers.',
+  };
+};

@@ -1,0 +1,109 @@
+import { fileURLToPath } from 'node:url';
+import {
+  freePort,
+  startChildService,
+  startNatsServer,
+  startRedisServer,
+  startScriptedLlm,
+  type ChildService,
+  type NatsServerHandle,
+  type RedisServerHandle,
+  type Responder,
+  type ScriptedLlm,
+} from '@hermes/testkit';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** The built entry of a service (`npm run build` first). */
+export const serviceEntry = (name: ServiceKind) => `${root}services/${name}/dist/main.js`;
+
+export type ServiceKind = 'dispatcher' | 'runtime' | 'memory' | 'toolbus' | 'gateway';
+
+export interface ApiKey {
+  key: string;
+  user_id: string;
+  roles: string[];
+}
+
+export interface HermesStackOptions {
+  /** Use this NATS instead of starting nats-server. */
+  natsUrl?: string;
+  /** Use this Redis instead of starting redis-server. */
+  redisUrl?: string;
+  /** A real OpenAI-compatible endpoint; without it a scripted model is started. */
+  openai?: { baseUrl: string; apiKey: string; model?: string };
+  /** Responder for the scripted model (default: the testkit's echoing one). */
+  scriptedResponder?: Responder;
+  gatewayPort?: number;
+  apiKeys: ApiKey[];
+  runtimeReplicas?: number;
+  /** Extra environment for every service (e.g. RUNTIME_ACK_WAIT_MS). */
+  env?: Record<string, string>;
+}
+
+export interface HermesStack {
+  natsUrl: string;
+  redisUrl: string;
+  gatewayUrl: string;
+  nats?: NatsServerHandle;
+  redis?: RedisServerHandle;
+  /** The scripted model, when no real endpoint was given. */
+  llm?: ScriptedLlm;
+  llmBaseUrl: string;
+  /** Running services by replica name (`dispatcher`, `runtime-1`, ...). */
+  services: Map<string, ChildService>;
+  startReplica(kind: ServiceKind, name: string): Promise<ChildService>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a whole Hermes on this machine: nats-server (JetStream) and redis-server from PATH on
+ * free ports unless URLs are given, a model endpoint, and each service as its own process,
+ * resolving once every service reports ready. Used by `npm run up` and the end-to-end tests.
+ */
+export async function startHermesStack(opts: HermesStackOptions): Promise<HermesStack> {
+  const [nats, redis, llm] = await Promise.all([
+    opts.natsUrl ? undefined : startNatsServer(),
+    opts.redisUrl ? undefined : startRedisServer(),
+    opts.openai ? undefined : startScriptedLlm(opts.scriptedResponder ? { responder: opts.scriptedResponder } : {}),
+  ]);
+  const natsUrl = opts.natsUrl ?? nats!.url;
+  const redisUrl = opts.redisUrl ?? redis!.url;
+  const llmBaseUrl = opts.openai?.baseUrl ?? llm!.baseUrl;
+  const gatewayPort = opts.gatewayPort ?? (await freePort());
+  const env: Record<string, string> = {
+    NATS_URL: natsUrl,
+    REDIS_URL: redisUrl,
+    OPENAI_BASE_URL: llmBaseUrl,
+    OPENAI_API_KEY: opts.openai?.apiKey ?? 'scripted',
+    HERMES_MODEL_WORKER: opts.openai?.model ?? (opts.openai ? 'gpt-4o-mini' : 'scripted-demo'),
+    GATEWAY_PORT: String(gatewayPort),
+    HERMES_API_KEYS: JSON.stringify(opts.apiKeys),
+    ...opts.env,
+  };
+  const services = new Map<string, ChildService>();
+  const startReplica = async (kind: ServiceKind, name: string) => {
+    const healthPort = await freePort();
+    const svc = await startChildService({ name, entry: serviceEntry(kind), env: { ...env, HEALTH_PORT: String(healthPort) }, healthPort });
+    services.set(name, svc);
+    return svc;
+  };
+  const stop = async () => {
+    await Promise.all([...services.values()].map((s) => s.stop(5000)));
+    await Promise.all([nats?.stop(), redis?.stop(), llm?.close()]);
+  };
+  try {
+    // The dispatcher declares the streams and KV bucket the others rely on, so it starts first.
+    await startReplica('dispatcher', 'dispatcher');
+    await Promise.all([
+      startReplica('memory', 'memory'),
+      startReplica('toolbus', 'toolbus'),
+      startReplica('gateway', 'gateway'),
+      ...Array.from({ length: opts.runtimeReplicas ?? 1 }, (_, i) => startReplica('runtime', `runtime-${i + 1}`)),
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { natsUrl, redisUrl, gatewayUrl: `http://127.0.0.1:${gatewayPort}`, ...(nats ? { nats } : {}), ...(redis ? { redis } : {}), ...(llm ? { llm } : {}), llmBaseUrl, services, startReplica, stop };
+}
