@@ -2,8 +2,8 @@ import { createLogger } from '@hermes/telemetry';
 import { Bus } from '@hermes/bus';
 import { startHermesStack, type HermesStack } from '@hermes/devstack';
 
-export const API_KEY = 'test-key-alice';
-export const ADMIN_KEY = 'test-key-admin';
+export const API_KEY = 'test-key-alice-0123456789';
+export const ADMIN_KEY = 'test-key-admin-0123456789';
 
 export interface Stack extends HermesStack {
   llm: NonNullable<HermesStack['llm']>;

@@ -8,6 +8,14 @@ import { collectTaskEvents, kinds, readSse } from './events.js';
 
 let stack: Stack;
 
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 beforeAll(async () => {
   stack = await startStack({ runtimeReplicas: 2, runtimeAckWaitMs: 2000 });
 }, 90_000);
@@ -124,10 +132,15 @@ describe('walking skeleton: one task through all five services', () => {
     });
     const { taskId } = await submitTask(stack.bus, { user_id: 'erin', goal }, { source: '/e2e/crash', id: 'crash-1' });
 
+    // Kill the replica only once its LLM call is in flight, i.e. truly mid-job.
+    await waitFor(() => stack.llm.requests.some((r) => lastUserMessageText(r.body) === goal), 15_000);
     const runtimes = [...stack.services.entries()].filter(([k]) => k.startsWith('runtime-')).map(([, s]) => s);
-    const holder = await Promise.any(runtimes.map((r) => r.waitForLog(new RegExp(`job started.*${taskId}|${taskId}.*job started`), 15_000).then(() => r)));
-    await holder.kill();
+    const started = new RegExp(`job started.*${taskId}|${taskId}.*job started`);
+    const holder = runtimes.find((r) => r.logs.some((l) => started.test(l)));
+    expect(holder, 'a runtime logged that it started the job').toBeDefined();
+    await holder!.kill();
     const survivor = runtimes.find((r) => r !== holder)!;
+    expect(seen).toBe(1);
 
     const events = await collectTaskEvents(stack.bus, taskId, 30_000);
     expect(kinds(events).at(-1)).toBe('completed');

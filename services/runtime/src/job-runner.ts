@@ -34,6 +34,7 @@ export class JobRunner {
       });
       return;
     }
+    log.info('job started');
     await this.emit('started', job, `${job.job_id}:started:${attempt}`, { task_id: job.task_id, subtask_id: job.subtask_id, attempt });
 
     try {
