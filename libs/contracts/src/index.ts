@@ -15,6 +15,7 @@ export type { MessageContract, RequestContract, ServiceName } from './catalog.js
 
 export { makeTaskEvent, taskEventKind } from './task-event-builder.js';
 
+
 export { Id, Timestamp, ValidationIssue, WireError, TokenUsage } from './schemas/common.js';
 export { TASK_SUBMIT_TYPE, Priority, TaskBudget, TaskRequest, TaskSubmitEvent } from './schemas/task-submission.js';
 export {

@@ -1,0 +1,307 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  ERROR_CODES,
+  Id,
+  TASK_EVENT_KINDS,
+  TaskEvent,
+  TaskAcceptedEvent,
+  TaskRejectedEvent,
+  TaskStartedEvent,
+  TaskStepEvent,
+  TaskCompletedEvent,
+  TaskFailedEvent,
+  TaskCancelledEvent,
+  TaskSubmitEvent,
+  WireError,
+  contracts,
+  decodeCloudEvent,
+  makeTaskEvent,
+  precompile,
+  subjectsFor,
+  taskEventKind,
+  taskIdFor,
+  validate,
+  wireError,
+} from '../src/index.js';
+import type { HeaderLookup, TaskEventDataByKind, TaskEventKind, ValidationResult } from '../src/index.js';
+
+const fixturesDir = new URL('./fixtures/', import.meta.url);
+
+function readFixture(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(name, fixturesDir), 'utf8'));
+}
+
+/** NATS header lookup over a plain record, case-insensitive like the bus adapter. */
+function headersOf(record: Record<string, string>): HeaderLookup {
+  const lower = new Map(Object.entries(record).map(([k, v]) => [k.toLowerCase(), v]));
+  return (name) => lower.get(name.toLowerCase());
+}
+
+const noHeaders: HeaderLookup = () => undefined;
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+function goodSubmission(): Record<string, unknown> & { data: Record<string, unknown> } {
+  return structuredClone(readFixture('task-submit.v1.structured.json')) as Record<string, unknown> & { data: Record<string, unknown> };
+}
+
+function issuesOf<T>(result: ValidationResult<T>) {
+  if (result.ok) throw new Error('expected validation to fail');
+  return result.issues;
+}
+
+describe('validate(TaskSubmitEvent)', () => {
+  it('accepts a complete structured submission, extension attributes included', () => {
+    const result = validate(TaskSubmitEvent, goodSubmission());
+    expect(result.ok).toBe(true);
+  });
+
+  it('reports a missing data.goal at /data/goal', () => {
+    const event = goodSubmission();
+    delete event.data.goal;
+    expect(issuesOf(validate(TaskSubmitEvent, event))).toEqual([{ path: '/data/goal', message: 'is required', keyword: 'required' }]);
+  });
+
+  it('reports an unknown property of the task request at its own path', () => {
+    const event = goodSubmission();
+    event.data.colour = 'blue';
+    expect(issuesOf(validate(TaskSubmitEvent, event))).toEqual([{ path: '/data/colour', message: 'is not an allowed property', keyword: 'additionalProperties' }]);
+  });
+
+  it('rejects an extension attribute that is not a scalar', () => {
+    const event = { ...goodSubmission(), partitionkey: { nested: true } };
+    const issues = issuesOf(validate(TaskSubmitEvent, event));
+    expect(issues.length).toBeGreaterThan(0);
+    expect(issues.every((i) => i.path === '/partitionkey')).toBe(true);
+  });
+
+  it('rejects a specversion other than 1.0', () => {
+    const event = { ...goodSubmission(), specversion: '0.3' };
+    expect(issuesOf(validate(TaskSubmitEvent, event))).toEqual([{ path: '/specversion', message: 'must be "1.0"', keyword: 'const' }]);
+  });
+
+  it('rejects a time that is not RFC 3339', () => {
+    const event = { ...goodSubmission(), time: '14/03/2025 09:26' };
+    expect(issuesOf(validate(TaskSubmitEvent, event))).toEqual([expect.objectContaining({ path: '/time', keyword: 'format' })]);
+  });
+
+  it('lists every problem, not only the first', () => {
+    const event = goodSubmission();
+    event.type = 'com.example.other';
+    delete event.data.user_id;
+    const paths = issuesOf(validate(TaskSubmitEvent, event)).map((i) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['/type', '/data/user_id']));
+  });
+});
+
+describe('submission fixtures', () => {
+  // Old payloads are kept: a schema change that rejects one of them breaks existing submitters.
+  const files = readdirSync(fixturesDir).filter((f) => f.startsWith('task-submit.') && f.endsWith('.json'));
+
+  it('are present for both content modes', () => {
+    expect(files.some((f) => f.includes('.binary'))).toBe(true);
+    expect(files.some((f) => f.includes('.structured'))).toBe(true);
+  });
+
+  it.each(files)('%s still decodes and validates as a TaskSubmitEvent', (file) => {
+    const fixture = readFixture(file) as Record<string, unknown>;
+    const binary = file.includes('.binary');
+    const decoded = binary
+      ? decodeCloudEvent(bytes(JSON.stringify(fixture.body)), headersOf(fixture.headers as Record<string, string>))
+      : decodeCloudEvent(bytes(JSON.stringify(fixture)), noHeaders);
+    if (!decoded.ok) throw new Error(`decode failed: ${JSON.stringify(decoded.issues)}`);
+    expect(decoded.mode).toBe(binary ? 'binary' : 'structured');
+    const result = validate(TaskSubmitEvent, decoded.event);
+    expect(result.ok ? [] : result.issues).toEqual([]);
+  });
+});
+
+describe('decodeCloudEvent', () => {
+  it('binary mode: reads attributes from ce-* headers and the body as data', () => {
+    const request = { user_id: 'u_dana', goal: 'Check the build.' };
+    const decoded = decodeCloudEvent(
+      bytes(JSON.stringify(request)),
+      headersOf({
+        'ce-specversion': '1.0',
+        'ce-type': 'io.hermes.task.submit',
+        'ce-source': 'urn:team:qa',
+        'ce-id': 'evt-9',
+        'ce-traceparent': '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        'ce-unlisted': 'ignored',
+        'content-type': 'application/json; charset=utf-8',
+      }),
+    );
+    expect(decoded).toEqual({
+      ok: true,
+      mode: 'binary',
+      event: {
+        specversion: '1.0',
+        type: 'io.hermes.task.submit',
+        source: 'urn:team:qa',
+        id: 'evt-9',
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        datacontenttype: 'application/json',
+        data: request,
+      },
+    });
+    if (decoded.ok) expect(validate(TaskSubmitEvent, decoded.event).ok).toBe(true);
+  });
+
+  it('structured mode: takes the whole JSON body as the event', () => {
+    const event = goodSubmission();
+    expect(decodeCloudEvent(bytes(JSON.stringify(event)), noHeaders)).toEqual({ ok: true, mode: 'structured', event });
+  });
+
+  it('reports a body that is not JSON as an issue at the root', () => {
+    const decoded = decodeCloudEvent(bytes('{"specversion": "1.0",'), noHeaders);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.issues).toEqual([expect.objectContaining({ path: '', keyword: 'json' })]);
+  });
+
+  it('reports a non-JSON body in binary mode too', () => {
+    const decoded = decodeCloudEvent(bytes('goal: do it'), headersOf({ 'ce-specversion': '1.0' }));
+    expect(decoded.ok).toBe(false);
+  });
+
+  it('rejects a structured body that is not a JSON object', () => {
+    for (const body of ['[1, 2]', '"text"', '42', '']) {
+      const decoded = decodeCloudEvent(bytes(body), noHeaders);
+      expect(decoded.ok, body).toBe(false);
+    }
+  });
+});
+
+describe('taskIdFor', () => {
+  it('is a pure function of source and id', () => {
+    expect(taskIdFor('urn:team:a', 'evt-1')).toBe(taskIdFor('urn:team:a', 'evt-1'));
+  });
+
+  it('is t_ and the first 32 hex digits of sha256(source NUL id)', () => {
+    const digest = createHash('sha256').update('urn:team:a\u0000evt-1').digest('hex');
+    expect(taskIdFor('urn:team:a', 'evt-1')).toBe(`t_${digest.slice(0, 32)}`);
+  });
+
+  it('differs by source for the same event id', () => {
+    expect(taskIdFor('urn:team:a', 'evt-1')).not.toBe(taskIdFor('urn:team:b', 'evt-1'));
+  });
+
+  it('does not confuse where source ends and id begins', () => {
+    expect(taskIdFor('ab', 'c')).not.toBe(taskIdFor('a', 'bc'));
+  });
+
+  it('is one NATS subject token and a valid Id', () => {
+    const id = taskIdFor('https://example.com/a.b.c', 'weird id with spaces.*>');
+    expect(id).toMatch(/^t_[0-9a-f]{32}$/);
+    expect(id).not.toMatch(/[.*>\s]/);
+    expect(validate(Id, id).ok).toBe(true);
+  });
+});
+
+describe('subjectsFor', () => {
+  it('defaults to the hermes prefix', () => {
+    const s = subjectsFor();
+    expect(s.prefix).toBe('hermes');
+    expect(s.taskSubmit).toBe('hermes.tasks.submit');
+    expect(s.taskEvents('t_1')).toBe('hermes.tasks.events.t_1');
+    expect(s.taskEventsAll).toBe('hermes.tasks.events.>');
+  });
+
+  it.each(['a.b', 'hermes.', '*', '>', '', 'has space', 'x'.repeat(33)])('rejects the prefix %j', (prefix) => {
+    expect(() => subjectsFor(prefix)).toThrow(/one NATS subject token/);
+  });
+
+  it('derives upper-case stream names with dashes turned into underscores', () => {
+    const s = subjectsFor('acme-prod');
+    expect(s.streams).toEqual({
+      taskSubmit: 'ACME_PROD_TASK_SUBMIT',
+      taskEvents: 'ACME_PROD_TASK_EVENTS',
+      runtimeJobs: 'ACME_PROD_RUNTIME_JOBS',
+      runtimeResults: 'ACME_PROD_RUNTIME_RESULTS',
+    });
+    expect(s.runtimeJobs).toBe('acme-prod.runtime.jobs');
+    expect(s.buckets.tasks).toBe('acme-prod_tasks');
+    expect(s.queueGroup('memory')).toBe('acme-prod.memory');
+  });
+
+  it('puts every catalog subject under the prefix', () => {
+    const s = subjectsFor('acme');
+    for (const c of Object.values(contracts)) expect(c.subject(s), c.name).toMatch(/^acme\./);
+  });
+});
+
+describe('makeTaskEvent', () => {
+  const usage = { input_tokens: 120, output_tokens: 30 };
+  const samples: { [K in TaskEventKind]: TaskEventDataByKind[K] } = {
+    accepted: { task_id: 't_1', user_id: 'u_1', session_id: 's_1', goal: 'Say hello.', source_event: { source: 'urn:team:a', id: 'evt-1' } },
+    rejected: {
+      source_event: { source: 'urn:team:a', id: 'evt-2' },
+      error: wireError('invalid_task_event', 'data.goal is required'),
+      issues: [{ path: '/data/goal', message: 'is required', keyword: 'required' }],
+    },
+    started: { task_id: 't_1', subtask_id: 'st_1', attempt: 1 },
+    step: { task_id: 't_1', subtask_id: 'st_1', step: 1, kind: 'tool_call', model: 'gpt-test', usage, detail: { tool: 'http_get' } },
+    completed: { task_id: 't_1', result: { output: 'Hello.', data: { greeting: 'hello' } }, usage },
+    failed: { task_id: 't_1', error: wireError('llm_timeout', 'the model took too long'), usage },
+    cancelled: { task_id: 't_1', reason: 'cancelled by the submitter' },
+  };
+  const schemaOf = {
+    accepted: TaskAcceptedEvent,
+    rejected: TaskRejectedEvent,
+    started: TaskStartedEvent,
+    step: TaskStepEvent,
+    completed: TaskCompletedEvent,
+    failed: TaskFailedEvent,
+    cancelled: TaskCancelledEvent,
+  } as const;
+
+  it.each(TASK_EVENT_KINDS)('builds a %s event that validates as a TaskEvent', (kind) => {
+    const event = makeTaskEvent(kind, { id: `t_1:${kind}`, source: 'hermes/dispatcher', taskId: 't_1', data: samples[kind], time: new Date('2025-03-14T10:00:00Z') });
+    const result = validate(TaskEvent, event);
+    expect(result.ok ? [] : result.issues).toEqual([]);
+    expect(validate(schemaOf[kind], event).ok).toBe(true);
+    expect(event).toMatchObject({ specversion: '1.0', type: `io.hermes.task.${kind}`, subject: 't_1', time: '2025-03-14T10:00:00.000Z' });
+    expect(taskEventKind(event)).toBe(kind);
+  });
+
+  it('does not let an event of one kind pass as another', () => {
+    const event = makeTaskEvent('started', { id: 'x', source: 'hermes/runtime', taskId: 't_1', data: samples.started });
+    expect(validate(TaskCompletedEvent, event).ok).toBe(false);
+  });
+});
+
+describe('wireError', () => {
+  it('uses the default retryability of the code', () => {
+    for (const [code, { retryable }] of Object.entries(ERROR_CODES)) {
+      expect(wireError(code as keyof typeof ERROR_CODES, 'm').retryable, code).toBe(retryable);
+    }
+    expect(wireError('timeout', 'slow').retryable).toBe(true);
+    expect(wireError('invalid_payload', 'bad').retryable).toBe(false);
+  });
+
+  it('lets the producer override retryability', () => {
+    expect(wireError('internal', 'disk full', undefined, false).retryable).toBe(false);
+  });
+
+  it('includes details only when given, and always matches the WireError schema', () => {
+    const plain = wireError('not_found', 'no such task');
+    expect(plain).toEqual({ code: 'not_found', message: 'no such task', retryable: false });
+    const detailed = wireError('forbidden', 'not yours', { task_id: 't_1' });
+    expect(detailed.details).toEqual({ task_id: 't_1' });
+    expect(validate(WireError, plain).ok).toBe(true);
+    expect(validate(WireError, detailed).ok).toBe(true);
+  });
+});
+
+describe('catalog', () => {
+  it('every schema on the wire compiles', () => {
+    for (const c of Object.values(contracts)) {
+      if (c.kind === 'message') precompile(c.payload);
+      else precompile(c.request, c.reply);
+    }
+  });
+
+  it('names each contract after its key', () => {
+    for (const [key, c] of Object.entries(contracts)) expect(c.name).toBe(key);
+  });
+});
