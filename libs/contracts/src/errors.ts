@@ -11,6 +11,8 @@ export const ERROR_CODES = {
   forbidden: { retryable: false, summary: 'the caller may not do this' },
   not_found: { retryable: false, summary: 'no such task, session or tool' },
   duplicate: { retryable: false, summary: 'this submission was already received' },
+  session_forbidden: { retryable: false, summary: 'the session belongs to another user' },
+  unavailable: { retryable: true, summary: 'a dependency of the service (e.g. Redis) is down' },
   no_responders: { retryable: true, summary: 'no replica of the target service is listening' },
   timeout: { retryable: true, summary: 'the target service did not answer in time' },
   llm_error: { retryable: false, summary: 'the LLM provider rejected the request' },

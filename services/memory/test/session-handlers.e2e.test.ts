@@ -1,0 +1,108 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contracts } from '@hermes/contracts';
+import { Bus, RemoteError, decodeJson, encodeJson, request } from '@hermes/bus';
+import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer, startRedisServer, type RedisServerHandle } from '@hermes/testkit';
+import { closeRedis, connectRedis } from '../src/redis-client.js';
+import { serveSessionHandlers } from '../src/session-handlers.js';
+import { SessionStore } from '../src/session-store.js';
+
+const COMMAND_TIMEOUT_MS = 1000;
+const logger = createLogger({ service: 'test', level: 'silent' });
+
+describe('memory session handlers over NATS', () => {
+  let redisServer: RedisServerHandle;
+  let redis: Redis;
+  let service: Bus;
+  let client: Bus;
+
+  const append = (user_id: string, session_id: string, content: string) =>
+    request(client, contracts.sessionAppend, { user_id, session_id, messages: [{ role: 'user', content }] });
+  const remoteError = async (promise: Promise<unknown>): Promise<RemoteError> => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RemoteError);
+    return err as RemoteError;
+  };
+
+  beforeAll(async () => {
+    const [nats, redisHandle] = await Promise.all([startNatsServer(), startRedisServer()]);
+    redisServer = redisHandle;
+    redis = await connectRedis({ url: redisServer.url, logger, commandTimeoutMs: COMMAND_TIMEOUT_MS });
+    service = await Bus.connect({ servers: nats.url, name: 'memory-test', logger });
+    client = await Bus.connect({ servers: nats.url, name: 'runtime-test', logger });
+    serveSessionHandlers({ bus: service, store: new SessionStore({ redis, keyPrefix: 'hermes-test:' }) });
+  });
+
+  afterAll(async () => {
+    await client?.drain();
+    await service?.drain();
+    if (redis) await closeRedis(redis);
+    await cleanupAll();
+  });
+
+  it('appends and reads a session through the contracts', async () => {
+    const appended = await request(client, contracts.sessionAppend, {
+      user_id: 'u1',
+      session_id: 's1',
+      messages: [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: null, tool_calls: [{ tool_call_id: 'c1', name: 'echo', arguments: '{"text":"hi"}' }] },
+      ],
+    });
+    expect(appended.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    const read = await request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's1', limit: 1 });
+    expect(read.messages).toEqual([appended.messages[1]]);
+  });
+
+  it('answers a request without session_id with invalid_payload, then keeps serving', async () => {
+    const msg = await client.nc.request(client.subjects.sessionAppend, encodeJson({ user_id: 'u1', messages: [{ role: 'user', content: 'x' }] }), {
+      timeout: 5000,
+    });
+    const decoded = decodeJson(msg.data);
+    expect(decoded).toMatchObject({
+      ok: true,
+      value: { ok: false, error: { code: 'invalid_payload', retryable: false, details: { issues: expect.arrayContaining([expect.objectContaining({ path: '/session_id' })]) } } },
+    });
+    expect((await append('u1', 's-after-invalid', 'still here')).messages).toHaveLength(1);
+  });
+
+  it("refuses another user's session with session_forbidden", async () => {
+    await append('alice', 's-alice', 'mine');
+    const err = await remoteError(request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-alice' }));
+    expect(err.wire).toMatchObject({ code: 'session_forbidden', retryable: false, details: { session_id: 's-alice' } });
+    expect((await remoteError(append('mallory', 's-alice', 'injected'))).code).toBe('session_forbidden');
+  });
+
+  it('answers with a retryable error while Redis stops responding, and recovers', async () => {
+    // SIGSTOP keeps the connection open but silent: only the command timeout can end the wait.
+    process.kill(redisServer.pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      const err = await remoteError(append('u1', 's-frozen', 'anyone there?'));
+      expect(err.wire).toMatchObject({ code: 'unavailable', retryable: true });
+      expect(Date.now() - started).toBeLessThan(COMMAND_TIMEOUT_MS + 1500);
+    } finally {
+      process.kill(redisServer.pid, 'SIGCONT');
+    }
+    await expect.poll(() => append('u1', 's-thawed', 'back').then(() => true, () => false), { timeout: 10_000, interval: 200 }).toBe(true);
+  });
+
+  it('answers with a retryable error while Redis is down, and works again after it restarts', async () => {
+    await redisServer.kill();
+    const started = Date.now();
+    const err = await remoteError(append('u1', 's-outage', 'anyone there?'));
+    expect(err.wire).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(Date.now() - started).toBeLessThan(3000);
+    // The service is still up: a second request during the outage is answered too, not dropped.
+    expect((await remoteError(request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-outage' }))).retryable).toBe(true);
+
+    await redisServer.restart();
+    await expect.poll(() => append('u1', 's-outage', 'back').then(() => true, () => false), { timeout: 10_000, interval: 200 }).toBe(true);
+    const read = await request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-outage' });
+    expect(read.messages.map((m) => m.content)).toEqual(['back']);
+  });
+});
