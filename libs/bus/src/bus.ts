@@ -21,6 +21,11 @@ export interface BusOptions {
   token?: string;
   credsFile?: string;
   tuning?: StreamTuning;
+  /**
+   * Keep retrying the first connection (default true: services wait for NATS, readiness stays
+   * false meanwhile). Interactive tools set false to fail fast with a clear error.
+   */
+  waitOnFirstConnect?: boolean;
 }
 
 export interface PublishOptions {
@@ -48,7 +53,7 @@ export class Bus {
     opts.logger.info({ servers: opts.servers }, 'connecting to NATS');
     const nc = await connect({
       // Keep trying when NATS is not up yet (pod start order); readiness stays false meanwhile.
-      waitOnFirstConnect: true,
+      waitOnFirstConnect: opts.waitOnFirstConnect ?? true,
       servers: opts.servers.split(',').map((s) => s.trim()),
       name: opts.name,
       maxReconnectAttempts: -1,

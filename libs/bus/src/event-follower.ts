@@ -36,5 +36,7 @@ export async function* followSubject(
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     messages.stop();
+    // Ordered consumers otherwise linger on the server (5 min) after every SSE client leaves.
+    await consumer.delete().catch(() => false);
   }
 }

@@ -1,0 +1,38 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { ApiKeyEntry } from './settings.js';
+
+/** Who is calling, as established from their API key. */
+export interface Caller {
+  readonly user_id: string;
+  readonly roles: readonly string[];
+  /** Admins may act for other users and read every task. */
+  readonly isAdmin: boolean;
+}
+
+export type AuthResult = { ok: true; caller: Caller } | { ok: false; reason: 'missing' | 'invalid' };
+
+/** Maps an `Authorization: Bearer <key>` header to the caller it belongs to. */
+export type Authenticator = (authorization: string | undefined) => AuthResult;
+
+const digest = (key: string) => createHash('sha256').update(key, 'utf8').digest();
+
+/**
+ * Keys are compared as SHA-256 digests with timingSafeEqual, and every configured key is checked
+ * even after a match, so response time reveals neither a key's prefix nor its position.
+ */
+export function createAuthenticator(entries: readonly ApiKeyEntry[]): Authenticator {
+  const known = entries.map((e) => ({
+    digest: digest(e.key),
+    caller: { user_id: e.user_id, roles: [...e.roles], isAdmin: e.roles.includes('admin') } satisfies Caller,
+  }));
+  return (authorization) => {
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
+    if (!match) return { ok: false, reason: 'missing' };
+    const presented = digest(match[1]!);
+    let found: Caller | undefined;
+    for (const k of known) {
+      if (timingSafeEqual(k.digest, presented) && !found) found = k.caller;
+    }
+    return found ? { ok: true, caller: found } : { ok: false, reason: 'invalid' };
+  };
+}

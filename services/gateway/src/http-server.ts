@@ -1,0 +1,151 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { contextFromTraceparent, type Bus } from '@hermes/bus';
+import { hermesTracer, type Logger } from '@hermes/telemetry';
+import { createAuthenticator, type Authenticator } from './auth.js';
+import { HttpError, sendError } from './http-errors.js';
+import { MAX_BODY_BYTES } from './json-body.js';
+import type { ApiKeyEntry } from './settings.js';
+import { KEEP_ALIVE_MS, SseStream } from './sse.js';
+import { createTaskRoutes, type RouteHandler } from './task-routes.js';
+
+export interface GatewayServerOptions {
+  bus: Bus;
+  apiKeys: readonly ApiKeyEntry[];
+  logger: Logger;
+  /** Interval of SSE keep-alive comments; 15 s by default. */
+  keepAliveMs?: number;
+  maxBodyBytes?: number;
+  /** How long an event stream waits for a new task to be accepted; 3 s by default. */
+  acceptWaitMs?: number;
+}
+
+export interface GatewayServer {
+  readonly server: Server;
+  /** Starts listening; resolves with the bound port (useful with port 0). */
+  listen(opts: { port: number; host?: string }): Promise<{ port: number }>;
+  /** Stops accepting, ends open event streams, and waits up to `timeoutMs` for requests in flight. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+interface Route {
+  pattern: RegExp;
+  /** Route template for logs and span names (ids would make every span name unique). */
+  template: string;
+  methods: Partial<Record<string, RouteHandler>>;
+}
+
+/** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
+export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
+  const streams = new Set<SseStream>();
+  const tasks = createTaskRoutes({
+    bus: opts.bus,
+    logger: opts.logger,
+    maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES,
+    acceptWaitMs: opts.acceptWaitMs ?? 3000,
+    openEventStream(res) {
+      const stream = new SseStream(res, { keepAliveMs: opts.keepAliveMs ?? KEEP_ALIVE_MS });
+      streams.add(stream);
+      stream.signal.addEventListener('abort', () => streams.delete(stream), { once: true });
+      return stream;
+    },
+  });
+  const routes: Route[] = [
+    { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit } },
+    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', methods: { GET: tasks.get } },
+    { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', methods: { GET: tasks.events } },
+  ];
+  const authenticate = createAuthenticator(opts.apiKeys);
+  let inFlight = 0;
+  let closing = false;
+  let drained: (() => void) | undefined;
+  const server = createServer((req, res) => {
+    if (closing) {
+      // A keep-alive connection may still send a request during shutdown: send it to another replica.
+      const err = new HttpError(503, { code: 'shutting_down', message: 'this gateway is shutting down; retry', retryable: true }, { connection: 'close', 'retry-after': '0' });
+      return sendError(res, err);
+    }
+    inFlight++;
+    res.once('close', () => {
+      if (--inFlight === 0) drained?.();
+    });
+    void handle(req, res, routes, authenticate, opts.logger);
+  });
+
+  return {
+    server,
+    listen: ({ port, host }) =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host ?? '0.0.0.0', () => {
+          server.off('error', reject);
+          resolve({ port: (server.address() as AddressInfo).port });
+        });
+      }),
+    async close(timeoutMs = 5000) {
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const stream of streams) stream.end();
+      // Once no request is in flight, every remaining connection is idle (including ones a client
+      // opened but never used, which closeIdleConnections leaves alone), so all can go.
+      const idle = new Promise<void>((resolve) => {
+        drained = resolve;
+        if (inFlight === 0) resolve();
+      });
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([idle, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, routes: Route[], authenticate: Authenticator, logger: Logger): Promise<void> {
+  const started = performance.now();
+  const method = req.method ?? 'GET';
+  const path = (req.url ?? '/').split('?')[0]!;
+  const match = routes.map((r) => ({ route: r, m: r.pattern.exec(path) })).find((x) => x.m !== null);
+  const template = match?.route.template ?? 'unmatched';
+  const parent = contextFromTraceparent(single(req.headers.traceparent), single(req.headers.tracestate));
+  const span = hermesTracer().startSpan(
+    `${method} ${template}`,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'http.route': template } },
+    parent,
+  );
+  await context.with(trace.setSpan(parent, span), async () => {
+    try {
+      if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
+      const handler = match.route.methods[method];
+      if (!handler) {
+        const allow = Object.keys(match.route.methods).join(', ');
+        throw new HttpError(405, { code: 'method_not_allowed', message: `${method} is not allowed on ${template}` }, { allow });
+      }
+      const auth = authenticate(single(req.headers.authorization));
+      if (!auth.ok) {
+        const challenge = auth.reason === 'invalid' ? 'Bearer realm="hermes", error="invalid_token"' : 'Bearer realm="hermes"';
+        throw new HttpError(401, { code: 'unauthorized', message: 'send a valid API key as "Authorization: Bearer <key>"' }, { 'www-authenticate': challenge });
+      }
+      span.setAttribute('enduser.id', auth.caller.user_id);
+      await handler({ req, res, caller: auth.caller, params: match.m!.slice(1) });
+    } catch (err) {
+      if (!(err instanceof HttpError)) {
+        logger.error({ err, method, path }, 'request failed');
+        span.recordException(err as Error);
+      }
+      const httpErr = err instanceof HttpError ? err : new HttpError(500, { code: 'internal', message: 'internal error', retryable: true });
+      if (!res.headersSent) sendError(res, httpErr);
+      else if (!res.writableEnded) res.end();
+    } finally {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      logger.info({ method, route: template, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+    }
+  });
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,10 @@
+export { createGatewayServer } from './http-server.js';
+export type { GatewayServer, GatewayServerOptions } from './http-server.js';
+export { createAuthenticator } from './auth.js';
+export type { Authenticator, AuthResult, Caller } from './auth.js';
+export { loadApiKeys } from './api-keys.js';
+export { gatewaySettings, ApiKeyEntry } from './settings.js';
+export type { GatewaySettings } from './settings.js';
+export { startGateway } from './gateway.js';
+export { HttpError } from './http-errors.js';
+export type { HttpErrorBody } from './http-errors.js';

@@ -1,0 +1,33 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id } from '@hermes/contracts';
+
+/** One API key: who presents it and which roles they hold (`admin` may act for any user). */
+export const ApiKeyEntry = Type.Object(
+  {
+    // A floor on key length keeps guessable keys ("test", "secret") out of a deployment.
+    key: Type.String({ minLength: 16, description: 'the bearer token, at least 16 characters' }),
+    user_id: Id,
+    roles: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 }),
+  },
+  { additionalProperties: false },
+);
+export type ApiKeyEntry = Static<typeof ApiKeyEntry>;
+
+export const ApiKeyList = Type.Array(ApiKeyEntry, { minItems: 1 });
+
+/** The gateway's own settings; `hostService` adds the common ones (NATS_URL, HEALTH_PORT, ...). */
+export const gatewaySettings = Type.Object(
+  {
+    GATEWAY_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'HTTP API port; 0 picks a free one' }),
+    GATEWAY_HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'interface the HTTP API listens on' }),
+    HERMES_API_KEYS: Type.Optional(
+      Type.Array(ApiKeyEntry, { minItems: 1, description: 'JSON array of { key, user_id, roles }; or use HERMES_API_KEYS_FILE' }),
+    ),
+    HERMES_API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'path to a JSON file holding the same array as HERMES_API_KEYS' })),
+  },
+  {
+    // There are no default keys: a gateway that nobody can call (or everybody can) is a misconfiguration.
+    anyOf: [{ required: ['HERMES_API_KEYS'] }, { required: ['HERMES_API_KEYS_FILE'] }],
+  },
+);
+export type GatewaySettings = Static<typeof gatewaySettings>;

@@ -1,0 +1,176 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
+import { contracts, Id, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
+import type { Logger } from '@hermes/telemetry';
+import type { Caller } from './auth.js';
+import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
+import { readJsonBody } from './json-body.js';
+import type { SseStream } from './sse.js';
+
+/** What a route handler gets: the exchange, the authenticated caller and the path parameters. */
+export interface RouteContext {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly caller: Caller;
+  readonly params: readonly string[];
+}
+
+export type RouteHandler = (ctx: RouteContext) => Promise<void>;
+
+export interface TaskRouteDeps {
+  bus: Bus;
+  logger: Logger;
+  maxBodyBytes: number;
+  /** How long an event stream waits for a just-submitted task to be accepted before answering 404. */
+  acceptWaitMs: number;
+  openEventStream(res: ServerResponse): SseStream;
+}
+
+/** Idempotency keys become CloudEvent ids: visible ASCII, at most the 256 characters an id may have. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,256}$/;
+
+/** `POST /v1/tasks`, `GET /v1/tasks/:id` and `GET /v1/tasks/:id/events`. */
+export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; get: RouteHandler; events: RouteHandler } {
+  return {
+    async submit({ req, res, caller }) {
+      const idempotencyKey = header(req, 'idempotency-key');
+      if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+        throw new HttpError(400, { code: 'invalid_idempotency_key', message: 'Idempotency-Key must be 1-256 visible ASCII characters' });
+      }
+      const body = await readJsonBody(req, deps.maxBodyBytes);
+      if (isObject(body) && body.user_id === undefined) body.user_id = caller.user_id;
+      const checked = validate(TaskRequest, body);
+      if (!checked.ok) {
+        throw new HttpError(400, { code: 'invalid_payload', message: 'the body is not a valid task request', issues: checked.issues });
+      }
+      if (checked.value.user_id !== caller.user_id && !caller.isAdmin) {
+        throw new HttpError(403, { code: 'forbidden', message: 'only an admin may submit a task for another user' });
+      }
+      // The source names the caller, so idempotency keys of different callers never collide.
+      const source = `/hermes/gateway/${caller.user_id}`;
+      let submitted;
+      try {
+        submitted = await submitTask(deps.bus, checked.value, { source, ...(idempotencyKey ? { id: idempotencyKey } : {}) });
+      } catch (err) {
+        if (err instanceof OutgoingPayloadError) throw err;
+        deps.logger.warn({ err }, 'task submission was not acknowledged');
+        throw httpErrorFromBus(err);
+      }
+      const self = `/v1/tasks/${submitted.taskId}`;
+      sendJson(
+        res,
+        submitted.duplicate ? 200 : 202,
+        { task_id: submitted.taskId, status: 'submitted', duplicate: submitted.duplicate, links: { self, events: `${self}/events` } },
+        { location: self },
+      );
+    },
+
+    async get({ res, caller, params }) {
+      sendJson(res, 200, await getTask(deps.bus, taskIdParam(params[0]), caller));
+    },
+
+    async events({ req, res, caller, params }) {
+      const taskId = taskIdParam(params[0]);
+      const afterSeq = lastEventId(req);
+      const view = await waitUntilVisible(deps, taskId, caller, res);
+      if (await nothingMoreToSend(deps.bus, view, afterSeq)) {
+        // 204 is how SSE tells an EventSource that reconnected after the last event to stop trying.
+        res.writeHead(204, { 'cache-control': 'no-store' }).end();
+        return;
+      }
+      const stream = deps.openEventStream(res);
+      try {
+        for await (const { seq, event } of followTaskEvents(deps.bus, taskId, { afterSeq, signal: stream.signal })) {
+          await stream.send({ id: seq, event: taskEventKind(event), data: event });
+        }
+      } catch (err) {
+        if (!stream.closed) {
+          deps.logger.warn({ err, task_id: taskId }, 'event stream failed');
+          const error = httpErrorFromBus(err).body;
+          // Not named `error`: EventSource reserves that name for its own connection errors.
+          await stream.send({ event: 'stream_error', data: { error } });
+        }
+      } finally {
+        stream.end();
+      }
+    },
+  };
+}
+
+async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
+  try {
+    // A non-admin asking for another user's task gets not_found, so task ids cannot be probed.
+    return await request(bus, contracts.taskGet, { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id });
+  } catch (err) {
+    if (err instanceof OutgoingPayloadError) throw err;
+    throw httpErrorFromBus(err);
+  }
+}
+
+/**
+ * Authorises an event stream by reading the task. Right after `POST /v1/tasks` the dispatcher may
+ * not have accepted the task yet, so not_found is retried for a short while before it is final.
+ */
+async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Caller, res: ServerResponse): Promise<TaskView> {
+  const deadline = Date.now() + deps.acceptWaitMs;
+  for (;;) {
+    try {
+      return await getTask(deps.bus, taskId, caller);
+    } catch (err) {
+      const retry = err instanceof HttpError && err.code === 'not_found' && Date.now() < deadline && !res.destroyed;
+      if (!retry) throw err;
+    }
+    await sleep(200);
+  }
+}
+
+const FINISHED: readonly TaskView['status'][] = ['completed', 'failed', 'cancelled'];
+
+/**
+ * True when a finished task has no event left to send: its terminal event is at or before
+ * `afterSeq`, or its events have aged out of the stream. Following would then wait forever.
+ */
+async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | undefined): Promise<boolean> {
+  if (!FINISHED.includes(view.status)) return false;
+  try {
+    const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(view.task_id) });
+    if (!last) return true;
+    return afterSeq !== undefined && last.seq <= afterSeq && TERMINAL_EVENT_KINDS.includes(taskEventKind(last.json<TaskEvent>()));
+  } catch {
+    // Unsure: follow the stream, which fails (or ends) on its own.
+    return false;
+  }
+}
+
+function taskIdParam(raw: string | undefined): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(raw ?? '');
+  } catch {
+    id = '';
+  }
+  if (!validate(Id, id).ok) {
+    throw new HttpError(400, { code: 'invalid_task_id', message: 'task id must be 1-128 characters of letters, digits, _ : @ -' });
+  }
+  return id;
+}
+
+/** The stream sequence a reconnecting SSE client last saw; events after it are sent. */
+function lastEventId(req: IncomingMessage): number | undefined {
+  const raw = header(req, 'last-event-id')?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw)) {
+    throw new HttpError(400, { code: 'invalid_last_event_id', message: 'Last-Event-ID must be an event id sent by this stream' });
+  }
+  return Number(raw);
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,70 @@
+import { taskEventKind, type TaskEvent, type TaskEventDataByKind, type TaskEventKind, type TaskView, type TokenUsage } from '@hermes/contracts';
+
+/** One readable line per task event, for `hermes run` without `--json`. */
+export function formatTaskEvent(event: TaskEvent): string {
+  // The event union does not narrow on `type`, so each branch reads its data through the kind.
+  const kind = taskEventKind(event);
+  switch (kind) {
+    case 'accepted':
+      return `accepted session=${dataOf(event, kind).session_id}`;
+    case 'rejected': {
+      const d = dataOf(event, kind);
+      const issues = d.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
+      return `rejected: ${d.error.code}: ${d.error.message}${issues ? ` (${issues})` : ''}`;
+    }
+    case 'started': {
+      const d = dataOf(event, kind);
+      return `started subtask=${d.subtask_id} attempt=${d.attempt}`;
+    }
+    case 'step': {
+      const d = dataOf(event, kind);
+      const parts = ['step', d.kind];
+      const tool = d.detail?.tool ?? d.detail?.name;
+      if (typeof tool === 'string') parts.push(`tool=${tool}`);
+      if (d.model) parts.push(`model=${d.model}`);
+      if (d.usage) parts.push(`tokens=${formatUsage(d.usage)}`);
+      parts.push(`subtask=${d.subtask_id}#${d.step}`);
+      return parts.join(' ');
+    }
+    case 'completed':
+      return `completed: ${dataOf(event, kind).result.output}`;
+    case 'failed': {
+      const { error } = dataOf(event, kind);
+      return `failed: ${error.code}: ${error.message}`;
+    }
+    case 'cancelled': {
+      const { reason } = dataOf(event, kind);
+      return `cancelled${reason ? `: ${reason}` : ''}`;
+    }
+    default:
+      return `${String(kind)} ${JSON.stringify(event.data)}`;
+  }
+}
+
+function dataOf<K extends TaskEventKind>(event: TaskEvent, _kind: K): TaskEventDataByKind[K] {
+  return event.data as TaskEventDataByKind[K];
+}
+
+/** A TaskView as aligned `label  value` lines, for `hermes status` without `--json`. */
+export function formatTaskView(view: TaskView): string {
+  const rows: [string, string][] = [
+    ['task', view.task_id],
+    ['status', view.status],
+    ['user', view.user_id],
+    ['session', view.session_id],
+    ['goal', view.goal],
+    ['created', view.created_at],
+    ['updated', view.updated_at],
+    ['attempts', String(view.attempts)],
+    ['tokens', formatUsage(view.usage)],
+  ];
+  if (view.result) rows.push(['result', view.result.output]);
+  if (view.error) rows.push(['error', `${view.error.code}: ${view.error.message}`]);
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return rows.map(([label, value]) => `${label.padEnd(width)}${value}`).join('\n');
+}
+
+/** Input and output tokens as `in+out`. */
+function formatUsage(usage: TokenUsage): string {
+  return `${usage.input_tokens}+${usage.output_tokens}`;
+}
