@@ -47,6 +47,14 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     throw err;
   }
   const logger = createLogger({ service: opts.service, level: config.LOG_LEVEL });
+  // Until start-up completes there is nothing to drain: a SIGTERM (e.g. while NATS is still
+  // unreachable) just ends the process cleanly.
+  const early = () => {
+    logger.info('signal before ready; exiting');
+    process.exit(0);
+  };
+  process.once('SIGTERM', early);
+  process.once('SIGINT', early);
   const telemetry = startTelemetry({ service: opts.service });
   let ready = false;
   const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready });
@@ -68,6 +76,8 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   ready = true;
   logger.info('ready');
 
+  process.off('SIGTERM', early);
+  process.off('SIGINT', early);
   installShutdown({
     logger,
     timeoutMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -7,6 +7,9 @@ import type { Bus } from './bus.js';
 import { decodeJson } from './codec.js';
 import { extractTraceContext } from './trace-headers.js';
 
+const PULL_EXPIRES_MS = 5_000;
+const PULL_RETRY_MS = 500;
+
 export interface WorkConsumerOptions {
   stream: string;
   durable: string;
@@ -35,24 +38,41 @@ export type RawHandler = (msg: JsMsg) => Promise<void>;
 export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, handler: RawHandler): Promise<WorkConsumer> {
   const concurrency = opts.concurrency ?? 16;
   const consumer = await bus.js.consumers.get(opts.stream, opts.durable);
-  const messages: ConsumerMessages = await consumer.consume({ max_messages: concurrency });
   const running = new Set<{ msg: JsMsg; done: Promise<void> }>();
+  let stopped = false;
+  let batch: ConsumerMessages | undefined;
   let waiters: (() => void)[] = [];
-  const slotFreed = () => {
+  const wake = () => {
     const w = waiters;
     waiters = [];
     w.forEach((f) => f());
   };
 
+  // Pulls only as many messages as there are free slots. A message fetched ahead of a free
+  // slot would sit unacked and without heartbeats, be redelivered after ack_wait and then run
+  // twice (`consume()` keeps its buffer topped up regardless of how fast we handle messages).
   const loop = (async () => {
-    for await (const msg of messages) {
-      while (running.size >= concurrency) await new Promise<void>((r) => waiters.push(r));
-      const entry = { msg, done: Promise.resolve() };
-      entry.done = handleOne(bus, opts, handler, msg).finally(() => {
-        running.delete(entry);
-        slotFreed();
-      });
-      running.add(entry);
+    while (!stopped) {
+      while (!stopped && running.size >= concurrency) await new Promise<void>((r) => waiters.push(r));
+      if (stopped || bus.nc.isClosed() || bus.nc.isDraining()) break;
+      try {
+        batch = await consumer.fetch({ max_messages: concurrency - running.size, expires: PULL_EXPIRES_MS });
+        if (stopped) batch.stop();
+        for await (const msg of batch) {
+          const entry = { msg, done: Promise.resolve() };
+          entry.done = handleOne(bus, opts, handler, msg).finally(() => {
+            running.delete(entry);
+            wake();
+          });
+          running.add(entry);
+        }
+      } catch (err) {
+        if (stopped || bus.nc.isClosed() || bus.nc.isDraining()) break;
+        bus.logger.warn({ err, stream: opts.stream, durable: opts.durable }, 'pull failed; retrying');
+        await new Promise((r) => setTimeout(r, PULL_RETRY_MS));
+      } finally {
+        batch = undefined;
+      }
     }
   })();
 
@@ -61,7 +81,9 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
       return running.size;
     },
     async stop(timeoutMs: number) {
-      messages.stop();
+      stopped = true;
+      batch?.stop();
+      wake();
       await loop.catch(() => {});
       const all = Promise.all([...running].map((r) => r.done));
       const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), timeoutMs).unref())]);
@@ -116,7 +138,9 @@ export async function consumeContract<P extends TSchema>(
       const issues = decoded.ok ? (checked?.issues ?? []) : [{ path: '', message: decoded.message }];
       bus.logger.warn({ subject: msg.subject, issues }, `invalid ${contract.name} message dropped`);
       await opts.onInvalid?.(msg, issues);
-      msg.term(`invalid ${contract.name} payload`);
+      // No reason text: nats-server 2.9 only understands a bare `+TERM` and ignores `+TERM <reason>`,
+      // which would leave the message to be redelivered forever.
+      msg.term();
       return;
     }
     await handler(checked.value, msg);

@@ -3,7 +3,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hermesTracer } from '@hermes/telemetry';
 import { toLlmError } from './llm-errors.js';
-import { unlimitedPermits, type PermitProvider } from './permits.js';
+import { unlimitedPermits, type Permit, type PermitProvider } from './permits.js';
 
 export type ModelRole = 'planner' | 'worker' | 'summarizer';
 
@@ -64,7 +64,14 @@ export class LlmClient {
       },
     });
     const estimatedTokens = Math.ceil(JSON.stringify(req.messages).length / 4);
-    const permit = await this.permits.acquire({ pool: endpoint.model, estimatedTokens, ...(req.signal ? { signal: req.signal } : {}) });
+    let permit: Permit;
+    try {
+      permit = await this.permits.acquire({ pool: endpoint.model, estimatedTokens, ...(req.signal ? { signal: req.signal } : {}) });
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      span.end();
+      throw err;
+    }
     try {
       const completion = await client.chat.completions.create(
         {
@@ -99,7 +106,8 @@ export class LlmClient {
       span.setStatus({ code: SpanStatusCode.ERROR, message: llmErr.message });
       throw llmErr;
     } finally {
-      await permit.release();
+      // A failed release must not replace the call's own outcome; the lease expires on its own.
+      await permit.release().catch((err: unknown) => span.addEvent('permit_release_failed', { 'error.message': (err as Error).message }));
       span.end();
     }
   }

@@ -31,11 +31,11 @@ export function toLlmError(err: unknown, model: string): LlmError {
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const status = err.status;
     if (status === 429) {
-      const retryAfter = Number(err.headers?.get?.('retry-after'));
+      const retryAfterMs = retryAfterMsFrom(err.headers?.get?.('retry-after'));
       return new LlmError('llm_rate_limited', `LLM provider rate-limited ${model}`, true, {
         status,
         model,
-        ...(Number.isFinite(retryAfter) ? { retryAfterMs: retryAfter * 1000 } : {}),
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       }, { cause: err });
     }
     if (status === 408) return new LlmError('llm_timeout', `LLM provider timed out on ${model}`, true, { status, model }, { cause: err });
@@ -44,8 +44,19 @@ export function toLlmError(err: unknown, model: string): LlmError {
     }
     return new LlmError('llm_error', `LLM provider rejected the request for ${model} (${status}): ${err.message}`, false, { status, model }, { cause: err });
   }
-  if (err instanceof Error && err.name === 'AbortError') {
+  // The SDK reports a call aborted through its signal as APIUserAbortError (no status).
+  if (err instanceof OpenAI.APIUserAbortError || (err instanceof Error && err.name === 'AbortError')) {
     return new LlmError('llm_timeout', `LLM call to ${model} was aborted`, true, { model }, { cause: err });
   }
   return new LlmError('llm_unavailable', `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, true, { model }, { cause: err });
+}
+
+/** Retry-After in ms: delay-seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMsFrom(value: string | null | undefined): number | undefined {
+  // A missing header must not read as "retry after 0 ms" (Number(null) is 0).
+  if (value == null || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }

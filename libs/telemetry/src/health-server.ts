@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 
 export interface HealthServer {
   readonly port: number;
@@ -31,7 +31,7 @@ export async function startHealthServer(opts: { port: number; ready: () => boole
   };
 }
 
-function reply(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+function reply(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }

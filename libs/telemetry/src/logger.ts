@@ -3,6 +3,8 @@ import { trace, context } from '@opentelemetry/api';
 
 export type { Logger };
 
+const SECRET_KEYS = ['apiKey', 'api_key', 'password', 'authorization', 'token'];
+
 /**
  * A pino JSON logger whose every line carries `service` and, while a span is active, the
  * `trace_id`/`span_id` ops need to jump from a log line to the task's trace.
@@ -19,7 +21,8 @@ export function createLogger(opts: { service: string; level?: string; destinatio
       const sc = span.spanContext();
       return { trace_id: sc.traceId, span_id: sc.spanId };
     },
-    redact: { paths: ['*.apiKey', '*.api_key', '*.password', '*.authorization', '*.token'], censor: '[redacted]' },
+    // `*.key` only matches one level down, so top-level fields are listed too.
+    redact: { paths: SECRET_KEYS.flatMap((k) => [k, `*.${k}`]), censor: '[redacted]' },
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);
 }

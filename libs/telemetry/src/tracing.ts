@@ -19,14 +19,16 @@ export interface TelemetryHandle {
  */
 export function startTelemetry(opts: { service: string; env?: NodeJS.ProcessEnv }): TelemetryHandle {
   const env = opts.env ?? process.env;
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  // Per the OTLP spec the signal-specific endpoint is used as is; the base one gets `/v1/traces`.
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
   if (!endpoint || env.OTEL_SDK_DISABLED === 'true') {
     installPropagation();
     return { exporting: false, shutdown: async () => {} };
   }
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` }),
-    traceExporter: new OTLPTraceExporter(),
+    // The URL is passed explicitly: left alone, the exporter reads process.env, not `opts.env`.
+    traceExporter: new OTLPTraceExporter({ url: endpoint }),
     textMapPropagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
     contextManager: new AsyncLocalStorageContextManager(),
     instrumentations: [],

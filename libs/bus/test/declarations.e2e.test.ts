@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Bus} from '@hermes/bus';
+import { OutgoingPayloadError, submitTask } from '@hermes/bus';
+import { contracts, type TaskRequest } from '@hermes/contracts';
+import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { connectBus, uniquePrefix } from './support.js';
+
+const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'] as const;
+const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs'] as const;
+
+let nats: NatsServerHandle;
+const buses: Bus[] = [];
+
+async function open(prefix: string, tuning: Parameters<typeof connectBus>[1] = {}): Promise<Bus> {
+  const bus = await connectBus(nats.url, { prefix, ...tuning });
+  buses.push(bus);
+  return bus;
+}
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+
+afterAll(async () => {
+  await Promise.all(buses.map((b) => b.drain()));
+  await cleanupAll();
+});
+
+describe('stream and consumer declaration', () => {
+  it('two connections declaring the same streams and consumers at once, and again later, end with one of each', async () => {
+    const prefix = uniquePrefix('decl');
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+
+    await Promise.all([a.ensureStreams([...ALL_STREAMS]), b.ensureStreams([...ALL_STREAMS])]);
+    await Promise.all([a.ensureConsumers([...ALL_CONSUMERS]), b.ensureConsumers([...ALL_CONSUMERS])]);
+    await a.ensureStreams([...ALL_STREAMS]);
+    await b.ensureConsumers([...ALL_CONSUMERS]);
+
+    const names: string[] = [];
+    for await (const s of a.jsm.streams.list()) if (s.config.name.startsWith(prefix.toUpperCase())) names.push(s.config.name);
+    expect(names.sort()).toEqual(Object.values(a.subjects.streams).sort());
+    const jobConsumers: string[] = [];
+    for await (const c of a.jsm.consumers.list(a.subjects.streams.runtimeJobs)) jobConsumers.push(c.name);
+    expect(jobConsumers).toEqual([a.subjects.consumers.runtimeJobs]);
+  });
+
+  it('declaring again with changed tuning updates the stream and the consumer in place', async () => {
+    const prefix = uniquePrefix('tune');
+    const before = await open(prefix, { tuning: { duplicateWindowMs: 60_000, runtimeAckWaitMs: 30_000 } });
+    await before.ensureStreams(['runtimeJobs']);
+    await before.ensureConsumers(['runtimeJobs']);
+    await before.publish(contracts.runtimeJobs, {
+      job_id: 'j1', task_id: 't1', subtask_id: 's1', user_id: 'u1', session_id: 'x1', goal: 'keep me', model_role: 'worker',
+    });
+
+    const after = await open(prefix, { tuning: { duplicateWindowMs: 5_000, runtimeAckWaitMs: 2_000 } });
+    await after.ensureStreams(['runtimeJobs']);
+    await after.ensureConsumers(['runtimeJobs']);
+
+    const stream = await after.jsm.streams.info(after.subjects.streams.runtimeJobs);
+    expect(stream.config.duplicate_window).toBe(5_000 * 1_000_000);
+    expect(stream.state.messages).toBe(1);
+    const consumer = await after.jsm.consumers.info(after.subjects.streams.runtimeJobs, after.subjects.consumers.runtimeJobs);
+    expect(consumer.config.ack_wait).toBe(2_000 * 1_000_000);
+    expect(consumer.num_pending).toBe(1);
+  });
+
+  it('a tuning the server refuses surfaces as an error instead of being ignored', async () => {
+    const prefix = uniquePrefix('bad');
+    const bus = await open(prefix, { tuning: { duplicateWindowMs: 60_000 } });
+    await bus.ensureStreams(['taskSubmit']);
+    // The duplicate window may not exceed the stream's max age (7 days).
+    const wider = await open(prefix, { tuning: { duplicateWindowMs: 8 * 86_400_000 } });
+    await expect(wider.ensureStreams(['taskSubmit'])).rejects.toThrow(/duplicates window/i);
+  });
+});
+
+describe('submitTask', () => {
+  const request: TaskRequest = { user_id: 'u1', goal: 'summarise the release notes' };
+
+  it('a second submission with the same id is reported as a duplicate and stored once', async () => {
+    const bus = await open(uniquePrefix('sub'));
+    await bus.ensureStreams(['taskSubmit']);
+
+    const first = await submitTask(bus, request, { source: '/hermes/test', id: 'evt-1' });
+    const second = await submitTask(bus, request, { source: '/hermes/test', id: 'evt-1' });
+    const other = await submitTask(bus, request, { source: '/hermes/test', id: 'evt-2' });
+
+    expect(first).toMatchObject({ eventId: 'evt-1', duplicate: false });
+    expect(second).toEqual({ ...first, duplicate: true });
+    expect(other.taskId).not.toBe(first.taskId);
+    const info = await bus.jsm.streams.info(bus.subjects.streams.taskSubmit);
+    expect(info.state.messages).toBe(2);
+  });
+
+  it('a task request that breaks its contract is refused before anything is published', async () => {
+    const bus = await open(uniquePrefix('subbad'));
+    await bus.ensureStreams(['taskSubmit']);
+    const invalid = { user_id: 'has spaces', goal: '' } as TaskRequest;
+
+    const err: unknown = await submitTask(bus, invalid, { source: '/hermes/test' }).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(OutgoingPayloadError);
+    expect((err as OutgoingPayloadError).issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/user_id', '/data/goal']));
+    const info = await bus.jsm.streams.info(bus.subjects.streams.taskSubmit);
+    expect(info.state.messages).toBe(0);
+  });
+});
+
+describe('kv', () => {
+  it('opening a bucket twice, from two connections, gives the same data', async () => {
+    const prefix = uniquePrefix('kv');
+    const [a, b] = await Promise.all([open(prefix), open(prefix)]);
+    const [kvA, kvB] = await Promise.all([a.kv(`${prefix}_tasks`), b.kv(`${prefix}_tasks`)]);
+
+    await kvA.put('t1', 'accepted');
+    await kvA.put('t1', 'running');
+    const again = await a.kv(`${prefix}_tasks`);
+
+    expect((await kvB.get('t1'))?.string()).toBe('running');
+    expect((await again.get('t1'))?.string()).toBe('running');
+    expect((await again.status()).history).toBe(1);
+  });
+});

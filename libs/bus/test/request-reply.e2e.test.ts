@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Bus} from '@hermes/bus';
+import { OutgoingPayloadError, RemoteError, ReplyError, decodeJson, encodeJson, request, serve } from '@hermes/bus';
+import { contracts, wireError, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
+import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { connectBus, runtimeJob, uniquePrefix } from './support.js';
+
+let nats: NatsServerHandle;
+const buses: Bus[] = [];
+
+async function open(): Promise<Bus> {
+  const bus = await connectBus(nats.url, { prefix: uniquePrefix('rr') });
+  buses.push(bus);
+  return bus;
+}
+
+const stored: SessionMessage = {
+  message_id: 'm1',
+  session_id: 's1',
+  user_id: 'u1',
+  role: 'user',
+  content: 'hello',
+  created_at: '2025-01-01T00:00:00.000Z',
+  tokens: 2,
+};
+
+/** Sends raw bytes on a request subject and returns the decoded reply envelope. */
+async function rawRequest(bus: Bus, subject: string, body: Uint8Array): Promise<unknown> {
+  const msg = await bus.nc.request(subject, body, { timeout: 2_000 });
+  const decoded = decodeJson(msg.data);
+  if (!decoded.ok) throw new Error(decoded.message);
+  return decoded.value;
+}
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+
+afterAll(async () => {
+  await Promise.all(buses.map((b) => b.drain()));
+  await cleanupAll();
+});
+
+describe('request and serve', () => {
+  it('a valid request gets the handler result', async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionRead, async (req) => ({ messages: [{ ...stored, user_id: req.user_id, session_id: req.session_id }] }));
+
+    const reply = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7', limit: 5 });
+
+    expect(reply.messages).toEqual([{ ...stored, user_id: 'alice', session_id: 'chat-7' }]);
+  });
+
+  it('a request that fails its schema gets invalid_payload with the issues, and the responder keeps answering', async () => {
+    const bus = await open();
+    let handled = 0;
+    serve(bus, contracts.sessionRead, async () => {
+      handled++;
+      return { messages: [] };
+    });
+
+    const reply = await rawRequest(bus, bus.subjects.sessionRead, encodeJson({ user_id: 'alice', limit: 0, extra: true }));
+
+    expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_payload', retryable: false } });
+    const issues = (reply as { error: { details: { issues: { path: string }[] } } }).error.details.issues;
+    expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/session_id', '/limit', '/extra']));
+    expect(handled).toBe(0);
+    await expect(request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' })).resolves.toEqual({ messages: [] });
+    expect(handled).toBe(1);
+  });
+
+  it('a body that is not JSON gets invalid_payload, and the responder keeps answering', async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionRead, async () => ({ messages: [] }));
+
+    const reply = await rawRequest(bus, bus.subjects.sessionRead, new TextEncoder().encode('{not json'));
+
+    expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_payload', retryable: false, message: expect.stringContaining('not valid JSON') } });
+    await expect(request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' })).resolves.toEqual({ messages: [] });
+  });
+
+  it('a ReplyError thrown by the handler reaches the caller as a RemoteError with the same wire error', async () => {
+    const bus = await open();
+    const wire = wireError('not_found', 'no session chat-7 for alice', { session_id: 'chat-7' });
+    serve(bus, contracts.sessionRead, async () => {
+      throw new ReplyError(wire);
+    });
+
+    const err: unknown = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' }).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(RemoteError);
+    const remote = err as RemoteError;
+    expect(remote.code).toBe('not_found');
+    expect(remote.wire).toEqual(wire);
+    expect(remote.retryable).toBe(false);
+    expect(remote.subject).toBe(bus.subjects.sessionRead);
+  });
+
+  it('a handler that throws a plain Error is answered as internal, without its message or stack', async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionRead, async () => {
+      throw new Error('database password is hunter2');
+    });
+
+    const raw = await bus.nc.request(bus.subjects.sessionRead, encodeJson({ user_id: 'alice', session_id: 'chat-7' }), { timeout: 2_000 });
+    const text = new TextDecoder().decode(raw.data);
+    const err: unknown = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' }).catch((e: unknown) => e);
+
+    expect(JSON.parse(text)).toMatchObject({ ok: false, error: { code: 'internal', retryable: true } });
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toMatch(/\bat .+:\d+:\d+/);
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('internal');
+  });
+
+  it('a handler result that breaks the reply contract is answered as internal', async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionRead, async () => ({ messages: [{ ...stored, tokens: -1 }] }));
+
+    const err: unknown = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' }).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('internal');
+  });
+
+  it('a request nobody serves fails fast with no_responders', async () => {
+    const bus = await open();
+    const started = Date.now();
+
+    const err: unknown = await request(bus, contracts.toolsList, {}, { timeoutMs: 3_000 }).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('no_responders');
+    expect((err as RemoteError).retryable).toBe(true);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('a responder that does not answer in time fails with timeout', async () => {
+    const bus = await open();
+    serve(bus, contracts.toolsList, () => new Promise(() => {}));
+
+    const err: unknown = await request(bus, contracts.toolsList, {}, { timeoutMs: 200 }).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('timeout');
+  });
+
+  it('a reply that breaks the envelope contract is reported as invalid_payload', async () => {
+    const bus = await open();
+    bus.nc.subscribe(bus.subjects.toolsList, { callback: (_err, msg) => void msg.respond(encodeJson({ tools: [] })) });
+
+    const err: unknown = await request(bus, contracts.toolsList, {}).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('invalid_payload');
+  });
+});
+
+describe('outgoing payload checks', () => {
+  it('request with an invalid payload throws OutgoingPayloadError and sends nothing', async () => {
+    const bus = await open();
+    let handled = 0;
+    serve(bus, contracts.sessionRead, async () => {
+      handled++;
+      return { messages: [] };
+    });
+
+    const invalid = { user_id: 'alice' } as SessionReadRequest;
+    const err: unknown = await request(bus, contracts.sessionRead, invalid).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(OutgoingPayloadError);
+    expect((err as OutgoingPayloadError).code).toBe('invalid_payload');
+    expect((err as OutgoingPayloadError).issues).toEqual([expect.objectContaining({ path: '/session_id' })]);
+    await bus.nc.flush();
+    expect(handled).toBe(0);
+  });
+
+  it('publish with an invalid payload throws OutgoingPayloadError and stores nothing', async () => {
+    const bus = await open();
+    await bus.ensureStreams(['runtimeJobs']);
+    const seen: string[] = [];
+    bus.nc.subscribe(bus.subjects.runtimeJobs, { callback: (_err, msg) => void seen.push(msg.subject) });
+
+    const invalid = { ...runtimeJob('j1'), model_role: 'oracle' } as unknown as ReturnType<typeof runtimeJob>;
+    await expect(bus.publish(contracts.runtimeJobs, invalid)).rejects.toBeInstanceOf(OutgoingPayloadError);
+
+    await bus.nc.flush();
+    await sleep(50);
+    expect(seen).toEqual([]);
+    const info = await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs);
+    expect(info.state.messages).toBe(0);
+    const ack = await bus.publish(contracts.runtimeJobs, runtimeJob('j2'));
+    expect(ack?.seq).toBe(1);
+  });
+});

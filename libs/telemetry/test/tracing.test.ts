@@ -1,0 +1,66 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_CONTEXT, context, propagation, trace } from '@opentelemetry/api';
+import { hermesTracer, startTelemetry } from '@hermes/telemetry';
+
+/** A stand-in OTLP/HTTP collector that records what it is sent. */
+let collector: Server;
+let collectorUrl: string;
+const received: { path: string; body: string }[] = [];
+
+beforeAll(async () => {
+  collector = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ path: req.url ?? '', body: Buffer.concat(chunks).toString('latin1') });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => collector.listen(0, '127.0.0.1', () => r()));
+  collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((r) => collector.close(() => r()));
+});
+
+describe('startTelemetry', () => {
+  it('without an OTLP endpoint exports nothing but still propagates W3C trace context', async () => {
+    const handle = startTelemetry({ service: 'runtime', env: {} });
+    const carrier: Record<string, string> = {};
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+
+    propagation.inject(trace.setSpanContext(ROOT_CONTEXT, { traceId, spanId: '00f067aa0ba902b7', traceFlags: 1 }), carrier);
+    const seenAfterAwait = await context.with(propagation.extract(ROOT_CONTEXT, carrier), async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      return trace.getSpanContext(context.active())?.traceId;
+    });
+
+    expect(handle.exporting).toBe(false);
+    expect(carrier.traceparent).toBe(`00-${traceId}-00f067aa0ba902b7-01`);
+    expect(seenAfterAwait).toBe(traceId);
+    await handle.shutdown();
+  });
+
+  it('OTEL_SDK_DISABLED=true turns export off even with an endpoint', async () => {
+    const handle = startTelemetry({ service: 'runtime', env: { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SDK_DISABLED: 'true' } });
+
+    expect(handle.exporting).toBe(false);
+    await handle.shutdown();
+  });
+
+  it('with OTEL_EXPORTER_OTLP_ENDPOINT in the given env, spans go to <endpoint>/v1/traces under the service name', async () => {
+    const handle = startTelemetry({ service: 'runtime', env: { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl } });
+
+    hermesTracer().startSpan('exported-span-for-test').end();
+    await handle.shutdown();
+
+    expect(handle.exporting).toBe(true);
+    const traces = received.filter((r) => r.path === '/v1/traces');
+    expect(traces.length).toBeGreaterThan(0);
+    expect(traces.map((t) => t.body).join('')).toContain('exported-span-for-test');
+    expect(traces.map((t) => t.body).join('')).toContain('hermes-runtime');
+  });
+});
