@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import { contracts, taskIdFor, type TaskEvent } from '@hermes/contracts';
+import { contracts, taskEventData, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { encodeJson, request, submitTask } from '@hermes/bus';
 import { lastUserMessageText } from '@hermes/testkit';
 import { API_KEY, startStack, type Stack } from './stack.js';
@@ -26,7 +26,7 @@ afterAll(async () => {
 
 const outputOf = (events: TaskEvent[]) => {
   const done = events.at(-1);
-  return done?.type === 'io.hermes.task.completed' ? done.data.result.output : undefined;
+  return done ? taskEventData(done, 'completed')?.result.output : undefined;
 };
 
 describe('walking skeleton: one task through all five services', () => {
@@ -99,7 +99,7 @@ describe('walking skeleton: one task through all five services', () => {
     await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(bad));
     const rejected = await collectTaskEvents(stack.bus, taskIdFor(bad.source, bad.id));
     expect(kinds(rejected)).toEqual(['rejected']);
-    const data = rejected[0]!.data as { error: { code: string }; issues: { path: string }[] };
+    const data = taskEventData(rejected[0]!, 'rejected')!;
     expect(data.error.code).toBe('invalid_task_event');
     expect(data.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/goal', '/data/priority']));
 
@@ -145,7 +145,7 @@ describe('walking skeleton: one task through all five services', () => {
     const events = await collectTaskEvents(stack.bus, taskId, 30_000);
     expect(kinds(events).at(-1)).toBe('completed');
     expect(outputOf(events)).toBe(`Scripted answer: ${goal}`);
-    const attempts = events.filter((e) => e.type === 'io.hermes.task.started').map((e) => (e.data as { attempt: number }).attempt);
+    const attempts = events.flatMap((e) => taskEventData(e, 'started')?.attempt ?? []);
     expect(attempts).toEqual([1, 2]);
     await survivor.waitForLog(new RegExp(`job succeeded.*${taskId}|${taskId}.*job succeeded`), 1000);
     const view = await request(stack.bus, contracts.taskGet, { task_id: taskId });

@@ -13,7 +13,7 @@ export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 export { contracts, replyEnvelope } from './catalog.js';
 export type { MessageContract, RequestContract, ServiceName } from './catalog.js';
 
-export { makeTaskEvent, taskEventKind } from './task-event-builder.js';
+export { makeTaskEvent, taskEventKind, taskEventData } from './task-event-builder.js';
 
 
 export { Id, Timestamp, ValidationIssue, WireError, TokenUsage } from './schemas/common.js';

@@ -25,3 +25,8 @@ export function makeTaskEvent<K extends TaskEventKind>(
 export function taskEventKind(event: Pick<TaskEvent, 'type'>): TaskEventKind {
   return event.type.slice('io.hermes.task.'.length) as TaskEventKind;
 }
+
+/** The event's data when it is of `kind` (typed), else undefined. */
+export function taskEventData<K extends TaskEventKind>(event: TaskEvent, kind: K): TaskEventDataByKind[K] | undefined {
+  return taskEventKind(event) === kind ? (event.data as TaskEventDataByKind[K]) : undefined;
+}
