@@ -1,0 +1,335 @@
+import { randomBytes } from 'node:crypto';
+import type { KV, KvEntry } from '@nats-io/kv';
+import { PermitAbortedError, PermitTimeoutError } from './errors.js';
+import { ServerClock } from './server-clock.js';
+import { expire, grant, grantable, newPoolState, release, type PoolSettings, type PoolState, type ReleaseReport } from './pool-state.js';
+import { nextWakeUp } from './wake-up.js';
+
+export interface SemaphoreOptions {
+  /** The bucket holding one key per pool (`pool.<name>`). */
+  kv: KV;
+  /** Settings of a pool by name; called the first time a pool is used and on every config reload. */
+  poolSettings: (pool: string) => PoolSettings;
+  /** A permit (or a place in the queue) not renewed for this long is given back. Default 15 s. */
+  leaseMs?: number;
+  logger?: { warn(obj: object, msg: string): void };
+}
+
+export interface AcquireOptions {
+  /** Tokens the call is expected to use, for the pool's tokens-per-minute budget. */
+  estimatedTokens?: number;
+  /** Higher is served first (0 batch, 1 normal, 2 interactive); waiting raises it over time. */
+  priority?: number;
+  signal?: AbortSignal;
+  /** Give up waiting after this long with PermitTimeoutError. Default: wait as long as it takes. */
+  timeoutMs?: number;
+}
+
+/** A granted permit. Release it exactly once when the call ends, success or failure. */
+export interface Permit {
+  readonly id: string;
+  readonly pool: string;
+  /** How long the acquire waited. */
+  readonly waitedMs: number;
+  release(report?: ReleaseReport): Promise<void>;
+}
+
+interface LocalWaiter {
+  id: string;
+  t: number;
+  prio: number;
+  est: number;
+  enqueued: boolean;
+  startedAt: number;
+  settle(permit: Permit | Error): void;
+}
+
+interface LocalPool {
+  name: string;
+  key: string;
+  cached?: { state: PoolState; revision: number };
+  waiters: LocalWaiter[];
+  holders: Set<string>;
+  releases: Map<string, { report: ReleaseReport; done: () => void }>;
+  cancels: Set<string>;
+  pumping: boolean;
+  again: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+const isConflict = (err: unknown) => /wrong last sequence|key exists/i.test(String((err as Error)?.message));
+
+/**
+ * A counting semaphore shared by every process connected to the same NATS: one KV value per
+ * pool, changed only by compare-and-set. Each process batches its own pending acquires, releases
+ * and lease renewals into one write, and a KV watch tells it when others changed the pool.
+ */
+export class DistributedSemaphore {
+  private readonly pools = new Map<string, LocalPool>();
+  private readonly clock = new ServerClock();
+  private readonly processId = randomBytes(6).toString('hex');
+  private readonly leaseMs: number;
+  private seq = 0;
+  private closed = false;
+  private watcher?: { stop(): void };
+
+  private constructor(private readonly o: SemaphoreOptions) {
+    this.leaseMs = o.leaseMs ?? 15_000;
+  }
+
+  static async open(opts: SemaphoreOptions): Promise<DistributedSemaphore> {
+    const sem = new DistributedSemaphore(opts);
+    await sem.watch();
+    return sem;
+  }
+
+  acquire(pool: string, opts: AcquireOptions = {}): Promise<Permit> {
+    if (this.closed) return Promise.reject(new PermitAbortedError(pool));
+    const lp = this.pool(pool);
+    return new Promise<Permit>((resolve, reject) => {
+      if (opts.signal?.aborted) return reject(new PermitAbortedError(pool, { cause: opts.signal.reason }));
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => giveUp(new PermitAbortedError(pool, { cause: opts.signal?.reason }));
+      const w: LocalWaiter = {
+        id: `${this.processId}.${++this.seq}`,
+        t: this.clock.now(),
+        prio: opts.priority ?? 1,
+        est: Math.max(0, Math.ceil(opts.estimatedTokens ?? 0)),
+        enqueued: false,
+        startedAt: Date.now(),
+        settle: (result) => {
+          clearTimeout(timer);
+          opts.signal?.removeEventListener('abort', onAbort);
+          if (result instanceof Error) reject(result);
+          else resolve(result);
+        },
+      };
+      const giveUp = (err: Error) => {
+        const i = lp.waiters.indexOf(w);
+        if (i < 0) return;
+        lp.waiters.splice(i, 1);
+        if (w.enqueued) lp.cancels.add(w.id);
+        w.settle(err);
+        void this.pump(lp);
+      };
+      if (opts.timeoutMs !== undefined) timer = setTimeout(() => giveUp(new PermitTimeoutError(pool, opts.timeoutMs!)), opts.timeoutMs);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      lp.waiters.push(w);
+      void this.pump(lp);
+    });
+  }
+
+  /** Stops watching and renewing; permits still held run out with their lease. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watcher?.stop();
+    for (const lp of this.pools.values()) {
+      clearTimeout(lp.timer);
+      for (const w of lp.waiters.splice(0)) w.settle(new PermitAbortedError(lp.name));
+    }
+  }
+
+  private pool(name: string): LocalPool {
+    let lp = this.pools.get(name);
+    if (!lp) {
+      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), cancels: new Set(), pumping: false, again: false };
+      this.pools.set(name, lp);
+    }
+    return lp;
+  }
+
+  private async watch(): Promise<void> {
+    const iter = await this.o.kv.watch({ key: 'pool.>' });
+    this.watcher = iter;
+    void (async () => {
+      for await (const e of iter) {
+        if (e.isUpdate) this.clock.observe(e.created);
+        const lp = this.pools.get(e.key.slice('pool.'.length));
+        if (!lp || e.operation !== 'PUT') continue;
+        if (!lp.cached || e.revision > lp.cached.revision) {
+          lp.cached = { state: e.json<PoolState>(), revision: e.revision };
+          if (this.hasWork(lp)) void this.pump(lp);
+        }
+      }
+    })();
+  }
+
+  private hasWork(lp: LocalPool): boolean {
+    return lp.waiters.length > 0 || lp.releases.size > 0 || lp.cancels.size > 0;
+  }
+
+  /** Runs write cycles for a pool until nothing local is pending; one at a time per pool. */
+  private async pump(lp: LocalPool): Promise<void> {
+    if (lp.pumping) {
+      lp.again = true;
+      return;
+    }
+    lp.pumping = true;
+    try {
+      do {
+        lp.again = false;
+        await this.cycle(lp);
+      } while (lp.again && !this.closed);
+    } catch (err) {
+      this.o.logger?.warn({ err, pool: lp.name }, 'semaphore write failed; retrying');
+      setTimeout(() => void this.pump(lp), 200).unref();
+    } finally {
+      lp.pumping = false;
+      this.schedule(lp);
+    }
+  }
+
+  /** Reads the pool (from the watch cache), applies everything pending here, writes it with CAS. */
+  private async cycle(lp: LocalPool): Promise<void> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      if (!lp.cached) await this.load(lp);
+      const cached = lp.cached!;
+      const now = this.clock.now();
+      const s = structuredClone(cached.state);
+      const granted: string[] = [];
+      const applied = { releases: [...lp.releases.keys()], cancels: [...lp.cancels] };
+      if (!this.applyLocal(lp, s, now, granted)) return;
+      try {
+        const revision = await this.o.kv.update(lp.key, JSON.stringify(s), cached.revision);
+        if (!lp.cached || lp.cached.revision < revision) lp.cached = { state: s, revision };
+        this.settle(lp, s, granted, applied);
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        await this.load(lp);
+      }
+    }
+    throw new Error(`pool ${lp.name}: too many concurrent writers`);
+  }
+
+  private applyLocal(lp: LocalPool, s: PoolState, now: number, granted: string[]): boolean {
+    let changed = expire(s, now);
+    const settings = this.o.poolSettings(lp.name);
+    if (settings.capacity !== s.configured_capacity) {
+      s.capacity = s.configured_capacity = settings.capacity;
+      changed = true;
+    }
+    if ((settings.tpm ?? null) !== s.tpm) {
+      s.tpm = settings.tpm ?? null;
+      s.tokens = Math.min(s.tokens, s.tpm ?? 0);
+      changed = true;
+    }
+    for (const [id, r] of lp.releases) {
+      release(s, id, r.report, now);
+      changed = true;
+    }
+    if (lp.cancels.size > 0) {
+      s.waiters = s.waiters.filter((w) => !lp.cancels.has(w.id));
+      changed = true;
+    }
+    // Renew our leases once a third has passed, so a live process never loses what it holds.
+    const renewAt = now + (this.leaseMs * 2) / 3;
+    for (const id of lp.holders) {
+      const h = s.holders[id];
+      if (h && h.exp < renewAt) {
+        h.exp = now + this.leaseMs;
+        changed = true;
+      }
+    }
+    const queued = new Map(s.waiters.map((w) => [w.id, w]));
+    let enqueuedHere = 0;
+    for (const w of lp.waiters) {
+      const entry = queued.get(w.id);
+      if (entry) {
+        enqueuedHere++;
+        if (entry.exp < renewAt) {
+          entry.exp = now + this.leaseMs;
+          changed = true;
+        }
+      }
+    }
+    // Only as many of our waiters join the shared queue as the pool has permits; the rest wait
+    // here in order. That keeps the KV value small however many calls a process has queued.
+    for (const w of lp.waiters) {
+      if (queued.has(w.id) || enqueuedHere >= Math.max(1, s.capacity)) continue;
+      s.waiters.push({ id: w.id, t: w.t, prio: w.prio, est: w.est, exp: now + this.leaseMs });
+      enqueuedHere++;
+      changed = true;
+    }
+    const mine = new Set(lp.waiters.map((w) => w.id));
+    for (const w of grantable(s, now)) {
+      if (!mine.has(w.id)) continue;
+      grant(s, w, now, this.leaseMs);
+      granted.push(w.id);
+      changed = true;
+    }
+    return changed;
+  }
+
+  private settle(lp: LocalPool, s: PoolState, granted: string[], applied: { releases: string[]; cancels: string[] }): void {
+    for (const id of applied.releases) {
+      lp.releases.get(id)?.done();
+      lp.releases.delete(id);
+    }
+    for (const id of applied.cancels) lp.cancels.delete(id);
+    const queued = new Set(s.waiters.map((w) => w.id));
+    for (const w of lp.waiters) w.enqueued = queued.has(w.id);
+    for (const id of granted) {
+      const i = lp.waiters.findIndex((w) => w.id === id);
+      if (i < 0) {
+        // Gave up while the grant was being written: hand the permit straight back.
+        lp.releases.set(id, { report: {}, done: () => {} });
+        lp.again = true;
+        continue;
+      }
+      const [w] = lp.waiters.splice(i, 1);
+      lp.holders.add(id);
+      w!.settle(this.permit(lp, id, Date.now() - w!.startedAt));
+    }
+  }
+
+  private permit(lp: LocalPool, id: string, waitedMs: number): Permit {
+    let released: Promise<void> | undefined;
+    return {
+      id,
+      pool: lp.name,
+      waitedMs,
+      release: (report = {}) => {
+        released ??= new Promise<void>((done) => {
+          lp.holders.delete(id);
+          lp.releases.set(id, { report, done });
+          void this.pump(lp);
+        });
+        return released;
+      },
+    };
+  }
+
+  private async load(lp: LocalPool): Promise<void> {
+    let entry: KvEntry | null = await this.o.kv.get(lp.key);
+    if (!entry || entry.operation !== 'PUT') {
+      const fresh = newPoolState(this.o.poolSettings(lp.name), this.clock.now());
+      try {
+        const revision = await this.o.kv.create(lp.key, JSON.stringify(fresh));
+        lp.cached = { state: fresh, revision };
+        return;
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        entry = await this.o.kv.get(lp.key);
+      }
+    }
+    if (!entry) throw new Error(`pool ${lp.name} vanished while loading`);
+    lp.cached = { state: entry.json<PoolState>(), revision: entry.revision };
+  }
+
+  /** Wakes the pool when time alone changes things: a lease to renew or expire, a back-off or budget to wait out. */
+  private schedule(lp: LocalPool): void {
+    clearTimeout(lp.timer);
+    if (this.closed || !lp.cached) return;
+    const at = nextWakeUp({
+      state: lp.cached.state,
+      now: this.clock.now(),
+      leaseMs: this.leaseMs,
+      waiting: lp.waiters.length > 0,
+      holding: lp.holders.size > 0,
+    });
+    if (at === undefined) return;
+    lp.timer = setTimeout(() => void this.pump(lp), Math.max(1, at - this.clock.now()));
+    lp.timer.unref();
+  }
+}

@@ -1,0 +1,7 @@
+export { DistributedSemaphore } from './distributed-semaphore.js';
+export type { SemaphoreOptions, AcquireOptions, Permit } from './distributed-semaphore.js';
+export { readPoolStatus, setPoolCapacity } from './pool-admin.js';
+export type { PoolStatus } from './pool-admin.js';
+export { SemaphoreError, PermitTimeoutError, PermitAbortedError } from './errors.js';
+export { AGING_MS, FAILURES_BEFORE_BACKOFF, MAX_FAILURE_BACKOFF_MS } from './pool-state.js';
+export type { PoolSettings, ReleaseReport } from './pool-state.js';
