@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   llm_unavailable: { retryable: true, summary: 'the LLM provider could not be reached or failed (5xx)' },
   llm_rate_limited: { retryable: true, summary: 'the LLM provider answered 429' },
   llm_timeout: { retryable: true, summary: 'the LLM call took too long' },
+  llm_permit_timeout: { retryable: true, summary: 'no LLM permit was free within the wait limit (the pool is saturated or backing off)' },
+  budget_exceeded: { retryable: false, summary: "the task used up its token budget (budget.max_tokens)" },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;

@@ -34,7 +34,7 @@ export interface Subjects {
     readonly dispatcherResults: string;
     readonly runtimeJobs: string;
   };
-  readonly buckets: { readonly tasks: string };
+  readonly buckets: { readonly tasks: string; readonly llmSemaphore: string };
   /** Queue group shared by all replicas of one service for request/reply. */
   queueGroup(service: string): string;
 }
@@ -68,7 +68,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       dispatcherResults: 'dispatcher-results',
       runtimeJobs: 'runtime-jobs',
     },
-    buckets: { tasks: `${prefix}_tasks` },
+    buckets: { tasks: `${prefix}_tasks`, llmSemaphore: `${prefix}_llm_semaphore` },
     queueGroup: (service: string) => `${prefix}.${service}`,
   };
 }

@@ -1,11 +1,14 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { hermesTracer } from '@hermes/telemetry';
-import { toLlmError } from './llm-errors.js';
-import { unlimitedPermits, type Permit, type PermitProvider } from './permits.js';
+import { callChat, type ChatResult } from './chat-call.js';
+import { LlmError, toLlmError } from './llm-errors.js';
+import { PoolResolver } from './llm-pools.js';
+import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport } from './permits.js';
 
-export type ModelRole = 'planner' | 'worker' | 'summarizer';
+export type ModelRole = 'planner' | 'worker' | 'summarizer' | 'embedder';
+export type { ChatResult };
 
 /** Where and what to call for one role: cheap models can summarise while strong ones plan. */
 export interface RoleEndpoint {
@@ -17,33 +20,40 @@ export interface RoleEndpoint {
 export interface LlmClientOptions {
   roles: Record<ModelRole, RoleEndpoint>;
   permits?: PermitProvider;
+  pools?: PoolResolver;
   timeoutMs?: number;
-  /** SDK-level retries of retryable errors (connection, 408, 409, 429, 5xx), with back-off. */
+  /** Retries of retryable errors (connection, 408, 409, 429, 5xx), each through a new permit. */
   maxRetries?: number;
+  /** Give up waiting for a permit after this long (llm_permit_timeout). */
+  permitTimeoutMs?: number;
+  /** Base of the exponential back-off between retries. */
+  retryBaseMs?: number;
 }
 
 export interface ChatRequest {
-  role: ModelRole;
+  role: Exclude<ModelRole, 'embedder'>;
   messages: ChatCompletionMessageParam[];
   tools?: ChatCompletionTool[];
   signal?: AbortSignal;
+  /** 0 batch, 1 normal, 2 interactive: the order of service when the pool is saturated. */
+  priority?: number;
+  /** Streams the answer; each content delta is passed here as it arrives. */
+  onDelta?: (text: string) => void;
 }
 
-export interface ChatResult {
-  content: string | null;
-  toolCalls: { id: string; name: string; arguments: string }[];
-  finishReason: string;
-  model: string;
-  usage: { input_tokens: number; output_tokens: number };
-}
-
-/** Chat completions over the openai SDK against any OpenAI-compatible endpoint, one per role. */
+/**
+ * Chat completions over the openai SDK against any OpenAI-compatible endpoint, one per role.
+ * Every attempt first takes a permit from the pool the model belongs to, and tells the pool how
+ * it went (tokens used, 429 with Retry-After, provider failure), so the whole cluster adapts.
+ */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
   private readonly permits: PermitProvider;
+  readonly pools: PoolResolver;
 
   constructor(private readonly opts: LlmClientOptions) {
     this.permits = opts.permits ?? unlimitedPermits;
+    this.pools = opts.pools ?? new PoolResolver([], { capacity: 8 });
   }
 
   /** The model configured for a role (for events and spans). */
@@ -51,74 +61,143 @@ export class LlmClient {
     return this.opts.roles[role].model;
   }
 
+  /** The semaphore pool a role's calls are counted in. */
+  poolFor(role: ModelRole): string {
+    return this.pools.poolFor(this.opts.roles[role]);
+  }
+
   async chat(req: ChatRequest): Promise<ChatResult> {
     const endpoint = this.opts.roles[req.role];
-    const client = this.clientFor(endpoint);
+    const pool = this.pools.poolFor(endpoint);
+    const estimatedTokens = Math.ceil(JSON.stringify(req.messages).length / 4) + Math.ceil(JSON.stringify(req.tools ?? []).length / 4);
     const span = hermesTracer().startSpan(`chat ${endpoint.model}`, {
       kind: SpanKind.CLIENT,
       attributes: {
         'gen_ai.operation.name': 'chat',
         'gen_ai.provider.name': 'openai',
         'gen_ai.request.model': endpoint.model,
-        'server.address': new URL(endpoint.baseUrl).host,
+        'server.address': safeHost(endpoint.baseUrl),
+        'hermes.llm.pool': pool,
       },
     });
-    const estimatedTokens = Math.ceil(JSON.stringify(req.messages).length / 4);
-    let permit: Permit;
+    const ctx = trace.setSpan(context.active(), span);
     try {
-      permit = await this.permits.acquire({ pool: endpoint.model, estimatedTokens, ...(req.signal ? { signal: req.signal } : {}) });
+      for (let attempt = 0; ; attempt++) {
+        const permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
+        try {
+          const result = await callChat(this.client(endpoint), {
+            model: endpoint.model,
+            messages: req.messages,
+            ...(req.tools ? { tools: req.tools } : {}),
+            ...(req.signal ? { signal: req.signal } : {}),
+            ...(req.onDelta ? { onDelta: req.onDelta } : {}),
+          });
+          await releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
+          span.setAttributes({
+            'gen_ai.response.model': result.model,
+            'gen_ai.usage.input_tokens': result.usage.input_tokens,
+            'gen_ai.usage.output_tokens': result.usage.output_tokens,
+            'gen_ai.response.finish_reasons': [result.finishReason],
+          });
+          return result;
+        } catch (err) {
+          const e = toLlmError(err, endpoint.model);
+          await releaseQuietly(permit, reportFor(e), span);
+          if (!e.retryable || attempt >= (this.opts.maxRetries ?? 2) || req.signal?.aborted) throw e;
+          span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
+          // A 429 already paused the whole pool; other failures back off here, with jitter.
+          if (e.code !== 'llm_rate_limited') await sleep(backoffMs(attempt, this.opts.retryBaseMs ?? 250), req.signal);
+        }
+      }
     } catch (err) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-      span.end();
-      throw err;
-    }
-    try {
-      const completion = await client.chat.completions.create(
-        {
-          model: endpoint.model,
-          messages: req.messages,
-          // Some providers (Ollama) ignore tool_choice, so the loop never relies on it.
-          ...(req.tools?.length ? { tools: req.tools } : {}),
-        },
-        { ...(req.signal ? { signal: req.signal } : {}) },
-      );
-      const choice = completion.choices[0];
-      const message = choice?.message;
-      const result: ChatResult = {
-        content: message?.content ?? null,
-        toolCalls: (message?.tool_calls ?? [])
-          .filter((c) => c.type === 'function')
-          .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
-        finishReason: choice?.finish_reason ?? 'unknown',
-        model: completion.model ?? endpoint.model,
-        usage: { input_tokens: completion.usage?.prompt_tokens ?? 0, output_tokens: completion.usage?.completion_tokens ?? 0 },
-      };
-      span.setAttributes({
-        'gen_ai.response.model': result.model,
-        'gen_ai.usage.input_tokens': result.usage.input_tokens,
-        'gen_ai.usage.output_tokens': result.usage.output_tokens,
-        'gen_ai.response.finish_reasons': [result.finishReason],
-      });
-      return result;
-    } catch (err) {
-      const llmErr = toLlmError(err, endpoint.model);
-      span.setAttribute('error.type', llmErr.code);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: llmErr.message });
-      throw llmErr;
+      const e = err instanceof LlmError ? err : toLlmError(err, endpoint.model);
+      span.setAttribute('error.type', e.code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
+      throw e;
     } finally {
-      // A failed release must not replace the call's own outcome; the lease expires on its own.
-      await permit.release().catch((err: unknown) => span.addEvent('permit_release_failed', { 'error.message': (err as Error).message }));
       span.end();
     }
   }
 
-  private clientFor(e: RoleEndpoint): OpenAI {
+  /** Embeddings with the `embedder` role, through the same semaphore. */
+  async embed(texts: string[], opts: { signal?: AbortSignal } = {}): Promise<number[][]> {
+    const endpoint = this.opts.roles.embedder;
+    const pool = this.pools.poolFor(endpoint);
+    const permit = await this.permits.acquire({ pool, estimatedTokens: Math.ceil(texts.join('').length / 4), ...opts, ...this.permitTimeout() });
+    try {
+      const res = await this.client(endpoint).embeddings.create({ model: endpoint.model, input: texts }, opts.signal ? { signal: opts.signal } : {});
+      await permit.release({ tokens: res.usage?.total_tokens ?? 0 });
+      return res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    } catch (err) {
+      const e = toLlmError(err, endpoint.model);
+      await permit.release(reportFor(e)).catch(() => {});
+      throw e;
+    }
+  }
+
+  private async acquire(pool: string, estimatedTokens: number, req: ChatRequest): Promise<Permit> {
+    const span = hermesTracer().startSpan('llm.permit.wait', { attributes: { 'hermes.llm.pool': pool, 'hermes.llm.estimated_tokens': estimatedTokens } });
+    try {
+      const permit = await this.permits.acquire({
+        pool,
+        estimatedTokens,
+        ...(req.priority !== undefined ? { priority: req.priority } : {}),
+        ...(req.signal ? { signal: req.signal } : {}),
+        ...this.permitTimeout(),
+      });
+      if (permit.waitedMs !== undefined) span.setAttribute('hermes.llm.permit_wait_ms', permit.waitedMs);
+      return permit;
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  private permitTimeout(): { timeoutMs?: number } {
+    return this.opts.permitTimeoutMs !== undefined ? { timeoutMs: this.opts.permitTimeoutMs } : {};
+  }
+
+  private client(e: RoleEndpoint): OpenAI {
     const key = `${e.baseUrl}\u0000${e.apiKey}`;
     let c = this.clients.get(key);
     if (!c) {
-      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: this.opts.maxRetries ?? 2 });
+      // Retries happen above, through the semaphore; the SDK must not retry behind its back.
+      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0 });
       this.clients.set(key, c);
     }
     return c;
+  }
+}
+
+function reportFor(e: LlmError): PermitReport {
+  if (e.code === 'llm_rate_limited') return { rateLimitedForMs: e.details.retryAfterMs ?? 1000 };
+  if (e.code === 'llm_unavailable' || e.code === 'llm_timeout') return { failed: true };
+  return {};
+}
+
+async function releaseQuietly(permit: Permit, report: PermitReport, span: Span): Promise<void> {
+  // A failed release must not replace the call's own outcome; the lease runs out on its own.
+  await permit.release(report).catch((err: unknown) => span.addEvent('permit_release_failed', { 'error.message': (err as Error).message }));
+}
+
+function backoffMs(attempt: number, base: number): number {
+  const cap = Math.min(10_000, base * 2 ** attempt);
+  return cap / 2 + Math.random() * (cap / 2);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
   }
 }

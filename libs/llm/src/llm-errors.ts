@@ -4,10 +4,10 @@ import { wireError, type ErrorCode, type WireError } from '@hermes/contracts';
 /** An LLM call failed; `code` and `retryable` say what a caller (or the dispatcher) should do. */
 export class LlmError extends Error {
   constructor(
-    readonly code: Extract<ErrorCode, 'llm_error' | 'llm_unavailable' | 'llm_rate_limited' | 'llm_timeout'>,
+    readonly code: Extract<ErrorCode, 'llm_error' | 'llm_unavailable' | 'llm_rate_limited' | 'llm_timeout' | 'llm_permit_timeout'>,
     message: string,
     readonly retryable: boolean,
-    readonly details: { status?: number; model?: string; retryAfterMs?: number } = {},
+    readonly details: { status?: number; model?: string; retryAfterMs?: number; pool?: string } = {},
     options?: { cause?: unknown },
   ) {
     super(message, options);

@@ -1,5 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
-import type { ModelRole, RoleEndpoint } from './llm-client.js';
+import type { KV } from '@nats-io/kv';
+import { DistributedSemaphore } from '@hermes/semaphore';
+import { LlmClient, type ModelRole, type RoleEndpoint } from './llm-client.js';
+import { PoolConfig, PoolResolver } from './llm-pools.js';
+import { semaphorePermits } from './semaphore-permits.js';
 
 /** LLM settings shared by every service that calls a model; spread into a service's settings. */
 export const llmSettings = {
@@ -8,30 +12,57 @@ export const llmSettings = {
   HERMES_MODEL_WORKER: Type.String({ default: 'gpt-4o-mini', description: 'model that runs agent loops' }),
   HERMES_MODEL_PLANNER: Type.Optional(Type.String({ description: 'model that plans tasks (default: the worker model)' })),
   HERMES_MODEL_SUMMARIZER: Type.Optional(Type.String({ description: 'model that summarises (default: the worker model)' })),
+  HERMES_MODEL_EMBEDDER: Type.String({ default: 'text-embedding-3-small', description: 'embedding model' }),
   HERMES_PLANNER_BASE_URL: Type.Optional(Type.String()),
   HERMES_PLANNER_API_KEY: Type.Optional(Type.String()),
   HERMES_SUMMARIZER_BASE_URL: Type.Optional(Type.String()),
   HERMES_SUMMARIZER_API_KEY: Type.Optional(Type.String()),
+  HERMES_EMBEDDER_BASE_URL: Type.Optional(Type.String()),
+  HERMES_EMBEDDER_API_KEY: Type.Optional(Type.String()),
   LLM_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 1000 }),
-  LLM_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10 }),
+  LLM_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of retryable LLM errors, each through a new permit' }),
+  LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm? }' }),
+  LLM_DEFAULT_CAPACITY: Type.Integer({ default: 8, minimum: 0, description: 'calls in flight, cluster-wide, for a pool not in LLM_POOLS' }),
+  LLM_DEFAULT_TPM: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per minute for a pool not in LLM_POOLS' })),
+  LLM_PERMIT_LEASE_MS: Type.Integer({ default: 15_000, minimum: 500, description: 'a permit not renewed for this long (its process died) is given back' }),
+  LLM_PERMIT_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1, description: 'how long a call waits for a permit before llm_permit_timeout' }),
 };
 
-type LlmConfig = Static<ReturnType<typeof Type.Object<typeof llmSettings>>>;
+export type LlmConfig = Static<ReturnType<typeof Type.Object<typeof llmSettings>>>;
+
+type RoleSettings = Pick<LlmConfig, 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'HERMES_MODEL_WORKER'> &
+  Partial<Pick<LlmConfig, Exclude<keyof LlmConfig, 'OPENAI_BASE_URL' | 'OPENAI_API_KEY' | 'HERMES_MODEL_WORKER'>>>;
 
 /** Resolves each role's endpoint: role-specific settings win, the shared ones fill the rest. */
-export function roleEndpoints(c: LlmConfig): Record<ModelRole, RoleEndpoint> {
+export function roleEndpoints(c: RoleSettings): Record<ModelRole, RoleEndpoint> {
   const worker = { baseUrl: c.OPENAI_BASE_URL, apiKey: c.OPENAI_API_KEY, model: c.HERMES_MODEL_WORKER };
+  const role = (baseUrl: string | undefined, apiKey: string | undefined, model: string | undefined): RoleEndpoint => ({
+    baseUrl: baseUrl ?? worker.baseUrl,
+    apiKey: apiKey ?? worker.apiKey,
+    model: model ?? worker.model,
+  });
   return {
     worker,
-    planner: {
-      baseUrl: c.HERMES_PLANNER_BASE_URL ?? worker.baseUrl,
-      apiKey: c.HERMES_PLANNER_API_KEY ?? worker.apiKey,
-      model: c.HERMES_MODEL_PLANNER ?? worker.model,
-    },
-    summarizer: {
-      baseUrl: c.HERMES_SUMMARIZER_BASE_URL ?? worker.baseUrl,
-      apiKey: c.HERMES_SUMMARIZER_API_KEY ?? worker.apiKey,
-      model: c.HERMES_MODEL_SUMMARIZER ?? worker.model,
-    },
+    planner: role(c.HERMES_PLANNER_BASE_URL, c.HERMES_PLANNER_API_KEY, c.HERMES_MODEL_PLANNER),
+    summarizer: role(c.HERMES_SUMMARIZER_BASE_URL, c.HERMES_SUMMARIZER_API_KEY, c.HERMES_MODEL_SUMMARIZER),
+    embedder: role(c.HERMES_EMBEDDER_BASE_URL, c.HERMES_EMBEDDER_API_KEY, c.HERMES_MODEL_EMBEDDER),
   };
+}
+
+/**
+ * The LLM client every service uses: role endpoints from config, and every call through the
+ * cluster-wide semaphore kept in `kv` (the `<prefix>_llm_semaphore` bucket).
+ */
+export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmClient; close(): Promise<void> }> {
+  const pools = new PoolResolver(c.LLM_POOLS, { capacity: c.LLM_DEFAULT_CAPACITY, tpm: c.LLM_DEFAULT_TPM ?? null });
+  const sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: c.LLM_PERMIT_LEASE_MS });
+  const llm = new LlmClient({
+    roles: roleEndpoints(c),
+    pools,
+    permits: semaphorePermits(sem),
+    timeoutMs: c.LLM_TIMEOUT_MS,
+    maxRetries: c.LLM_MAX_RETRIES,
+    permitTimeoutMs: c.LLM_PERMIT_TIMEOUT_MS,
+  });
+  return { llm, close: () => sem.close() };
 }

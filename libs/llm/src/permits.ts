@@ -1,14 +1,34 @@
+/** What the caller learned from the call, for the pool's budget and shared back-off. */
+export interface PermitReport {
+  /** Tokens the call really used. */
+  tokens?: number;
+  /** The provider answered 429: the whole pool pauses this long. */
+  rateLimitedForMs?: number;
+  /** The provider looks unwell (5xx, connection failure, timeout). */
+  failed?: boolean;
+}
+
 /** A granted permit to make one LLM call; release it when the call ends, success or failure. */
 export interface Permit {
-  release(): Promise<void>;
+  readonly waitedMs?: number;
+  release(report?: PermitReport): Promise<void>;
+}
+
+export interface PermitRequest {
+  pool: string;
+  estimatedTokens: number;
+  /** 0 batch, 1 normal (default), 2 interactive. */
+  priority?: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
 }
 
 /**
- * The seam for the global LLM semaphore: every call goes through `acquire` first. The
- * cluster-wide implementation on NATS plugs in here without changing callers.
+ * The seam for the global LLM semaphore: every call goes through `acquire` first. Implemented
+ * cluster-wide on NATS by `semaphorePermits`; `unlimitedPermits` is for tests of the loop alone.
  */
 export interface PermitProvider {
-  acquire(req: { pool: string; estimatedTokens: number; signal?: AbortSignal }): Promise<Permit>;
+  acquire(req: PermitRequest): Promise<Permit>;
 }
 
 /** No limit at all: for tests of the loop itself and for single-process tools. */

@@ -11,7 +11,7 @@ function endpoint(server: ScriptedLlm, model: string, apiKey = 'test-key'): Role
 
 function client(opts: Partial<ConstructorParameters<typeof LlmClient>[0]> = {}): LlmClient {
   const worker = endpoint(llm, 'worker-model');
-  return new LlmClient({ roles: { worker, planner: worker, summarizer: worker }, maxRetries: 0, timeoutMs: 5_000, ...opts });
+  return new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, maxRetries: 0, timeoutMs: 5_000, ...opts });
 }
 
 async function failure(promise: Promise<unknown>): Promise<LlmError> {
@@ -99,6 +99,7 @@ describe('LlmClient.chat', () => {
       worker: endpoint(llm, 'small-model', 'worker-key'),
       planner: endpoint(plannerLlm, 'big-model', 'planner-key'),
       summarizer: endpoint(llm, 'cheap-model', 'worker-key'),
+      embedder: endpoint(llm, 'embed-model', 'worker-key'),
     };
     const c = new LlmClient({ roles, maxRetries: 0 });
 
@@ -148,7 +149,7 @@ describe('LlmClient.chat errors', () => {
   it('a refused connection is llm_unavailable and retryable', async () => {
     const closedPort = await freePort();
     const worker = { baseUrl: `http://127.0.0.1:${closedPort}/v1`, apiKey: 'k', model: 'worker-model' };
-    const c = new LlmClient({ roles: { worker, planner: worker, summarizer: worker }, maxRetries: 0 });
+    const c = new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, maxRetries: 0 });
 
     const err = await failure(c.chat({ role: 'worker', messages: hello }));
 
@@ -189,7 +190,7 @@ describe('LlmClient.chat errors', () => {
 });
 
 describe('PermitProvider seam', () => {
-  it('takes one permit per chat from the model pool, and releases it after success and failure alike', async () => {
+  it('takes one permit per attempt from the model pool, and releases it after success and failure alike', async () => {
     const permits = new CountingPermits();
     const c = client({ permits, maxRetries: 1 });
     llm.enqueue({ content: 'ok' }, { status: 500 }, { content: 'ok after retry' }, { status: 400 });
@@ -198,9 +199,10 @@ describe('PermitProvider seam', () => {
     await c.chat({ role: 'worker', messages: hello });
     await failure(c.chat({ role: 'worker', messages: hello }));
 
-    expect(permits.acquired).toHaveLength(3);
-    expect(permits.acquired.every((a) => a.pool === 'worker-model' && a.estimatedTokens > 0)).toBe(true);
-    expect(permits.released).toBe(3);
+    // ok | 500 then ok on the retry | 400 (not retryable): four attempts, four permits.
+    expect(permits.acquired).toHaveLength(4);
+    expect(permits.acquired.every((a) => a.pool === c.poolFor('worker') && a.estimatedTokens > 0)).toBe(true);
+    expect(permits.released).toBe(4);
     expect(permits.held).toBe(0);
   });
 
@@ -247,7 +249,7 @@ describe('roleEndpoints', () => {
     const roles = roleEndpoints(base);
 
     const worker = { baseUrl: 'http://llm.local/v1', apiKey: 'shared-key', model: 'worker-model' };
-    expect(roles).toEqual({ worker, planner: worker, summarizer: worker });
+    expect(roles).toEqual({ worker, planner: worker, summarizer: worker, embedder: worker });
   });
 
   it('role-specific settings override the shared ones', () => {

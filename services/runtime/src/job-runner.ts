@@ -4,6 +4,7 @@ import { RemoteError, request, type Bus } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { buildPrompt } from './prompt-builder.js';
+import { TokenStream } from './token-stream.js';
 
 export interface JobRunnerOptions {
   bus: Bus;
@@ -40,7 +41,23 @@ export class JobRunner {
     try {
       const history = await request(this.o.bus, contracts.sessionRead, { user_id: job.user_id, session_id: job.session_id, limit: 20 });
       const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, ...(job.tools ? { allow: job.tools } : {}) });
-      const answer = await this.o.llm.chat({ role: job.model_role, messages: buildPrompt(job, history.messages) });
+      const messages = buildPrompt(job, history.messages);
+      const maxTokens = job.budget?.max_tokens;
+      const estimate = Math.ceil(JSON.stringify(messages).length / 4);
+      if (maxTokens !== undefined && estimate > maxTokens) {
+        await this.report(job, attempt, {
+          outcome: 'failed',
+          error: wireError('budget_exceeded', `the prompt alone (~${estimate} tokens) exceeds the task budget of ${maxTokens} tokens`, { estimated_tokens: estimate, max_tokens: maxTokens }),
+        });
+        return;
+      }
+      const stream = job.stream ? this.tokenStream(job, attempt) : undefined;
+      const answer = await this.o.llm.chat({
+        role: job.model_role,
+        messages,
+        ...(stream ? { onDelta: (t: string) => stream.push(t) } : {}),
+      });
+      await stream?.flush();
       await this.emit('step', job, `${job.job_id}:step:1`, {
         task_id: job.task_id,
         subtask_id: job.subtask_id,
@@ -68,6 +85,20 @@ export class JobRunner {
       log.warn({ err, code: wire.code }, 'job failed');
       await this.report(job, attempt, { outcome: 'failed', error: wire });
     }
+  }
+
+  private tokenStream(job: RuntimeJob, attempt: number): TokenStream {
+    return new TokenStream({
+      intervalMs: 100,
+      publish: (text, index) =>
+        this.emit('step', job, `${job.job_id}:delta:${attempt}:${index}`, {
+          task_id: job.task_id,
+          subtask_id: job.subtask_id,
+          step: 1,
+          kind: 'token_delta',
+          detail: { text, index, attempt },
+        }),
+    });
   }
 
   private async report(job: RuntimeJob, attempt: number, r: Pick<RuntimeResult, 'outcome'> & Partial<RuntimeResult>): Promise<void> {

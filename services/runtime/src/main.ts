@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { contracts } from '@hermes/contracts';
 import { consumeContract, hostService } from '@hermes/bus';
-import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
+import { llmSettings, openLlmClient } from '@hermes/llm';
 import { JobRunner } from './job-runner.js';
 
 await hostService({
@@ -16,7 +16,7 @@ await hostService({
   consumers: ['runtimeJobs'],
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS }),
   start: async ({ bus, config, logger }) => {
-    const llm = new LlmClient({ roles: roleEndpoints(config), timeoutMs: config.LLM_TIMEOUT_MS, maxRetries: config.LLM_MAX_RETRIES });
+    const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
     const runner = new JobRunner({ bus, llm, logger, maxAttempts: config.RUNTIME_MAX_ATTEMPTS });
     const consumer = await consumeContract(
       bus,
@@ -29,7 +29,12 @@ await hostService({
       },
       (job, msg) => runner.run(job, msg),
     );
-    logger.info({ models: { worker: llm.modelFor('worker'), planner: llm.modelFor('planner') }, base_url: config.OPENAI_BASE_URL }, 'runtime consuming jobs');
-    return { stop: (timeoutMs) => consumer.stop(timeoutMs) };
+    logger.info({ models: { worker: llm.modelFor('worker'), planner: llm.modelFor('planner') }, pool: llm.poolFor('worker'), base_url: config.OPENAI_BASE_URL }, 'runtime consuming jobs');
+    return {
+      stop: async (timeoutMs) => {
+        await consumer.stop(timeoutMs);
+        await close();
+      },
+    };
   },
 });

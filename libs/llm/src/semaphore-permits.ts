@@ -1,0 +1,24 @@
+import { PermitTimeoutError, type DistributedSemaphore } from '@hermes/semaphore';
+import { LlmError } from './llm-errors.js';
+import type { PermitProvider } from './permits.js';
+
+/** Every LLM call takes a permit from the cluster-wide semaphore on NATS. */
+export function semaphorePermits(sem: DistributedSemaphore): PermitProvider {
+  return {
+    async acquire(req) {
+      try {
+        return await sem.acquire(req.pool, {
+          estimatedTokens: req.estimatedTokens,
+          ...(req.priority !== undefined ? { priority: req.priority } : {}),
+          ...(req.signal ? { signal: req.signal } : {}),
+          ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}),
+        });
+      } catch (err) {
+        if (err instanceof PermitTimeoutError) {
+          throw new LlmError('llm_permit_timeout', err.message, true, { pool: req.pool }, { cause: err });
+        }
+        throw err;
+      }
+    },
+  };
+}
