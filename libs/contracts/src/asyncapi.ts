@@ -84,7 +84,8 @@ interface Sections {
 
 function addMessageContract(c: MessageContract, s: Subjects, out: Sections): void {
   const channel: JsonObject = { address: c.subject(s), summary: c.summary };
-  if (c.subject(s).includes('{task_id}')) channel.parameters = { task_id: taskIdParameter() };
+  const parameters = parametersOf(c.subject(s));
+  if (parameters) channel.parameters = parameters;
   channel.messages = { [c.name]: ref(`#/components/messages/${c.name}`) };
   if (c.stream) channel['x-hermes-stream'] = c.stream(s);
   channel['x-hermes-producers'] = [...c.producers];
@@ -113,9 +114,11 @@ function addRequestContract(c: RequestContract, s: Subjects, out: Sections): voi
   const replyName = `${c.name}Reply`;
   const replyChannelName = `${c.name}Reply`;
 
+  const parameters = parametersOf(c.subject(s));
   out.channels[c.name] = {
     address: c.subject(s),
     summary: c.summary,
+    ...(parameters ? { parameters } : {}),
     messages: { [requestName]: ref(`#/components/messages/${requestName}`) },
     'x-hermes-producers': [...c.requesters],
     'x-hermes-consumers': [c.responder],
@@ -165,6 +168,21 @@ function directions(producers: readonly ServiceName[], consumers: readonly Servi
 }
 
 const insiders = (services: readonly ServiceName[]): string[] => services.filter((s) => !OUTSIDE.includes(s));
+
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  provider: 'The name a remote tool provider announced (`ToolProviderAnnouncement.provider`).',
+};
+
+/** The AsyncAPI parameters for the `{name}` placeholders of an address, if any. */
+function parametersOf(address: string): JsonObject | undefined {
+  const names = [...address.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]!);
+  if (names.length === 0) return undefined;
+  const out: JsonObject = {};
+  for (const name of names) {
+    out[name] = name === 'task_id' ? taskIdParameter() : { description: PARAMETER_DESCRIPTIONS[name] ?? name };
+  }
+  return out;
+}
 
 function taskIdParameter(): JsonObject {
   return {

@@ -7,8 +7,19 @@ import { TaskGetRequest, TaskView } from './schemas/task-state.js';
 import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
+import {
+  ApprovalDecision,
+  ApprovalDecisionReply,
+  ToolAuditRecord,
+  ToolCallReply,
+  ToolCallRequest,
+  ToolExecReply,
+  ToolExecRequest,
+  ToolProviderAnnouncement,
+  ToolProviderDiscover,
+} from './schemas/tool-calls.js';
 
-export type ServiceName = 'gateway' | 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'submitter';
+export type ServiceName = 'gateway' | 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'submitter' | 'tool-provider' | 'cli';
 
 /** A message published to a subject (usually captured by a JetStream stream). */
 export interface MessageContract<P extends TSchema = TSchema> {
@@ -111,6 +122,66 @@ export const contracts = {
     reply: ToolsListReply,
     responder: 'toolbus',
     requesters: ['runtime'],
+  }),
+  toolCall: request({
+    name: 'toolCall',
+    summary: 'Run one tool call: validated, permission-checked, approved when required, executed at most once per idempotency key.',
+    subject: (s) => s.toolCall,
+    request: ToolCallRequest,
+    reply: ToolCallReply,
+    responder: 'toolbus',
+    requesters: ['runtime'],
+  }),
+  toolApprovalDecide: request({
+    name: 'toolApprovalDecide',
+    summary: 'Approve or deny a tool call parked for approval.',
+    subject: (s) => s.toolApprovalDecide,
+    request: ApprovalDecision,
+    reply: ApprovalDecisionReply,
+    responder: 'toolbus',
+    requesters: ['gateway', 'cli'],
+  }),
+  toolCallSettled: message({
+    name: 'toolCallSettled',
+    summary: 'A parked tool call of this task was decided; the waiting loop asks for the result again.',
+    subject: (s) => s.toolCallSettled('{task_id}'),
+    payload: ApprovalDecisionReply,
+    producers: ['toolbus'],
+    consumers: ['runtime'],
+  }),
+  toolAudit: message({
+    name: 'toolAudit',
+    summary: 'One record per tool call attempt: who, what, arguments, outcome, duration.',
+    subject: (s) => s.toolAudit('{task_id}'),
+    stream: (s) => s.streams.toolAudit,
+    payload: ToolAuditRecord,
+    producers: ['toolbus'],
+    consumers: ['cli'],
+  }),
+  toolProvidersAnnounce: message({
+    name: 'toolProvidersAnnounce',
+    summary: 'A remote tool provider announces its tools, and repeats it as a heartbeat within ttl_ms.',
+    subject: (s) => s.toolProvidersAnnounce,
+    payload: ToolProviderAnnouncement,
+    producers: ['tool-provider'],
+    consumers: ['toolbus'],
+  }),
+  toolProvidersDiscover: message({
+    name: 'toolProvidersDiscover',
+    summary: 'The toolbus asks every provider to announce itself now (sent when a toolbus starts).',
+    subject: (s) => s.toolProvidersDiscover,
+    payload: ToolProviderDiscover,
+    producers: ['toolbus'],
+    consumers: ['tool-provider'],
+  }),
+  toolExec: request({
+    name: 'toolExec',
+    summary: 'The toolbus runs a validated call on the provider hosting the tool (queue group per provider).',
+    subject: (s) => s.toolExec('{provider}'),
+    request: ToolExecRequest,
+    reply: ToolExecReply,
+    responder: 'tool-provider',
+    requesters: ['toolbus'],
   }),
   sessionAppend: request({
     name: 'sessionAppend',

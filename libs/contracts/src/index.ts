@@ -46,3 +46,18 @@ export {
   SessionReadRequest,
   SessionMessagesReply,
 } from './schemas/memory.js';
+export {
+  ToolSpec,
+  ToolCallRequest,
+  ToolCallReply,
+  ToolError,
+  ToolErrorCode,
+  ArgumentIssue,
+  ApprovalDecision,
+  ApprovalDecisionReply,
+  ToolProviderAnnouncement,
+  ToolProviderDiscover,
+  ToolExecRequest,
+  ToolExecReply,
+  ToolAuditRecord,
+} from './schemas/tool-calls.js';

@@ -20,6 +20,20 @@ export interface Subjects {
   readonly runtimeResults: string;
   /** Request/reply to the toolbus: tools a caller may use. */
   readonly toolsList: string;
+  /** Request/reply to the toolbus: run one tool call (exactly once per idempotency key). */
+  readonly toolCall: string;
+  /** Request/reply to the toolbus: approve or deny a parked tool call. */
+  readonly toolApprovalDecide: string;
+  /** Core pub/sub: a parked call of this task was decided (the loop stops waiting and asks again). */
+  toolCallSettled(taskId: string): string;
+  /** JetStream: an audit record per tool call, by task. */
+  toolAudit(taskId: string): string;
+  readonly toolAuditAll: string;
+  /** Core pub/sub: remote providers announce their tools; the toolbus asks them to. */
+  readonly toolProvidersAnnounce: string;
+  readonly toolProvidersDiscover: string;
+  /** Request/reply to a remote provider (queue group per provider). */
+  toolExec(provider: string): string;
   /** Request/reply to the memory service. */
   readonly sessionAppend: string;
   readonly sessionRead: string;
@@ -28,13 +42,23 @@ export interface Subjects {
     readonly taskEvents: string;
     readonly runtimeJobs: string;
     readonly runtimeResults: string;
+    readonly toolAudit: string;
   };
   readonly consumers: {
     readonly dispatcherIntake: string;
     readonly dispatcherResults: string;
     readonly runtimeJobs: string;
   };
-  readonly buckets: { readonly tasks: string; readonly llmSemaphore: string };
+  readonly buckets: {
+    readonly tasks: string;
+    readonly llmSemaphore: string;
+    /** Tool call records: exactly-once, pending approvals, full results. */
+    readonly toolCalls: string;
+    /** Results of idempotent tools, expiring after their TTL. */
+    readonly toolCache: string;
+    /** Agent loop checkpoints, one per job. */
+    readonly checkpoints: string;
+  };
   /** Queue group shared by all replicas of one service for request/reply. */
   queueGroup(service: string): string;
 }
@@ -55,6 +79,14 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     runtimeJobs: `${prefix}.runtime.jobs`,
     runtimeResults: `${prefix}.runtime.results`,
     toolsList: `${prefix}.toolbus.tools.list`,
+    toolCall: `${prefix}.toolbus.call`,
+    toolApprovalDecide: `${prefix}.toolbus.approvals.decide`,
+    toolCallSettled: (taskId: string) => `${prefix}.toolbus.settled.${taskId}`,
+    toolAudit: (taskId: string) => `${prefix}.toolbus.audit.${taskId}`,
+    toolAuditAll: `${prefix}.toolbus.audit.>`,
+    toolProvidersAnnounce: `${prefix}.toolbus.providers.announce`,
+    toolProvidersDiscover: `${prefix}.toolbus.providers.discover`,
+    toolExec: (provider: string) => `${prefix}.tools.exec.${provider}`,
     sessionAppend: `${prefix}.memory.session.append`,
     sessionRead: `${prefix}.memory.session.read`,
     streams: {
@@ -62,13 +94,20 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       taskEvents: `${upper}_TASK_EVENTS`,
       runtimeJobs: `${upper}_RUNTIME_JOBS`,
       runtimeResults: `${upper}_RUNTIME_RESULTS`,
+      toolAudit: `${upper}_TOOL_AUDIT`,
     },
     consumers: {
       dispatcherIntake: 'dispatcher-intake',
       dispatcherResults: 'dispatcher-results',
       runtimeJobs: 'runtime-jobs',
     },
-    buckets: { tasks: `${prefix}_tasks`, llmSemaphore: `${prefix}_llm_semaphore` },
+    buckets: {
+      tasks: `${prefix}_tasks`,
+      llmSemaphore: `${prefix}_llm_semaphore`,
+      toolCalls: `${prefix}_tool_calls`,
+      toolCache: `${prefix}_tool_cache`,
+      checkpoints: `${prefix}_checkpoints`,
+    },
     queueGroup: (service: string) => `${prefix}.${service}`,
   };
 }

@@ -218,6 +218,7 @@ describe('subjectsFor', () => {
       taskEvents: 'ACME_PROD_TASK_EVENTS',
       runtimeJobs: 'ACME_PROD_RUNTIME_JOBS',
       runtimeResults: 'ACME_PROD_RUNTIME_RESULTS',
+      toolAudit: 'ACME_PROD_TOOL_AUDIT',
     });
     expect(s.runtimeJobs).toBe('acme-prod.runtime.jobs');
     expect(s.buckets.tasks).toBe('acme-prod_tasks');

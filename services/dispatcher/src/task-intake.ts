@@ -28,8 +28,10 @@ export class TaskIntake {
   constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger }) {}
 
   async handle(msg: JsMsg): Promise<void> {
-    const decoded = decodeCloudEvent(msg.data, (name) => msg.headers?.get(name) || undefined);
-    if (!decoded.ok) return this.reject({}, decoded.issues);
+    const header = (name: string) => headerIgnoringCase(msg, name);
+    const decoded = decodeCloudEvent(msg.data, header);
+    // A binary-mode event names its task in the headers even when its body is unreadable.
+    if (!decoded.ok) return this.reject(sourceAndId({ source: header('ce-source'), id: header('ce-id') }), decoded.issues);
     const ref = sourceAndId(decoded.event);
     const checked = validate(TaskSubmitEvent, decoded.event);
     if (!checked.ok) return this.reject(ref, checked.issues);
@@ -111,4 +113,11 @@ export class TaskIntake {
       await this.o.bus.publish(contracts.taskRejected, event, { msgId: eventId });
     }
   }
+}
+
+/** NATS keeps header names as sent, so `Ce-Id` and `ce-id` must both be found (HeaderLookup is case-insensitive). */
+function headerIgnoringCase(msg: JsMsg, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const key = msg.headers?.keys().find((k) => k.toLowerCase() === lower);
+  return (key !== undefined && msg.headers?.get(key)) || undefined;
 }

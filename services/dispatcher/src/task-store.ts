@@ -35,9 +35,10 @@ export class TaskStore {
       if (!current) return undefined;
       const next = change(current.view);
       if (!next) return current.view;
+      const stored = { ...next, updated_at: new Date().toISOString() };
       try {
-        await this.kv.update(taskId, JSON.stringify({ ...next, updated_at: new Date().toISOString() }), current.revision);
-        return next;
+        await this.kv.update(taskId, JSON.stringify(stored), current.revision);
+        return stored;
       } catch (err) {
         if (!/wrong last sequence/i.test((err as Error).message)) throw err;
       }

@@ -11,6 +11,7 @@ export const RuntimeJob = Type.Object(
     task_id: Id,
     subtask_id: Id,
     user_id: Id,
+    roles: Type.Optional(Type.Array(Type.String(), { description: "the user's roles, for tool permissions (default ['user'])" })),
     session_id: Id,
     goal: Type.String({ minLength: 1 }),
     inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),

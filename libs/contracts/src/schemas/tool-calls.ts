@@ -1,0 +1,160 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp } from './common.js';
+
+/** The JSON Schema keywords a tool definition may use for its arguments (validated strictly). */
+const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments (type: object)' });
+
+/** A tool as a provider declares it. */
+export const ToolSpec = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+    description: Type.String({ maxLength: 2048 }),
+    parameters: JsonSchemaObject,
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 3_600_000, description: 'default 30000' })),
+    require_confirm: Type.Optional(Type.Boolean({ description: 'a human approves each call before it runs' })),
+    roles: Type.Optional(Type.Array(Type.String(), { description: 'caller needs at least one of these roles; absent = anyone' })),
+    idempotent: Type.Optional(Type.Boolean({ description: 'same arguments, same result, no side effects: results may be cached' })),
+    cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 1, description: 'cache results of an idempotent tool this long' })),
+  },
+  { title: 'ToolSpec', additionalProperties: false },
+);
+export type ToolSpec = Static<typeof ToolSpec>;
+
+/** One tool call from the agent loop; the idempotency key makes it run at most once. */
+export const ToolCallRequest = Type.Object(
+  {
+    idempotency_key: Type.String({ minLength: 1, maxLength: 256, description: 'task:subtask:step:index — never the provider tool_call_id' }),
+    task_id: Id,
+    subtask_id: Id,
+    step: Type.Integer({ minimum: 1 }),
+    call_index: Type.Integer({ minimum: 0 }),
+    tool_call_id: Type.String({ description: "the model's id, echoed for the tool message" }),
+    user_id: Id,
+    roles: Type.Array(Type.String()),
+    allow: Type.Optional(Type.Array(Type.String(), { description: "the task's tool allow-list" })),
+    tool: Type.String({ minLength: 1 }),
+    arguments: Type.String({ maxLength: 1_000_000, description: 'the raw argument text the model produced' }),
+  },
+  { title: 'ToolCallRequest', additionalProperties: false },
+);
+export type ToolCallRequest = Static<typeof ToolCallRequest>;
+
+export const ToolErrorCode = Type.Union([
+  Type.Literal('tool_not_found'),
+  Type.Literal('tool_forbidden'),
+  Type.Literal('invalid_arguments'),
+  Type.Literal('tool_timeout'),
+  Type.Literal('tool_failed'),
+  Type.Literal('provider_unavailable'),
+  Type.Literal('approval_denied'),
+  Type.Literal('approval_timeout'),
+]);
+export type ToolErrorCode = Static<typeof ToolErrorCode>;
+
+/** A problem with one argument, written so the model can correct it. */
+export const ArgumentIssue = Type.Object(
+  { path: Type.String(), message: Type.String(), expected: Type.Optional(Type.String()), got: Type.Optional(Type.String()) },
+  { title: 'ArgumentIssue', additionalProperties: false },
+);
+
+export const ToolError = Type.Object(
+  {
+    code: ToolErrorCode,
+    message: Type.String(),
+    retryable: Type.Boolean(),
+    issues: Type.Optional(Type.Array(ArgumentIssue)),
+  },
+  { title: 'ToolError', additionalProperties: false },
+);
+export type ToolError = Static<typeof ToolError>;
+
+/** The outcome of a tool call as the loop feeds it back to the model. */
+export const ToolCallReply = Type.Object(
+  {
+    call_id: Type.String({ description: 'stable id of this call (for approvals and the audit)' }),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('pending_approval')]),
+    result: Type.Optional(Type.Unknown({ description: 'JSON result; text results arrive as { result: "..." }' })),
+    error: Type.Optional(ToolError),
+    truncated: Type.Optional(Type.Boolean()),
+    full_result_ref: Type.Optional(Type.String({ description: 'where the untruncated result is kept' })),
+    replayed: Type.Optional(Type.Boolean({ description: 'already executed: the recorded result, not a second run' })),
+    cached: Type.Optional(Type.Boolean()),
+    duration_ms: Type.Optional(Type.Number()),
+    approval_expires_at: Type.Optional(Timestamp),
+  },
+  { title: 'ToolCallReply', additionalProperties: false },
+);
+export type ToolCallReply = Static<typeof ToolCallReply>;
+
+export const ApprovalDecision = Type.Object(
+  {
+    task_id: Id,
+    call_id: Type.String({ minLength: 1 }),
+    decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
+    decided_by: Id,
+    reason: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { title: 'ApprovalDecision', additionalProperties: false },
+);
+export type ApprovalDecision = Static<typeof ApprovalDecision>;
+
+export const ApprovalDecisionReply = Type.Object(
+  { call_id: Type.String(), status: Type.Union([Type.Literal('approved'), Type.Literal('denied')]) },
+  { title: 'ApprovalDecisionReply', additionalProperties: false },
+);
+
+/** A remote provider announces its tools (and again periodically, as a heartbeat). */
+export const ToolProviderAnnouncement = Type.Object(
+  {
+    provider: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
+    instance_id: Type.String({ minLength: 1 }),
+    tools: Type.Array(ToolSpec, { maxItems: 512 }),
+    ttl_ms: Type.Integer({ minimum: 1000, description: 'forget these tools when no announcement came for this long' }),
+  },
+  { title: 'ToolProviderAnnouncement', additionalProperties: false },
+);
+export type ToolProviderAnnouncement = Static<typeof ToolProviderAnnouncement>;
+
+/** The toolbus asks providers to announce themselves (sent at toolbus start). */
+export const ToolProviderDiscover = Type.Object({ toolbus_id: Type.String() }, { title: 'ToolProviderDiscover', additionalProperties: false });
+
+/** A call routed by the toolbus to the provider hosting the tool; arguments are already validated. */
+export const ToolExecRequest = Type.Object(
+  {
+    idempotency_key: Type.String(),
+    tool: Type.String(),
+    arguments: Type.Record(Type.String(), Type.Unknown()),
+    context: Type.Object({ task_id: Id, user_id: Id, roles: Type.Array(Type.String()) }, { additionalProperties: false }),
+  },
+  { title: 'ToolExecRequest', additionalProperties: false },
+);
+export type ToolExecRequest = Static<typeof ToolExecRequest>;
+
+export const ToolExecReply = Type.Object({ result: Type.Unknown() }, { title: 'ToolExecReply', additionalProperties: false });
+
+/** One audit record per tool call attempt, on `<prefix>.toolbus.audit.<task_id>`. */
+export const ToolAuditRecord = Type.Object(
+  {
+    time: Timestamp,
+    call_id: Type.String(),
+    idempotency_key: Type.String(),
+    task_id: Id,
+    subtask_id: Id,
+    step: Type.Integer(),
+    call_index: Type.Integer(),
+    user_id: Id,
+    roles: Type.Array(Type.String()),
+    tool: Type.String(),
+    provider: Type.Optional(Type.String()),
+    arguments: Type.String({ description: 'as the model sent them (truncated to 4 KiB)' }),
+    outcome: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('pending_approval'), Type.Literal('denied')]),
+    error_code: Type.Optional(Type.String()),
+    result_summary: Type.Optional(Type.String()),
+    duration_ms: Type.Number(),
+    replayed: Type.Boolean(),
+    cached: Type.Boolean(),
+    decided_by: Type.Optional(Type.String()),
+  },
+  { title: 'ToolAuditRecord', additionalProperties: false },
+);
+export type ToolAuditRecord = Static<typeof ToolAuditRecord>;
