@@ -102,9 +102,9 @@ export class Bus {
     }
   }
 
-  /** Opens (creating when absent) a KV bucket. */
-  async kv(bucket: string): Promise<KV> {
-    return new Kvm(this.js).create(bucket, { history: 1 });
+  /** Opens (creating when absent) a KV bucket; `ttlMs` expires entries not written for that long. */
+  async kv(bucket: string, opts: { ttlMs?: number } = {}): Promise<KV> {
+    return new Kvm(this.js).create(bucket, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) });
   }
 
   /**

@@ -10,6 +10,10 @@ await hostService({
   service: 'dispatcher',
   settings: Type.Object({
     DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
+    HERMES_USER_ROLES: Type.Object(
+      { default: Type.Array(Type.String(), { default: ['user'] }), users: Type.Record(Type.String(), Type.Array(Type.String()), { default: {} }) },
+      { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles] } }: roles tools are checked against' },
+    ),
     TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
   }),
   streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'],
@@ -17,7 +21,8 @@ await hostService({
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
     const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
-    const intake = new TaskIntake({ bus, store, logger });
+    const rolesOf = (userId: string) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default;
+    const intake = new TaskIntake({ bus, store, logger, rolesOf });
     const results = new ResultHandler({ bus, store, logger });
     const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
     const intakeConsumer = await startWorkConsumer(

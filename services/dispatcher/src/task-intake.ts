@@ -25,7 +25,7 @@ import { emitTaskEvent } from './task-events.js';
  * redelivered submission (dispatcher died half-way) finishes the work instead of duplicating it.
  */
 export class TaskIntake {
-  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger }) {}
+  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; rolesOf?: (userId: string) => string[] }) {}
 
   async handle(msg: JsMsg): Promise<void> {
     const header = (name: string) => headerIgnoringCase(msg, name);
@@ -84,6 +84,8 @@ export class TaskIntake {
         task_id: view.task_id,
         subtask_id: 'main',
         user_id: view.user_id,
+        // Roles come from the dispatcher's directory, never from the submitter's own claim.
+        roles: this.o.rolesOf?.(view.user_id) ?? ['user'],
         session_id: view.session_id,
         goal: d.goal,
         model_role: 'worker',

@@ -107,6 +107,7 @@ describe('TaskIntake', () => {
         task_id: taskId,
         subtask_id: 'main',
         user_id: 'u_alice',
+        roles: ['user'],
         session_id: 'sess_42',
         goal: 'draft the release notes',
         model_role: 'worker',
