@@ -1,25 +1,35 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type TaskEventDataByKind, type TaskEventKind } from '@hermes/contracts';
+import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type WireError } from '@hermes/contracts';
 import { RemoteError, request, type Bus } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
-import { buildPrompt } from './prompt-builder.js';
+import { AgentLoop, type LoopLimits } from './agent-loop.js';
+import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
+import { openingMessages } from './prompt-builder.js';
+import { StepEvents } from './step-events.js';
 import { TokenStream } from './token-stream.js';
+import type { ToolCaller } from './tool-caller.js';
 
 export interface JobRunnerOptions {
   bus: Bus;
   llm: LlmClient;
   logger: Logger;
+  checkpoints: CheckpointStore;
+  tools: ToolCaller;
   /** Deliveries of one job before it is reported failed instead of retried. */
   maxAttempts: number;
+  /** Default loop limits; a task's budget.max_steps overrides maxSteps. */
+  limits: LoopLimits;
 }
 
 const SOURCE = 'hermes/runtime';
 
 /**
- * Runs one job: one LLM call over the session's history, then the result back to the dispatcher.
- * Retryable failures (LLM 429/5xx, memory or toolbus unavailable) throw, so JetStream redelivers
- * the job; after `maxAttempts` deliveries, or on a non-retryable error, a failed result is sent.
+ * Runs one job from the queue: resumes its checkpoint (or starts one from the session), runs the
+ * agent loop, writes the final turn to the session and reports the result to the dispatcher.
+ * Retryable failures (LLM 429/5xx, memory or toolbus unreachable) throw, so JetStream redelivers
+ * the job, which resumes at its last completed step; after `maxAttempts` deliveries, or on a
+ * non-retryable error, a failed result is reported.
  */
 export class JobRunner {
   constructor(private readonly o: JobRunnerOptions) {}
@@ -36,69 +46,95 @@ export class JobRunner {
       return;
     }
     log.info('job started');
-    await this.emit('started', job, `${job.job_id}:started:${attempt}`, { task_id: job.task_id, subtask_id: job.subtask_id, attempt });
-
+    await this.publishStarted(job, attempt);
+    const events = new StepEvents({ bus: this.o.bus, logger: log });
     try {
-      const history = await request(this.o.bus, contracts.sessionRead, { user_id: job.user_id, session_id: job.session_id, limit: 20 });
-      const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, ...(job.tools ? { allow: job.tools } : {}) });
-      const messages = buildPrompt(job, history.messages);
-      const maxTokens = job.budget?.max_tokens;
-      const estimate = Math.ceil(JSON.stringify(messages).length / 4);
-      if (maxTokens !== undefined && estimate > maxTokens) {
-        await this.report(job, attempt, {
-          outcome: 'failed',
-          error: wireError('budget_exceeded', `the prompt alone (~${estimate} tokens) exceeds the task budget of ${maxTokens} tokens`, { estimated_tokens: estimate, max_tokens: maxTokens }),
-        });
+      const outcome = await this.runLoop(job, attempt, events);
+      await events.flush();
+      if (outcome.kind === 'stopped') {
+        log.warn({ code: outcome.error.code }, 'job stopped');
+        await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
         return;
       }
-      const stream = job.stream ? this.tokenStream(job, attempt) : undefined;
-      const answer = await this.o.llm.chat({
-        role: job.model_role,
-        messages,
-        ...(stream ? { onDelta: (t: string) => stream.push(t) } : {}),
-      });
-      await stream?.flush();
-      await this.emit('step', job, `${job.job_id}:step:1`, {
-        task_id: job.task_id,
-        subtask_id: job.subtask_id,
-        step: 1,
-        kind: 'llm_call',
-        model: answer.model,
-        usage: answer.usage,
-        detail: { finish_reason: answer.finishReason, tools_available: tools.tools.length },
-      });
-      const output = answer.content ?? '';
-      await request(this.o.bus, contracts.sessionAppend, {
-        user_id: job.user_id,
-        session_id: job.session_id,
-        messages: [
-          { role: 'user', content: job.goal },
-          { role: 'assistant', content: output },
-        ],
-      });
-      await this.report(job, attempt, { outcome: 'succeeded', output, usage: answer.usage, model: answer.model });
-      log.info({ usage: answer.usage }, 'job succeeded');
+      await this.writeSession(job, outcome.checkpoint, outcome.output);
+      await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
+      log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
     } catch (err) {
+      await events.flush();
+      if (err instanceof CheckpointConflictError) {
+        // Another runtime has the job now; it will report. Acking here drops only our copy.
+        log.warn('job taken over by another runtime; stopping');
+        return;
+      }
       const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : true;
       if (retryable && attempt < this.o.maxAttempts) throw err;
-      const wire = err instanceof LlmError ? err.toWire() : err instanceof RemoteError ? err.wire : wireError('internal', (err as Error).message);
+      const wire = toWire(err);
       log.warn({ err, code: wire.code }, 'job failed');
       await this.report(job, attempt, { outcome: 'failed', error: wire });
+    } finally {
+      this.o.checkpoints.forget(job.job_id);
     }
   }
 
-  private tokenStream(job: RuntimeJob, attempt: number): TokenStream {
-    return new TokenStream({
-      intervalMs: 100,
-      publish: (text, index) =>
-        this.emit('step', job, `${job.job_id}:delta:${attempt}:${index}`, {
-          task_id: job.task_id,
-          subtask_id: job.subtask_id,
-          step: 1,
-          kind: 'token_delta',
-          detail: { text, index, attempt },
-        }),
+  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents) {
+    const checkpoint = (await this.o.checkpoints.load(job.job_id)) ?? (await this.startCheckpoint(job));
+    const maxTokens = job.budget?.max_tokens;
+    const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
+    if (checkpoint.step === 0 && maxTokens !== undefined && estimate > maxTokens) {
+      return {
+        kind: 'stopped' as const,
+        error: wireError('budget_exceeded', `the prompt alone (~${estimate} tokens) exceeds the task budget of ${maxTokens} tokens`, { estimated_tokens: estimate, max_tokens: maxTokens }),
+        usage: checkpoint.usage,
+      };
+    }
+    const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
+    const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index) => events.tokenDelta(job, attempt, index, text) }) : undefined;
+    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: this.o.checkpoints, events });
+    const outcome = await loop.run({
+      job,
+      checkpoint,
+      tools: tools.tools,
+      limits: { ...this.o.limits, ...(job.budget?.max_steps ? { maxSteps: job.budget.max_steps } : {}) },
+      ...(stream ? { onDelta: (t: string) => stream.push(t) } : {}),
     });
+    await stream?.flush();
+    return outcome;
+  }
+
+  private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
+    const history = await request(this.o.bus, contracts.sessionRead, { user_id: job.user_id, session_id: job.session_id, limit: 20 });
+    return {
+      v: 1,
+      job_id: job.job_id,
+      step: 0,
+      messages: openingMessages(job, history.messages),
+      usage: { input_tokens: 0, output_tokens: 0 },
+      calls: [],
+      pending: false,
+    };
+  }
+
+  private async writeSession(job: RuntimeJob, cp: Checkpoint, output: string): Promise<void> {
+    if (cp.session_written) return;
+    await request(this.o.bus, contracts.sessionAppend, {
+      user_id: job.user_id,
+      session_id: job.session_id,
+      messages: [
+        { role: 'user', content: job.goal },
+        { role: 'assistant', content: output },
+      ],
+    });
+    cp.session_written = true;
+    await this.o.checkpoints.save(cp);
+  }
+
+  private async publishStarted(job: RuntimeJob, attempt: number): Promise<void> {
+    const id = `${job.job_id}:started:${attempt}`;
+    await this.o.bus.publish(
+      contracts.taskEvents,
+      makeTaskEvent('started', { id, source: SOURCE, taskId: job.task_id, data: { task_id: job.task_id, subtask_id: job.subtask_id, attempt } }),
+      { subject: this.o.bus.subjects.taskEvents(job.task_id), msgId: id },
+    );
   }
 
   private async report(job: RuntimeJob, attempt: number, r: Pick<RuntimeResult, 'outcome'> & Partial<RuntimeResult>): Promise<void> {
@@ -113,11 +149,10 @@ export class JobRunner {
     // One result per job: a runtime that dies after publishing and is redelivered is de-duplicated.
     await this.o.bus.publish(contracts.runtimeResults, result, { msgId: `${job.job_id}:result` });
   }
+}
 
-  private async emit<K extends TaskEventKind>(kind: K, job: RuntimeJob, id: string, data: TaskEventDataByKind[K]): Promise<void> {
-    await this.o.bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id, source: SOURCE, taskId: job.task_id, data }), {
-      subject: this.o.bus.subjects.taskEvents(job.task_id),
-      msgId: id,
-    });
-  }
+function toWire(err: unknown): WireError {
+  if (err instanceof LlmError) return err.toWire();
+  if (err instanceof RemoteError) return err.wire;
+  return wireError('internal', (err as Error)?.message ?? String(err));
 }

@@ -2,7 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { contracts } from '@hermes/contracts';
 import { consumeContract, hostService } from '@hermes/bus';
 import { llmSettings, openLlmClient } from '@hermes/llm';
+import { CheckpointStore } from './checkpoint-store.js';
 import { JobRunner } from './job-runner.js';
+import { ToolCaller } from './tool-caller.js';
 
 await hostService({
   service: 'runtime',
@@ -11,13 +13,25 @@ await hostService({
     RUNTIME_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, description: 'jobs one replica runs at once' }),
     RUNTIME_ACK_WAIT_MS: Type.Integer({ default: 30_000, minimum: 1000, description: 'a job held this long without a heartbeat is redelivered' }),
     RUNTIME_MAX_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, description: 'deliveries of one job before it fails' }),
+    AGENT_MAX_STEPS: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'LLM calls per job unless the task sets budget.max_steps' }),
+    AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
+    TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
+    APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
   }),
   streams: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
   consumers: ['runtimeJobs'],
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS }),
   start: async ({ bus, config, logger }) => {
     const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
-    const runner = new JobRunner({ bus, llm, logger, maxAttempts: config.RUNTIME_MAX_ATTEMPTS });
+    const runner = new JobRunner({
+      bus,
+      llm,
+      logger,
+      maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
+      checkpoints: new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints, { ttlMs: 7 * 86_400_000 })),
+      tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
+      limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
+    });
     const consumer = await consumeContract(
       bus,
       contracts.runtimeJobs,

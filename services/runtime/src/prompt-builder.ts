@@ -1,16 +1,26 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { RuntimeJob, SessionMessage } from '@hermes/contracts';
 
-export const SYSTEM_PROMPT = [
-  'You are a Hermes agent working for an internal team.',
-  'Answer the goal as well as you can with what you are given.',
-  'If information you would need is missing, say what is missing instead of inventing it.',
-].join(' ');
+/**
+ * The system prompt carries the goal, and is sent with every call of the loop, so the model
+ * keeps its aim however many tool turns pile up (goal anchoring).
+ */
+export function systemPrompt(job: RuntimeJob, hasTools: boolean): string {
+  return [
+    'You are a Hermes agent working for an internal team.',
+    `Your goal, which you keep to until it is done: ${job.goal}`,
+    hasTools
+      ? 'Use the tools you are given when they help. Each tool result says whether it worked. When a tool fails, read why, and try another way (other arguments, another tool) rather than giving up or inventing a result.'
+      : 'You have no tools for this task.',
+    'Never make up data. If what you need cannot be found with your tools or in the conversation, say exactly what is missing.',
+    'When you are done, answer with the final result as plain text.',
+  ].join('\n');
+}
 
-/** The messages for one LLM call: system prompt, earlier session turns, then the goal and its inputs. */
-export function buildPrompt(job: RuntimeJob, history: readonly SessionMessage[]): ChatCompletionMessageParam[] {
-  const messages: ChatCompletionMessageParam[] = [{ role: 'system', content: SYSTEM_PROMPT }];
-  // Only plain conversational turns are replayed here; tool turns arrive with the tool loop.
+/** The conversation before the loop: earlier session turns, then the goal and its inputs. */
+export function openingMessages(job: RuntimeJob, history: readonly SessionMessage[]): ChatCompletionMessageParam[] {
+  const messages: ChatCompletionMessageParam[] = [];
+  // Only plain conversational turns are replayed; earlier tasks' tool turns stay in their own checkpoints.
   for (const m of history) {
     if ((m.role === 'user' || m.role === 'assistant') && m.content) messages.push({ role: m.role, content: m.content });
   }

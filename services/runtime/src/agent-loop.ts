@@ -1,0 +1,156 @@
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
+import type { ChatResult, LlmClient } from '@hermes/llm';
+import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
+import { callSignature, findLoop } from './loop-detector.js';
+import { systemPrompt } from './prompt-builder.js';
+import type { StepEvents } from './step-events.js';
+import type { ToolCaller } from './tool-caller.js';
+
+export interface LoopLimits {
+  maxSteps: number;
+  maxRepeats: number;
+}
+
+export type LoopOutcome =
+  | { kind: 'answer'; output: string; usage: Checkpoint['usage']; model: string; checkpoint: Checkpoint }
+  | { kind: 'stopped'; error: WireError; usage: Checkpoint['usage'] };
+
+export interface AgentLoopDeps {
+  llm: LlmClient;
+  tools: ToolCaller;
+  checkpoints: CheckpointStore;
+  events: StepEvents;
+}
+
+/**
+ * The tool-calling loop for one job. Each LLM answer is checkpointed before its tool calls run,
+ * and each batch of tool results before the next LLM call, so a redelivered job continues from
+ * the last finished step. Tool calls carry a key of task, subtask, step and index, so calls that
+ * had already run are replayed by the toolbus, not run again.
+ */
+export class AgentLoop {
+  constructor(private readonly d: AgentLoopDeps) {}
+
+  async run(o: {
+    job: RuntimeJob;
+    checkpoint: Checkpoint;
+    tools: ToolDefinition[];
+    limits: LoopLimits;
+    onDelta?: (text: string) => void;
+    signal?: AbortSignal;
+  }): Promise<LoopOutcome> {
+    const { job, checkpoint: cp, limits } = o;
+    const system: ChatCompletionMessageParam = { role: 'system', content: systemPrompt(job, o.tools.length > 0) };
+    const toolSpecs: ChatCompletionTool[] = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    let model = this.d.llm.modelFor(job.model_role);
+
+    for (;;) {
+      if (cp.pending) await this.runPendingTools(job, cp, o.signal);
+      if (cp.step >= limits.maxSteps) return this.stop(cp, maxStepsError(cp, limits.maxSteps));
+      const budget = job.budget?.max_tokens;
+      const used = cp.usage.input_tokens + cp.usage.output_tokens;
+      if (budget !== undefined && used >= budget) {
+        return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
+      }
+
+      const step = cp.step + 1;
+      const answer: ChatResult = await this.d.llm.chat({
+        role: job.model_role,
+        messages: [system, ...cp.messages],
+        ...(toolSpecs.length ? { tools: toolSpecs } : {}),
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.onDelta ? { onDelta: o.onDelta } : {}),
+      });
+      model = answer.model;
+      cp.step = step;
+      cp.usage = { input_tokens: cp.usage.input_tokens + answer.usage.input_tokens, output_tokens: cp.usage.output_tokens + answer.usage.output_tokens };
+      this.d.events.llmCall(job, step, answer);
+
+      if (answer.toolCalls.length === 0) {
+        cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
+        return { kind: 'answer', output: answer.content ?? '', usage: cp.usage, model, checkpoint: cp };
+      }
+      const signatures = answer.toolCalls.map((c) => callSignature(c.name, c.arguments));
+      const looping = findLoop(cp.calls, signatures, limits.maxRepeats);
+      if (looping) return this.stop(cp, loopError(looping, limits.maxRepeats, step));
+
+      cp.messages.push({
+        role: 'assistant',
+        content: answer.content,
+        tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      });
+      cp.calls.push(...signatures);
+      cp.pending = true;
+      await this.d.checkpoints.save(cp);
+    }
+  }
+
+  /** Runs the tool calls of the last assistant turn in parallel; results go back in call order. */
+  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, signal?: AbortSignal): Promise<void> {
+    const assistant = cp.messages.at(-1);
+    const calls = assistant && assistant.role === 'assistant' ? (assistant.tool_calls ?? []) : [];
+    const replies = await Promise.all(
+      calls.map(async (c, index) => {
+        if (c.type !== 'function') return undefined;
+        this.d.events.toolCall(job, cp.step, index, c.function.name, c.function.arguments);
+        const reply = await this.d.tools.call(
+          {
+            idempotency_key: `${job.task_id}:${job.subtask_id}:${cp.step}:${index}`,
+            task_id: job.task_id,
+            subtask_id: job.subtask_id,
+            step: cp.step,
+            call_index: index,
+            tool_call_id: c.id,
+            user_id: job.user_id,
+            roles: job.roles ?? ['user'],
+            ...(job.tools ? { allow: job.tools } : {}),
+            tool: c.function.name,
+            arguments: c.function.arguments,
+          },
+          signal,
+        );
+        this.d.events.toolResult(job, cp.step, index, c.function.name, reply);
+        return reply;
+      }),
+    );
+    calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
+    cp.pending = false;
+    await this.d.checkpoints.save(cp);
+  }
+
+  private stop(cp: Checkpoint, error: WireError): LoopOutcome {
+    return { kind: 'stopped', error, usage: cp.usage };
+  }
+}
+
+/** What the model reads back for a tool call: the result, or what failed and why. */
+export function toolMessage(reply: ToolCallReply | undefined): string {
+  if (!reply) return JSON.stringify({ ok: false, error: 'unsupported tool call type' });
+  if (reply.status === 'ok') return JSON.stringify({ ok: true, result: reply.result, ...(reply.truncated ? { truncated: true } : {}) });
+  return JSON.stringify({
+    ok: false,
+    error: reply.error ?? { code: 'tool_failed', message: 'the tool call did not complete' },
+    hint: 'The tool call failed. Fix the arguments or try another way; do not invent a result.',
+  });
+}
+
+function maxStepsError(cp: Checkpoint, maxSteps: number): WireError {
+  const lastAnswer = [...cp.messages].reverse().find((m) => m.role === 'assistant' && typeof m.content === 'string' && m.content);
+  return wireError('max_steps_exceeded', `stopped after ${maxSteps} steps without a final answer`, {
+    steps: cp.step,
+    tool_calls: cp.calls.length,
+    tools_used: [...new Set(cp.calls.map((s) => s.split(' ')[0]))],
+    last_assistant_message: lastAnswer?.content ?? null,
+  });
+}
+
+function loopError(signature: string, maxRepeats: number, step: number): WireError {
+  const [tool, ...args] = signature.split(' ');
+  return wireError('loop_detected', `the model asked for ${tool} with the same arguments ${maxRepeats + 1} times; stopped at step ${step}`, {
+    tool,
+    arguments: args.join(' '),
+    step,
+    hint: 'The agent kept repeating one call. Check that the tool returns what the goal needs, or rephrase the goal.',
+  });
+}

@@ -1,0 +1,66 @@
+import type { KV } from '@nats-io/kv';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+
+/** Everything the loop needs to resume a job after a crash without repeating a finished LLM call. */
+export interface Checkpoint {
+  v: 1;
+  job_id: string;
+  /** LLM calls completed. */
+  step: number;
+  /** The conversation after the system prompt: opening messages, assistant turns, tool results. */
+  messages: ChatCompletionMessageParam[];
+  usage: { input_tokens: number; output_tokens: number };
+  /** Tool calls made so far, as `name + canonical arguments`, for the loop detector. */
+  calls: string[];
+  /** An assistant turn whose tool calls have not all returned yet (they run again on resume; the toolbus replays finished ones). */
+  pending: boolean;
+  /** The final turn was written to the session (so a redelivery does not write it twice). */
+  session_written?: boolean;
+}
+
+/** Another runtime wrote the checkpoint since we read it: it has taken the job over. */
+export class CheckpointConflictError extends Error {
+  readonly code = 'checkpoint_conflict';
+  constructor(readonly jobId: string, options?: { cause?: unknown }) {
+    super(`job ${jobId} was taken over by another runtime`, options);
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Checkpoints in JetStream KV, one key per job, written with compare-and-set: if a runtime that
+ * was presumed dead (its job redelivered) wakes up, its next write fails and it stops.
+ */
+export class CheckpointStore {
+  private readonly revisions = new Map<string, number>();
+
+  constructor(private readonly kv: KV) {}
+
+  async load(jobId: string): Promise<Checkpoint | undefined> {
+    const e = await this.kv.get(key(jobId));
+    if (!e || e.operation !== 'PUT') {
+      this.revisions.set(jobId, 0);
+      return undefined;
+    }
+    this.revisions.set(jobId, e.revision);
+    return e.json<Checkpoint>();
+  }
+
+  async save(cp: Checkpoint): Promise<void> {
+    const k = key(cp.job_id);
+    const expected = this.revisions.get(cp.job_id) ?? 0;
+    try {
+      const revision = expected === 0 ? await this.kv.create(k, JSON.stringify(cp)) : await this.kv.update(k, JSON.stringify(cp), expected);
+      this.revisions.set(cp.job_id, revision);
+    } catch (err) {
+      if (/wrong last sequence|key exists/i.test(String((err as Error).message))) throw new CheckpointConflictError(cp.job_id, { cause: err });
+      throw err;
+    }
+  }
+
+  forget(jobId: string): void {
+    this.revisions.delete(jobId);
+  }
+}
+
+const key = (jobId: string) => `job.${jobId.replace(/[^A-Za-z0-9_=-]/g, '_')}`;

@@ -1,0 +1,53 @@
+import { contracts, type ToolCallReply, type ToolCallRequest } from '@hermes/contracts';
+import { request, type Bus } from '@hermes/bus';
+
+export interface ToolCallerOptions {
+  bus: Bus;
+  /** How long one toolCall request may take (the tool's own timeout is enforced by the toolbus). */
+  requestTimeoutMs: number;
+  /** While a call waits for approval, ask again this often even without a settled notice. */
+  approvalPollMs: number;
+}
+
+/**
+ * Sends tool calls to the ToolBus. A call parked for approval is asked again (same idempotency
+ * key, so it never runs twice) when the toolbus announces a decision for the task, or on a poll.
+ */
+export class ToolCaller {
+  constructor(private readonly o: ToolCallerOptions) {}
+
+  async call(req: ToolCallRequest, signal?: AbortSignal): Promise<ToolCallReply> {
+    let reply = await this.send(req);
+    if (reply.status !== 'pending_approval') return reply;
+    // A decision may land between our ask and our wait: remember it rather than sleep through it.
+    let notified = false;
+    let wake: () => void = () => {};
+    const settled = this.o.bus.nc.subscribe(this.o.bus.subjects.toolCallSettled(req.task_id), {
+      callback: () => {
+        notified = true;
+        wake();
+      },
+    });
+    try {
+      while (reply.status === 'pending_approval') {
+        if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+        if (!notified) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.o.approvalPollMs);
+            wake = () => (clearTimeout(timer), resolve());
+            signal?.addEventListener('abort', wake, { once: true });
+          });
+        }
+        notified = false;
+        reply = await this.send(req);
+      }
+      return reply;
+    } finally {
+      settled.unsubscribe();
+    }
+  }
+
+  private send(req: ToolCallRequest): Promise<ToolCallReply> {
+    return request(this.o.bus, contracts.toolCall, req, { timeoutMs: this.o.requestTimeoutMs });
+  }
+}
