@@ -1,8 +1,10 @@
-import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { context, metrics, propagation, trace, type Meter, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator, CompositePropagator, W3CBaggagePropagator } from '@opentelemetry/core';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
@@ -29,6 +31,7 @@ export function startTelemetry(opts: { service: string; env?: NodeJS.ProcessEnv 
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` }),
     // The URL is passed explicitly: left alone, the exporter reads process.env, not `opts.env`.
     traceExporter: new OTLPTraceExporter({ url: endpoint }),
+    ...(metricsEndpoint(env) ? { metricReader: new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: metricsEndpoint(env)! }), exportIntervalMillis: 15_000 }) } : {}),
     textMapPropagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
     contextManager: new AsyncLocalStorageContextManager(),
     instrumentations: [],
@@ -47,6 +50,16 @@ export function installPropagation(): void {
   cm.enable();
   context.setGlobalContextManager(cm);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+}
+
+function metricsEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.OTEL_METRICS_EXPORTER === 'none') return undefined;
+  return env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/metrics` : undefined);
+}
+
+/** The meter Hermes code records its metrics with (a no-op until a MeterProvider is registered). */
+export function hermesMeter(): Meter {
+  return metrics.getMeter('hermes');
 }
 
 /** The tracer Hermes code uses for its own spans. */

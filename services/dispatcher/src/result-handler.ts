@@ -1,7 +1,7 @@
 import type { RuntimeResult } from '@hermes/contracts';
 import { wireError } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
-import type { Logger } from '@hermes/telemetry';
+import { hermesMeter, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
 
@@ -9,6 +9,10 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** Records a runtime job's outcome in the task state and tells the submitter how the task ended. */
 export class ResultHandler {
+  // Per-user token totals: the user id is an attribute, so keep the number of users in mind.
+  private readonly tokens = hermesMeter().createCounter('hermes.task.tokens', { unit: '{token}', description: 'tokens used by finished jobs, per user and type' });
+  private readonly ended = hermesMeter().createCounter('hermes.tasks.ended', { description: 'tasks that ended, by status and error code' });
+
   constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger }) {}
 
   async handle(result: RuntimeResult): Promise<void> {
@@ -37,6 +41,11 @@ export class ResultHandler {
       // Still re-emit: if we crashed after writing the state but before publishing, this is the
       // only chance; the stable event id makes a true duplicate disappear.
       log.debug({ status: view.status }, 'result for an ended task');
+    }
+    if (!alreadyEnded) {
+      this.tokens.add(result.usage.input_tokens, { user_id: view.user_id, 'gen_ai.token.type': 'input' });
+      this.tokens.add(result.usage.output_tokens, { user_id: view.user_id, 'gen_ai.token.type': 'output' });
+      this.ended.add(1, { status: view.status, ...(view.error ? { 'error.type': view.error.code } : {}) });
     }
     if (view.status === 'completed' && view.result) {
       await emitTaskEvent(this.o.bus, 'completed', view.task_id, { task_id: view.task_id, result: view.result, usage: view.usage });
