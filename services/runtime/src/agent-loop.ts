@@ -37,7 +37,8 @@ export class AgentLoop {
     checkpoint: Checkpoint;
     tools: ToolDefinition[];
     limits: LoopLimits;
-    onDelta?: (text: string) => void;
+    /** Content deltas of each LLM call as they stream in, with the step they belong to. */
+    onDelta?: (text: string, step: number) => void;
     signal?: AbortSignal;
   }): Promise<LoopOutcome> {
     const { job, checkpoint: cp, limits } = o;
@@ -45,22 +46,30 @@ export class AgentLoop {
     const toolSpecs: ChatCompletionTool[] = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     let model = this.d.llm.modelFor(job.model_role);
 
+    // A job redelivered after its final answer was checkpointed (e.g. the session write failed) reports that answer.
+    const last = cp.messages.at(-1);
+    if (cp.step > 0 && !cp.pending && last?.role === 'assistant' && !last.tool_calls?.length) {
+      return { kind: 'answer', output: typeof last.content === 'string' ? last.content : '', usage: cp.usage, model, checkpoint: cp };
+    }
+
     for (;;) {
-      if (cp.pending) await this.runPendingTools(job, cp, o.signal);
+      // Limits come before pending tool calls: a model that will not be asked again would never read their results.
       if (cp.step >= limits.maxSteps) return this.stop(cp, maxStepsError(cp, limits.maxSteps));
       const budget = job.budget?.max_tokens;
       const used = cp.usage.input_tokens + cp.usage.output_tokens;
       if (budget !== undefined && used >= budget) {
         return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
       }
+      if (cp.pending) await this.runPendingTools(job, cp, o.signal);
 
       const step = cp.step + 1;
+      const onDelta = o.onDelta;
       const answer: ChatResult = await this.d.llm.chat({
         role: job.model_role,
         messages: [system, ...cp.messages],
         ...(toolSpecs.length ? { tools: toolSpecs } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
-        ...(o.onDelta ? { onDelta: o.onDelta } : {}),
+        ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
       });
       model = answer.model;
       cp.step = step;
@@ -69,6 +78,8 @@ export class AgentLoop {
 
       if (answer.toolCalls.length === 0) {
         cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
+        // Saved before the session write: a runtime that lost the job learns it here, before any side effect.
+        await this.d.checkpoints.save(cp);
         return { kind: 'answer', output: answer.content ?? '', usage: cp.usage, model, checkpoint: cp };
       }
       const signatures = answer.toolCalls.map((c) => callSignature(c.name, c.arguments));

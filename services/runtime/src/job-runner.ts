@@ -1,6 +1,6 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type WireError } from '@hermes/contracts';
-import { RemoteError, request, type Bus } from '@hermes/bus';
+import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
@@ -66,7 +66,8 @@ export class JobRunner {
         log.warn('job taken over by another runtime; stopping');
         return;
       }
-      const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : true;
+      // A payload that fails its own contract is a bug (or a model producing garbage); retrying cannot fix it.
+      const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : !(err instanceof OutgoingPayloadError);
       if (retryable && attempt < this.o.maxAttempts) throw err;
       const wire = toWire(err);
       log.warn({ err, code: wire.code }, 'job failed');
@@ -88,14 +89,14 @@ export class JobRunner {
       };
     }
     const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
-    const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index) => events.tokenDelta(job, attempt, index, text) }) : undefined;
+    const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: this.o.checkpoints, events });
     const outcome = await loop.run({
       job,
       checkpoint,
       tools: tools.tools,
       limits: { ...this.o.limits, ...(job.budget?.max_steps ? { maxSteps: job.budget.max_steps } : {}) },
-      ...(stream ? { onDelta: (t: string) => stream.push(t) } : {}),
+      ...(stream ? { onDelta: (t: string, step: number) => stream.push(t, step) } : {}),
     });
     await stream?.flush();
     return outcome;

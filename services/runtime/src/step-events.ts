@@ -55,11 +55,11 @@ export class StepEvents {
     });
   }
 
-  tokenDelta(job: RuntimeJob, attempt: number, index: number, text: string): Promise<void> {
+  tokenDelta(job: RuntimeJob, attempt: number, step: number, index: number, text: string): Promise<void> {
     return this.publish(job, `${job.job_id}:delta:${attempt}:${index}`, {
       task_id: job.task_id,
       subtask_id: job.subtask_id,
-      step: 1,
+      step,
       kind: 'token_delta',
       detail: { text, index, attempt },
     });

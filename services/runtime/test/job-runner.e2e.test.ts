@@ -1,44 +1,19 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { JsMsg } from '@nats-io/jetstream';
-import { RemoteError, consumeContract, serve, type Bus, type WorkConsumer } from '@hermes/bus';
-import {
-  contracts,
-  taskEventData,
-  type RuntimeJob,
-  type RuntimeResult,
-  type SessionAppendRequest,
-  type SessionMessage,
-  type SessionReadRequest,
-  type ToolsListRequest,
-} from '@hermes/contracts';
-import { Type } from '@sinclair/typebox';
-import { loadConfig } from '@hermes/config';
-import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
+import { RemoteError } from '@hermes/bus';
+import { contracts, taskEventData, type SessionMessage } from '@hermes/contracts';
 import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
-import { JobRunner } from '../src/job-runner.js';
-import { SYSTEM_PROMPT } from '../src/prompt-builder.js';
-import { connectBus, eventually, kinds, silentLogger, storedPayloads, taskEvents, uniquePrefix } from './support.js';
+import { systemPrompt } from '../src/prompt-builder.js';
+import { MODEL, makeJob as job, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
+import { eventually, kinds } from './support.js';
 
 let nats: NatsServerHandle;
 let llm: ScriptedLlm;
-const buses: Bus[] = [];
-const consumers: WorkConsumer[] = [];
+const fixtures: RuntimeFixture[] = [];
 
-const MODEL = 'test-worker';
-
-let jobs = 0;
-function job(j: Partial<RuntimeJob> = {}): RuntimeJob {
-  const taskId = `t_job${++jobs}`;
-  return {
-    job_id: `${taskId}-main`,
-    task_id: taskId,
-    subtask_id: 'main',
-    user_id: 'u_alice',
-    session_id: 'sess_1',
-    goal: 'summarise the incident',
-    model_role: 'worker',
-    ...j,
-  };
+async function runtimeFixture(opts: FixtureOptions = {}): Promise<RuntimeFixture> {
+  const f = await startFixture(nats.url, llm, opts);
+  fixtures.push(f);
+  return f;
 }
 
 const sessionMessage = (role: SessionMessage['role'], content: string): SessionMessage => ({
@@ -51,93 +26,6 @@ const sessionMessage = (role: SessionMessage['role'], content: string): SessionM
   tokens: 3,
 });
 
-interface FixtureOptions {
-  maxAttempts?: number;
-  /** Register the memory stand-in (default true); false leaves nobody answering memory requests. */
-  memory?: boolean;
-  history?: SessionMessage[];
-}
-
-/**
- * A runtime on streams of its own: the JobRunner with a real LlmClient against the scripted model,
- * and memory and toolbus stand-ins that are real responders on the bus.
- */
-async function runtimeFixture(opts: FixtureOptions = {}) {
-  const bus = await connectBus(nats.url, uniquePrefix('runtime'), { runtimeAckWaitMs: 2_000 });
-  buses.push(bus);
-  await bus.ensureStreams(['runtimeJobs', 'runtimeResults', 'taskEvents']);
-  await bus.ensureConsumers(['runtimeJobs']);
-
-  const reads: SessionReadRequest[] = [];
-  const appends: SessionAppendRequest[] = [];
-  const toolLists: ToolsListRequest[] = [];
-  if (opts.memory !== false) {
-    serve(bus, contracts.sessionRead, async (req) => {
-      reads.push(req);
-      return { messages: opts.history ?? [] };
-    });
-    serve(bus, contracts.sessionAppend, async (req) => {
-      appends.push(req);
-      return { messages: [] };
-    });
-  }
-  serve(bus, contracts.toolsList, async (req) => {
-    toolLists.push(req);
-    return { tools: [{ name: 'web_search', description: 'search the web', parameters: { type: 'object' } }] };
-  });
-  await bus.nc.flush();
-
-  // Endpoints resolved from settings exactly as the runtime's main does; no SDK retries, so one call is one attempt.
-  const config = loadConfig(Type.Object(llmSettings), {
-    service: 'runtime-test',
-    env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-key', HERMES_MODEL_WORKER: MODEL },
-  });
-  const client = new LlmClient({ roles: roleEndpoints(config), maxRetries: 0, timeoutMs: 5_000 });
-  const maxAttempts = opts.maxAttempts ?? 3;
-  const runner = new JobRunner({ bus, llm: client, logger: silentLogger, maxAttempts });
-  const consumer = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
-
-  return {
-    bus,
-    runner,
-    reads,
-    appends,
-    toolLists,
-    /** Publishes the job and returns its `delivery`-th delivery (earlier ones are nak'ed, as a failed handler would). */
-    async deliver(j: RuntimeJob, delivery = 1): Promise<JsMsg> {
-      await bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
-      for (;;) {
-        const msg = await consumer.next({ expires: 2_000 });
-        if (!msg) throw new Error('the job was not delivered');
-        if (msg.info.deliveryCount >= delivery) return msg;
-        msg.nak();
-      }
-    },
-    /** Runs the JobRunner as the runtime's consumer does, redelivering quickly after a failure. */
-    async consume(): Promise<void> {
-      consumers.push(
-        await consumeContract(
-          bus,
-          contracts.runtimeJobs,
-          { stream: bus.subjects.streams.runtimeJobs, durable: bus.subjects.consumers.runtimeJobs, retryDelayMs: 50, heartbeatMs: 500 },
-          (j, msg) => runner.run(j, msg),
-        ),
-      );
-    },
-    results: async () => (await storedPayloads(bus, bus.subjects.streams.runtimeResults)) as RuntimeResult[],
-    events: (taskId: string) => taskEvents(bus, taskId),
-    pendingJobs: async () => (await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages,
-  };
-}
-
-/** What a promise rejected with (fails the test when it resolved). */
-async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
-  return p.then(
-    () => expect.unreachable('expected the promise to reject'),
-    (err: unknown) => err,
-  );
-}
-
 beforeAll(async () => {
   [nats, llm] = await Promise.all([startNatsServer(), startScriptedLlm()]);
 });
@@ -149,8 +37,7 @@ beforeEach(() => {
 });
 
 afterAll(async () => {
-  await Promise.all(consumers.map((c) => c.stop(1_000)));
-  await Promise.all(buses.map((b) => b.drain()));
+  await Promise.all(fixtures.map((f) => f.close()));
   await cleanupAll();
 });
 
@@ -186,7 +73,7 @@ describe('JobRunner', () => {
       kind: 'llm_call',
       model: MODEL,
       usage: { input_tokens: 42, output_tokens: 7 },
-      detail: { finish_reason: 'stop', tools_available: 1 },
+      detail: { finish_reason: 'stop', tool_calls: 0 },
     });
     expect(f.appends).toEqual([
       {
@@ -199,7 +86,8 @@ describe('JobRunner', () => {
       },
     ]);
     expect(f.reads).toEqual([{ user_id: 'u_alice', session_id: 'sess_1', limit: 20 }]);
-    expect(f.toolLists).toEqual([{ user_id: 'u_alice', allow: ['web_search'] }]);
+    expect(f.toolLists).toEqual([{ user_id: 'u_alice', roles: ['user'], allow: ['web_search'] }]);
+    expect(f.toolCalls).toEqual([]);
   });
 
   it('the LLM request carries the system prompt, the prior session turns and the goal', async () => {
@@ -215,11 +103,12 @@ describe('JobRunner', () => {
     const body = llm.requests[0]!.body;
     expect(body.model).toBe(MODEL);
     expect(body.messages?.map((m) => [m.role, m.content])).toEqual([
-      ['system', SYSTEM_PROMPT],
+      ['system', systemPrompt(j, true)],
       ['user', 'what broke last night?'],
       ['assistant', 'the DNS resolver'],
       ['user', 'write the postmortem'],
     ]);
+    expect(body.tools).toEqual([{ type: 'function', function: { name: 'web_search', description: 'the web_search tool', parameters: { type: 'object', properties: {} } } }]);
   });
 
   it('an LLM 500 with attempts left throws so the job is redelivered, and publishes no result', async () => {
@@ -304,6 +193,77 @@ describe('JobRunner', () => {
     await f.runner.run(j, msg);
 
     expect(await f.results()).toMatchObject([{ outcome: 'failed', attempt: 1, error: { code: 'no_responders', retryable: true } }]);
+  });
+
+  it('with no tools offered, the model gets the tool-less system prompt and no tool definitions', async () => {
+    const f = await runtimeFixture({ tools: [] });
+    const j = job();
+    const msg = await f.deliver(j);
+
+    await f.runner.run(j, msg);
+
+    const body = llm.requests[0]?.body;
+    expect(body?.messages?.[0]).toEqual({ role: 'system', content: systemPrompt(j, false) });
+    expect(systemPrompt(j, false)).not.toBe(systemPrompt(j, true));
+    expect(body?.tools).toBeUndefined();
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'Scripted answer: summarise the incident' }]);
+  });
+
+  it('a prompt larger than the token budget fails with budget_exceeded before any LLM call', async () => {
+    const f = await runtimeFixture();
+    const j = job({ budget: { max_tokens: 5 } });
+    const msg = await f.deliver(j);
+
+    await f.runner.run(j, msg);
+
+    expect(await f.results()).toMatchObject([
+      { outcome: 'failed', attempt: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: { code: 'budget_exceeded', retryable: false, details: { max_tokens: 5 } } },
+    ]);
+    expect(llm.requests).toHaveLength(0);
+    expect(f.appends).toEqual([]);
+  });
+
+  it('a job redelivered after its final answer was reached writes that answer to the session without asking the model again', async () => {
+    let appendFailures = 1;
+    const f = await runtimeFixture({
+      onSessionAppend: async () => {
+        if (appendFailures-- > 0) throw new Error('redis went away');
+      },
+    });
+    const j = job();
+    llm.enqueue({ content: 'the first and only answer', usage: { prompt_tokens: 11, completion_tokens: 4 } });
+    const first = await f.deliver(j);
+
+    expect(await rejectionOf(f.runner.run(j, first))).toMatchObject({ code: 'internal' });
+    expect(await f.results()).toEqual([]);
+    const second = await f.redeliver(first);
+    await f.runner.run(j, second);
+
+    expect(llm.requests).toHaveLength(1);
+    expect(await f.results()).toMatchObject([
+      { outcome: 'succeeded', attempt: 2, output: 'the first and only answer', usage: { input_tokens: 11, output_tokens: 4 }, model: MODEL },
+    ]);
+    expect(f.appends.map((a) => a.messages.at(-1)?.content)).toEqual(['the first and only answer']);
+  });
+
+  it('a runtime whose job was taken over while the model answered neither writes the session nor reports', async () => {
+    const f = await runtimeFixture();
+    const other = await f.otherRuntime();
+    const j = job();
+    llm.setResponder(async () => {
+      // Another runtime got the redelivered job and checkpointed it while this one waited on the model.
+      await other.load(j.job_id);
+      await other.save({ v: 1, job_id: j.job_id, step: 0, messages: [{ role: 'user', content: 'taken over' }], usage: { input_tokens: 0, output_tokens: 0 }, calls: [], pending: false });
+      return { content: 'a stale answer' };
+    });
+    const msg = await f.deliver(j);
+
+    await f.runner.run(j, msg);
+
+    expect(llm.requests).toHaveLength(1);
+    expect(f.appends).toEqual([]);
+    expect(await f.results()).toEqual([]);
+    expect((await other.load(j.job_id))?.messages).toEqual([{ role: 'user', content: 'taken over' }]);
   });
 
   it('through the work consumer, a job whose first LLM call fails with 500 is redelivered and succeeds on attempt 2', async () => {

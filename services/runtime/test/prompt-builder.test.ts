@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeJob, SessionMessage } from '@hermes/contracts';
-import { SYSTEM_PROMPT, buildPrompt } from '../src/prompt-builder.js';
+import { openingMessages, systemPrompt } from '../src/prompt-builder.js';
 
 const job = (j: Partial<RuntimeJob> = {}): RuntimeJob => ({
   job_id: 'j1',
@@ -24,19 +24,31 @@ const message = (role: SessionMessage['role'], content: string | null): SessionM
   tokens: 1,
 });
 
-describe('buildPrompt', () => {
-  it('puts the system prompt first and the goal last', () => {
-    expect(buildPrompt(job(), [])).toEqual([
-      { role: 'system', content: SYSTEM_PROMPT },
-      { role: 'user', content: 'what did we decide?' },
-    ]);
+describe('systemPrompt', () => {
+  it('anchors the goal in the system prompt', () => {
+    expect(systemPrompt(job({ goal: 'find the root cause of INC-42' }), true)).toContain('find the root cause of INC-42');
   });
 
-  it('replays user and assistant turns of the session in order between system prompt and goal', () => {
+  it('tells the model how to use tools only when it has some', () => {
+    const withTools = systemPrompt(job(), true);
+    const without = systemPrompt(job(), false);
+
+    expect(withTools).toMatch(/use the tools/i);
+    expect(withTools).toMatch(/when a tool fails/i);
+    expect(without).toMatch(/no tools/i);
+    expect(without).not.toMatch(/use the tools/i);
+  });
+});
+
+describe('openingMessages', () => {
+  it('is just the goal for an empty session', () => {
+    expect(openingMessages(job(), [])).toEqual([{ role: 'user', content: 'what did we decide?' }]);
+  });
+
+  it('replays user and assistant turns of the session in order before the goal', () => {
     const history = [message('user', 'first question'), message('assistant', 'first answer'), message('user', 'second question'), message('assistant', 'second answer')];
 
-    expect(buildPrompt(job(), history)).toEqual([
-      { role: 'system', content: SYSTEM_PROMPT },
+    expect(openingMessages(job(), history)).toEqual([
       { role: 'user', content: 'first question' },
       { role: 'assistant', content: 'first answer' },
       { role: 'user', content: 'second question' },
@@ -54,18 +66,17 @@ describe('buildPrompt', () => {
       message('assistant', 'found it'),
     ];
 
-    expect(buildPrompt(job(), history).map((m) => [m.role, m.content])).toEqual([
-      ['system', SYSTEM_PROMPT],
-      ['user', 'look it up'],
-      ['assistant', 'found it'],
-      ['user', 'what did we decide?'],
+    expect(openingMessages(job(), history)).toEqual([
+      { role: 'user', content: 'look it up' },
+      { role: 'assistant', content: 'found it' },
+      { role: 'user', content: 'what did we decide?' },
     ]);
   });
 
   it('appends the inputs as JSON to the goal when there are any', () => {
     const inputs = { repo: 'hermes', labels: ['bug', 'p1'] };
 
-    const last = buildPrompt(job({ goal: 'triage the issues', inputs }), []).at(-1);
+    const last = openingMessages(job({ goal: 'triage the issues', inputs }), []).at(-1);
 
     expect(last?.role).toBe('user');
     const content = last?.content as string;
@@ -74,6 +85,6 @@ describe('buildPrompt', () => {
   });
 
   it('leaves the goal alone when the inputs are empty', () => {
-    expect(buildPrompt(job({ inputs: {} }), []).at(-1)).toEqual({ role: 'user', content: 'what did we decide?' });
+    expect(openingMessages(job({ inputs: {} }), []).at(-1)).toEqual({ role: 'user', content: 'what did we decide?' });
   });
 });

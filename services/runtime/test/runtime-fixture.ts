@@ -1,0 +1,228 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { JsMsg } from '@nats-io/jetstream';
+import { consumeContract, serve, type WorkConsumer } from '@hermes/bus';
+import {
+  contracts,
+  taskEventData,
+  type RuntimeJob,
+  type RuntimeResult,
+  type SessionAppendRequest,
+  type SessionMessage,
+  type SessionReadRequest,
+  type TaskEvent,
+  type TaskEventDataByKind,
+  type ToolCallReply,
+  type ToolCallRequest,
+  type ToolDefinition,
+  type ToolsListRequest,
+} from '@hermes/contracts';
+import { Type } from '@sinclair/typebox';
+import { loadConfig } from '@hermes/config';
+import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
+import type { ScriptedLlm } from '@hermes/testkit';
+import { CheckpointStore } from '../src/checkpoint-store.js';
+import { JobRunner } from '../src/job-runner.js';
+import { ToolCaller } from '../src/tool-caller.js';
+import { connectBus, silentLogger, storedPayloads, taskEvents, uniquePrefix } from './support.js';
+
+export const MODEL = 'test-worker';
+
+let jobs = 0;
+/** A job of a task of its own (task ids never repeat within a test file). */
+export function makeJob(j: Partial<RuntimeJob> = {}): RuntimeJob {
+  const taskId = `t_job${++jobs}p${process.pid}`;
+  return {
+    job_id: `${taskId}-main`,
+    task_id: taskId,
+    subtask_id: 'main',
+    user_id: 'u_alice',
+    session_id: 'sess_1',
+    goal: 'summarise the incident',
+    model_role: 'worker',
+    ...j,
+  };
+}
+
+export const toolDefinition = (name: string): ToolDefinition => ({
+  name,
+  description: `the ${name} tool`,
+  parameters: { type: 'object', properties: {} },
+});
+
+/** The toolbus reply for a call that ran and returned `result`. */
+export const okReply = (req: ToolCallRequest, result: unknown, extra: Partial<ToolCallReply> = {}): ToolCallReply => ({
+  call_id: `call-${req.idempotency_key}`,
+  status: 'ok',
+  result,
+  ...extra,
+});
+
+export interface ToolCallRecord {
+  req: ToolCallRequest;
+  /** When the stand-in received it (`Date.now()`). */
+  at: number;
+}
+
+export interface FixtureOptions {
+  /** Deliveries of one job before it fails (default 3). */
+  maxAttempts?: number;
+  /** Register the memory stand-in (default true); false leaves nobody answering memory requests. */
+  memory?: boolean;
+  history?: SessionMessage[];
+  /** Answers sessionAppend (default: records the request and replies with no messages). */
+  onSessionAppend?: (req: SessionAppendRequest) => Promise<void>;
+  /** What the toolbus stand-in lists (default: web_search). */
+  tools?: ToolDefinition[];
+  /** Answers toolCall (default: ok with `{ tool, arguments }`). */
+  onToolCall?: (req: ToolCallRequest) => Promise<ToolCallReply>;
+  /** Runtime default loop limits (default maxSteps 10, maxRepeats 2). */
+  maxSteps?: number;
+  maxRepeats?: number;
+  toolRequestTimeoutMs?: number;
+  approvalPollMs?: number;
+}
+
+/**
+ * A runtime on streams and a checkpoint bucket of its own: the JobRunner with a real LlmClient
+ * against the scripted model, and memory and toolbus stand-ins that are real responders on the bus.
+ */
+export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: FixtureOptions = {}) {
+  const bus = await connectBus(natsUrl, uniquePrefix('runtime'), { runtimeAckWaitMs: 5_000 });
+  await bus.ensureStreams(['runtimeJobs', 'runtimeResults', 'taskEvents']);
+  await bus.ensureConsumers(['runtimeJobs']);
+  const kv = await bus.kv(bus.subjects.buckets.checkpoints);
+
+  const reads: SessionReadRequest[] = [];
+  const appends: SessionAppendRequest[] = [];
+  const toolLists: ToolsListRequest[] = [];
+  const toolCalls: ToolCallRecord[] = [];
+  const inFlight = { now: 0, max: 0 };
+  if (opts.memory !== false) {
+    serve(bus, contracts.sessionRead, async (req) => {
+      reads.push(req);
+      return { messages: opts.history ?? [] };
+    });
+    serve(bus, contracts.sessionAppend, async (req) => {
+      await opts.onSessionAppend?.(req);
+      appends.push(req);
+      return { messages: [] };
+    });
+  }
+  serve(bus, contracts.toolsList, async (req) => {
+    toolLists.push(req);
+    return { tools: opts.tools ?? [toolDefinition('web_search')] };
+  });
+  serve(bus, contracts.toolCall, async (req) => {
+    toolCalls.push({ req, at: Date.now() });
+    inFlight.max = Math.max(inFlight.max, ++inFlight.now);
+    try {
+      return await (opts.onToolCall ?? (async (r) => okReply(r, { tool: r.tool, arguments: JSON.parse(r.arguments) as unknown })))(req);
+    } finally {
+      inFlight.now--;
+    }
+  });
+  await bus.nc.flush();
+
+  // Endpoints resolved from settings exactly as the runtime's main does; no retries, so one call is one attempt.
+  const config = loadConfig(Type.Object(llmSettings), {
+    service: 'runtime-test',
+    env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-key', HERMES_MODEL_WORKER: MODEL },
+  });
+  const client = new LlmClient({ roles: roleEndpoints(config), maxRetries: 0, timeoutMs: 5_000 });
+  const runner = new JobRunner({
+    bus,
+    llm: client,
+    logger: silentLogger,
+    maxAttempts: opts.maxAttempts ?? 3,
+    checkpoints: new CheckpointStore(kv),
+    tools: new ToolCaller({ bus, requestTimeoutMs: opts.toolRequestTimeoutMs ?? 3_000, approvalPollMs: opts.approvalPollMs ?? 10_000 }),
+    limits: { maxSteps: opts.maxSteps ?? 10, maxRepeats: opts.maxRepeats ?? 2 },
+  });
+  const consumer = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
+  const consumers: WorkConsumer[] = [];
+
+  const nextDelivery = async (): Promise<JsMsg> => {
+    const msg = await consumer.next({ expires: 2_000 });
+    if (!msg) throw new Error('the job was not delivered');
+    return msg;
+  };
+
+  return {
+    bus,
+    runner,
+    reads,
+    appends,
+    toolLists,
+    /** toolCall requests the toolbus stand-in received, in arrival order. */
+    toolCalls,
+    /** Most toolCall requests the stand-in held at once. */
+    get maxToolCallsInFlight() {
+      return inFlight.max;
+    },
+    /** A checkpoint store of "another runtime" on the same bucket. */
+    otherRuntime: async () => new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints)),
+    /** Publishes the job and returns its `delivery`-th delivery (earlier ones are nak'ed, as a failed handler would). */
+    async deliver(j: RuntimeJob, delivery = 1): Promise<JsMsg> {
+      await bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
+      for (;;) {
+        const msg = await nextDelivery();
+        if (msg.info.deliveryCount >= delivery) return msg;
+        msg.nak();
+      }
+    },
+    /** Naks a delivery, as the consumer does when the handler threw, and returns the next one. */
+    async redeliver(msg: JsMsg): Promise<JsMsg> {
+      msg.nak();
+      return nextDelivery();
+    },
+    /** Runs the JobRunner as the runtime's consumer does, redelivering quickly after a failure. */
+    async consume(): Promise<void> {
+      consumers.push(
+        await consumeContract(
+          bus,
+          contracts.runtimeJobs,
+          { stream: bus.subjects.streams.runtimeJobs, durable: bus.subjects.consumers.runtimeJobs, retryDelayMs: 50, heartbeatMs: 500 },
+          (j, msg) => runner.run(j, msg),
+        ),
+      );
+    },
+    results: async () => (await storedPayloads(bus, bus.subjects.streams.runtimeResults)) as RuntimeResult[],
+    events: (taskId: string) => taskEvents(bus, taskId),
+    /** The data of the step events of a task, oldest first. */
+    steps: async (taskId: string) => stepData(await taskEvents(bus, taskId)),
+    pendingJobs: async () => (await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages,
+    async close(): Promise<void> {
+      await Promise.all(consumers.map((c) => c.stop(1_000)));
+      await bus.drain();
+    },
+  };
+}
+
+export type RuntimeFixture = Awaited<ReturnType<typeof runtimeFixture>>;
+
+/** The data of the step events among `events`, oldest first. */
+export function stepData(events: readonly TaskEvent[]): TaskEventDataByKind['step'][] {
+  return events.flatMap((e) => {
+    const d = taskEventData(e, 'step');
+    return d ? [d] : [];
+  });
+}
+
+/** What a promise rejected with (throws when it resolved). */
+export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => {
+      throw new Error('expected the promise to reject');
+    },
+    (err: unknown) => err,
+  );
+}
+
+/** Resolves when `check` holds, polling every 10 ms, or rejects after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
