@@ -74,10 +74,14 @@ export class Bus {
     return new Bus(nc, jetstream(nc), jsm, subjects, opts.logger, opts.tuning ?? {});
   }
 
-  /** Declares streams idempotently: identical config is a no-op, a changed one is updated. */
-  async ensureStreams(keys: StreamKey[]): Promise<void> {
+  /**
+   * Declares streams idempotently: identical config is a no-op, a changed one is updated. With
+   * `createOnly`, an existing stream is left as its owner configured it.
+   */
+  async ensureStreams(keys: StreamKey[], opts: { createOnly?: boolean } = {}): Promise<void> {
     for (const key of keys) {
       const cfg = streamConfig(this.subjects, key, this.tuning);
+      if (opts.createOnly && (await this.jsm.streams.info(cfg.name).then(() => true, () => false))) continue;
       // add() with an identical config succeeds; a changed config (e.g. a new subject) fails
       // with "name already in use", and is then applied with update().
       try {

@@ -23,7 +23,10 @@ export interface HostServiceOptions<S extends TObject> {
   service: ServiceName;
   /** The service's own settings; the common ones (NATS_URL, HEALTH_PORT, ...) are added. */
   settings: S;
+  /** Streams this service owns: created, and updated to its config. */
   streams?: StreamKey[];
+  /** Streams it only publishes to or reads: created if absent, otherwise left to their owner. */
+  uses?: StreamKey[];
   consumers?: ConsumerKey[];
   tuning?: (config: Static<S> & CommonConfig) => StreamTuning;
   start(ctx: ServiceContext<Static<S>>): Promise<RunningService>;
@@ -71,6 +74,7 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     ...(opts.tuning ? { tuning: opts.tuning(config) } : {}),
   });
   if (opts.streams?.length) await bus.ensureStreams(opts.streams);
+  if (opts.uses?.length) await bus.ensureStreams(opts.uses, { createOnly: true });
   if (opts.consumers?.length) await bus.ensureConsumers(opts.consumers);
   const running = await opts.start({ config, bus, logger });
   ready = true;

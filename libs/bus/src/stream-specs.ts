@@ -2,14 +2,16 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { nanos } from '@nats-io/transport-node';
 import type { Subjects } from '@hermes/contracts';
 
-export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults';
+export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit';
 export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs';
 
 export interface StreamTuning {
-  /** How long JetStream remembers a Nats-Msg-Id to drop a duplicate publish. */
+  /** How long JetStream remembers a submission's Nats-Msg-Id to drop a duplicate publish. */
   duplicateWindowMs?: number;
   /** How long task events stay replayable (SSE, `hermes run`). */
   eventsMaxAgeMs?: number;
+  /** How long tool audit records are kept. */
+  auditMaxAgeMs?: number;
   /** How long a runtime may hold a job without a heartbeat before it is redelivered. */
   runtimeAckWaitMs?: number;
 }
@@ -18,11 +20,19 @@ const DAY = 86_400_000;
 
 /** The JetStream streams Hermes declares. Only features of nats-server 2.9 are used. */
 export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}): Partial<StreamConfig> & { name: string; subjects: string[] } {
-  const dup = nanos(t.duplicateWindowMs ?? 120_000);
-  const base = { storage: StorageType.File, num_replicas: 1, duplicate_window: dup, discard: DiscardPolicy.Old };
+  // Only the submit stream's window is tunable: every service declares the shared streams, and
+  // they must all compute the same config or each start would undo the others'.
+  const base = { storage: StorageType.File, num_replicas: 1, duplicate_window: nanos(120_000), discard: DiscardPolicy.Old };
   switch (key) {
     case 'taskSubmit':
-      return { ...base, name: s.streams.taskSubmit, subjects: [s.taskSubmit], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+      return {
+        ...base,
+        name: s.streams.taskSubmit,
+        subjects: [s.taskSubmit],
+        retention: RetentionPolicy.Workqueue,
+        max_age: nanos(7 * DAY),
+        duplicate_window: nanos(t.duplicateWindowMs ?? 120_000),
+      };
     case 'taskEvents':
       return {
         ...base,
@@ -33,6 +43,14 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
       };
     case 'runtimeJobs':
       return { ...base, name: s.streams.runtimeJobs, subjects: [s.runtimeJobs], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+    case 'toolAudit':
+      return {
+        ...base,
+        name: s.streams.toolAudit,
+        subjects: [s.toolAuditAll],
+        retention: RetentionPolicy.Limits,
+        max_age: nanos(t.auditMaxAgeMs ?? 30 * DAY),
+      };
     case 'runtimeResults':
       return { ...base, name: s.streams.runtimeResults, subjects: [s.runtimeResults], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
   }

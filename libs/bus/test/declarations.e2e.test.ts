@@ -5,7 +5,7 @@ import { contracts, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
-const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'] as const;
+const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit'] as const;
 const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs'] as const;
 
 let nats: NatsServerHandle;
@@ -47,22 +47,33 @@ describe('stream and consumer declaration', () => {
   it('declaring again with changed tuning updates the stream and the consumer in place', async () => {
     const prefix = uniquePrefix('tune');
     const before = await open(prefix, { tuning: { duplicateWindowMs: 60_000, runtimeAckWaitMs: 30_000 } });
-    await before.ensureStreams(['runtimeJobs']);
+    await before.ensureStreams(['runtimeJobs', 'taskSubmit']);
     await before.ensureConsumers(['runtimeJobs']);
     await before.publish(contracts.runtimeJobs, {
       job_id: 'j1', task_id: 't1', subtask_id: 's1', user_id: 'u1', session_id: 'x1', goal: 'keep me', model_role: 'worker',
     });
 
     const after = await open(prefix, { tuning: { duplicateWindowMs: 5_000, runtimeAckWaitMs: 2_000 } });
-    await after.ensureStreams(['runtimeJobs']);
+    await after.ensureStreams(['runtimeJobs', 'taskSubmit']);
     await after.ensureConsumers(['runtimeJobs']);
 
-    const stream = await after.jsm.streams.info(after.subjects.streams.runtimeJobs);
+    // Only the submit stream's duplicate window is tunable (see stream-specs).
+    const stream = await after.jsm.streams.info(after.subjects.streams.taskSubmit);
     expect(stream.config.duplicate_window).toBe(5_000 * 1_000_000);
-    expect(stream.state.messages).toBe(1);
+    expect((await after.jsm.streams.info(after.subjects.streams.runtimeJobs)).state.messages).toBe(1);
     const consumer = await after.jsm.consumers.info(after.subjects.streams.runtimeJobs, after.subjects.consumers.runtimeJobs);
     expect(consumer.config.ack_wait).toBe(2_000 * 1_000_000);
     expect(consumer.num_pending).toBe(1);
+  });
+
+  it('createOnly leaves an existing stream as its owner configured it', async () => {
+    const prefix = uniquePrefix('own');
+    const owner = await open(prefix, { tuning: { duplicateWindowMs: 5_000 } });
+    await owner.ensureStreams(['taskSubmit']);
+    const user = await open(prefix);
+    await user.ensureStreams(['taskSubmit', 'taskEvents'], { createOnly: true });
+    expect((await user.jsm.streams.info(user.subjects.streams.taskSubmit)).config.duplicate_window).toBe(5_000 * 1_000_000);
+    expect((await user.jsm.streams.info(user.subjects.streams.taskEvents)).config.name).toBe(user.subjects.streams.taskEvents);
   });
 
   it('a tuning the server refuses surfaces as an error instead of being ignored', async () => {

@@ -54,6 +54,8 @@ export interface Subjects {
     readonly llmSemaphore: string;
     /** Tool call records: exactly-once, pending approvals, full results. */
     readonly toolCalls: string;
+    /** Tool calls waiting for a human decision (every toolbus replica watches it). */
+    readonly toolApprovals: string;
     /** Results of idempotent tools, expiring after their TTL. */
     readonly toolCache: string;
     /** Agent loop checkpoints, one per job. */
@@ -105,6 +107,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       tasks: `${prefix}_tasks`,
       llmSemaphore: `${prefix}_llm_semaphore`,
       toolCalls: `${prefix}_tool_calls`,
+      toolApprovals: `${prefix}_tool_approvals`,
       toolCache: `${prefix}_tool_cache`,
       checkpoints: `${prefix}_checkpoints`,
     },

@@ -5,6 +5,7 @@ import { hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver } from './llm-pools.js';
+import { LlmMetrics } from './llm-metrics.js';
 import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport } from './permits.js';
 
 export type ModelRole = 'planner' | 'worker' | 'summarizer' | 'embedder';
@@ -49,6 +50,7 @@ export interface ChatRequest {
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
   private readonly permits: PermitProvider;
+  private readonly metrics = new LlmMetrics();
   readonly pools: PoolResolver;
 
   constructor(private readonly opts: LlmClientOptions) {
@@ -84,6 +86,7 @@ export class LlmClient {
     try {
       for (let attempt = 0; ; attempt++) {
         const permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
+        const started = performance.now();
         try {
           const result = await callChat(this.client(endpoint), {
             model: endpoint.model,
@@ -93,6 +96,7 @@ export class LlmClient {
             ...(req.onDelta ? { onDelta: req.onDelta } : {}),
           });
           await releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
+          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage });
           span.setAttributes({
             'gen_ai.response.model': result.model,
             'gen_ai.usage.input_tokens': result.usage.input_tokens,
@@ -102,7 +106,10 @@ export class LlmClient {
           return result;
         } catch (err) {
           const e = toLlmError(err, endpoint.model);
-          await releaseQuietly(permit, reportFor(e), span);
+          // A call its caller aborted says nothing about the provider; counting it as a failure
+          // would back the whole pool off after a few cancelled tasks.
+          await releaseQuietly(permit, req.signal?.aborted ? {} : reportFor(e), span);
+          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, errorType: e.code });
           if (!e.retryable || attempt >= (this.opts.maxRetries ?? 2) || req.signal?.aborted) throw e;
           span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
           // A 429 already paused the whole pool; other failures back off here, with jitter.
@@ -130,7 +137,7 @@ export class LlmClient {
       return res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
     } catch (err) {
       const e = toLlmError(err, endpoint.model);
-      await permit.release(reportFor(e)).catch(() => {});
+      await permit.release(opts.signal?.aborted ? {} : reportFor(e)).catch(() => {});
       throw e;
     }
   }
@@ -145,7 +152,10 @@ export class LlmClient {
         ...(req.signal ? { signal: req.signal } : {}),
         ...this.permitTimeout(),
       });
-      if (permit.waitedMs !== undefined) span.setAttribute('hermes.llm.permit_wait_ms', permit.waitedMs);
+      if (permit.waitedMs !== undefined) {
+        span.setAttribute('hermes.llm.permit_wait_ms', permit.waitedMs);
+        this.metrics.waited(pool, permit.waitedMs);
+      }
       return permit;
     } catch (err) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });

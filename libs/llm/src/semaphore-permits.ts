@@ -1,4 +1,4 @@
-import { PermitTimeoutError, type DistributedSemaphore } from '@hermes/semaphore';
+import { PermitAbortedError, PermitTimeoutError, type DistributedSemaphore } from '@hermes/semaphore';
 import { LlmError } from './llm-errors.js';
 import type { PermitProvider } from './permits.js';
 
@@ -16,6 +16,10 @@ export function semaphorePermits(sem: DistributedSemaphore): PermitProvider {
       } catch (err) {
         if (err instanceof PermitTimeoutError) {
           throw new LlmError('llm_permit_timeout', err.message, true, { pool: req.pool }, { cause: err });
+        }
+        // The caller gave up (as with a call aborted mid-flight): not a provider failure.
+        if (err instanceof PermitAbortedError) {
+          throw new LlmError('llm_timeout', `wait for a permit from pool "${req.pool}" was aborted`, true, { pool: req.pool }, { cause: err });
         }
         throw err;
       }

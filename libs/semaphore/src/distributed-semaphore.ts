@@ -108,7 +108,9 @@ export class DistributedSemaphore {
         const i = lp.waiters.indexOf(w);
         if (i < 0) return;
         lp.waiters.splice(i, 1);
-        if (w.enqueued) lp.cancels.add(w.id);
+        // A write in flight may be putting it in the shared queue right now; cancel it there too,
+        // or it would sit at the head, ungrantable, until its lease ran out.
+        if (w.enqueued || lp.pumping) lp.cancels.add(w.id);
         w.settle(err);
         void this.pump(lp);
       };
@@ -148,6 +150,8 @@ export class DistributedSemaphore {
         if (!lp || e.operation !== 'PUT') continue;
         if (!lp.cached || e.revision > lp.cached.revision) {
           lp.cached = { state: e.json<PoolState>(), revision: e.revision };
+          // A grant to one of our waiters written by another process is taken up by the next cycle
+          // (adoptGrants), not here, so it never races the settling of a write of ours in flight.
           if (this.hasWork(lp)) void this.pump(lp);
         }
       }
@@ -184,6 +188,7 @@ export class DistributedSemaphore {
     for (let attempt = 0; attempt < 100; attempt++) {
       if (!lp.cached) await this.load(lp);
       const cached = lp.cached!;
+      this.adoptGrants(lp, cached.state);
       const now = this.clock.now();
       const s = structuredClone(cached.state);
       const granted: string[] = [];
@@ -196,7 +201,8 @@ export class DistributedSemaphore {
         return;
       } catch (err) {
         if (!isConflict(err)) throw err;
-        await this.load(lp);
+        // The write that beat ours has usually reached us through the watch by now; read only if not.
+        if (!lp.cached || lp.cached.revision <= cached.revision) await this.load(lp);
       }
     }
     throw new Error(`pool ${lp.name}: too many concurrent writers`);
@@ -220,6 +226,13 @@ export class DistributedSemaphore {
     }
     if (lp.cancels.size > 0) {
       s.waiters = s.waiters.filter((w) => !lp.cancels.has(w.id));
+      // Another process may have granted it before the cancel landed: give the unused permit back.
+      for (const id of lp.cancels) {
+        const h = s.holders[id];
+        if (!h || lp.holders.has(id)) continue;
+        delete s.holders[id];
+        if (s.tpm !== null) s.tokens += h.est;
+      }
       changed = true;
     }
     // Renew our leases once a third has passed, so a live process never loses what it holds.
@@ -246,17 +259,22 @@ export class DistributedSemaphore {
     // Only as many of our waiters join the shared queue as the pool has permits; the rest wait
     // here in order. That keeps the KV value small however many calls a process has queued.
     for (const w of lp.waiters) {
-      if (queued.has(w.id) || enqueuedHere >= Math.max(1, s.capacity)) continue;
+      if (queued.has(w.id) || s.holders[w.id] || enqueuedHere >= Math.max(1, s.capacity)) continue;
       s.waiters.push({ id: w.id, t: w.t, prio: w.prio, est: w.est, exp: now + this.leaseMs });
       enqueuedHere++;
       changed = true;
     }
+    // A write grants the head of the queue whichever process it belongs to (the owner learns it
+    // from the watch), so a permit freed here is handed on in the same write rather than waiting
+    // for the owner to notice and write again. Nobody writes only to grant another's waiter.
     const mine = new Set(lp.waiters.map((w) => w.id));
-    for (const w of grantable(s, now)) {
-      if (!mine.has(w.id)) continue;
-      grant(s, w, now, this.leaseMs);
-      granted.push(w.id);
-      changed = true;
+    const grants = grantable(s, now);
+    if (changed || grants.some((w) => mine.has(w.id))) {
+      for (const w of grants) {
+        grant(s, w, now, this.leaseMs);
+        if (mine.has(w.id)) granted.push(w.id);
+        changed = true;
+      }
     }
     return changed;
   }
@@ -280,6 +298,16 @@ export class DistributedSemaphore {
       const [w] = lp.waiters.splice(i, 1);
       lp.holders.add(id);
       w!.settle(this.permit(lp, id, Date.now() - w!.startedAt));
+    }
+  }
+
+  /** Settles our waiters that a write by another process has granted. */
+  private adoptGrants(lp: LocalPool, s: PoolState): void {
+    if (lp.waiters.length === 0) return;
+    for (const w of lp.waiters.filter((x) => s.holders[x.id])) {
+      lp.waiters.splice(lp.waiters.indexOf(w), 1);
+      lp.holders.add(w.id);
+      w.settle(this.permit(lp, w.id, Date.now() - w.startedAt));
     }
   }
 

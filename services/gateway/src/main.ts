@@ -4,7 +4,7 @@ import { startGateway } from './gateway.js';
 import { gatewaySettings } from './settings.js';
 
 try {
-  await hostService({ service: 'gateway', settings: gatewaySettings, streams: ['taskSubmit', 'taskEvents'], start: startGateway });
+  await hostService({ service: 'gateway', settings: gatewaySettings, uses: ['taskSubmit', 'taskEvents'], start: startGateway });
 } catch (err) {
   // A bad HERMES_API_KEYS_FILE is only found once the keys are read; exit as hostService does for env settings.
   if (!(err instanceof ConfigError)) throw err;

@@ -98,7 +98,8 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; g
   };
 }
 
-async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
+/** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin. */
+export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
   try {
     // A non-admin asking for another user's task gets not_found, so task ids cannot be probed.
     return await request(bus, contracts.taskGet, { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id });
@@ -143,7 +144,8 @@ async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | un
   }
 }
 
-function taskIdParam(raw: string | undefined): string {
+/** The task id from a path segment; 400 invalid_task_id when it is not an Id. */
+export function taskIdParam(raw: string | undefined): string {
   let id: string;
   try {
     id = decodeURIComponent(raw ?? '');

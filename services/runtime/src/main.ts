@@ -18,7 +18,7 @@ await hostService({
     TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
     APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
   }),
-  streams: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
+  uses: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
   consumers: ['runtimeJobs'],
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS }),
   start: async ({ bus, config, logger }) => {

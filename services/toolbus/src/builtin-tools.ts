@@ -1,31 +1,35 @@
-import type { ToolDefinition } from '@hermes/contracts';
+import { httpGetTool, type HttpGetOptions } from './http-get-tool.js';
+import { dateAddTool, dateDiffTool, timeNowTool } from './time-tools.js';
+import type { BuiltinTool } from './tool-types.js';
 
-/** The current time; lets a model answer "what day is it" without guessing from its training data. */
-export const timeNowTool: ToolDefinition = {
-  name: 'time_now',
-  description: 'Returns the current date and time as an ISO 8601 string, in UTC or in the given IANA time zone.',
-  parameters: {
-    type: 'object',
-    properties: {
-      timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone name, e.g. "Europe/Paris". Defaults to UTC.' },
-    },
-    additionalProperties: false,
-  },
-};
+export { timeNowTool, dateAddTool, dateDiffTool } from './time-tools.js';
+export { httpGetTool } from './http-get-tool.js';
 
 /** Returns its input: the simplest tool, used to exercise the tool-calling path end to end. */
-export const echoTool: ToolDefinition = {
-  name: 'echo',
-  description: 'Returns the given text unchanged.',
-  parameters: {
-    type: 'object',
-    properties: {
-      text: { type: 'string', maxLength: 10_000, description: 'The text to return.' },
+export const echoTool: BuiltinTool = {
+  spec: {
+    name: 'echo',
+    description: 'Returns the given text unchanged.',
+    parameters: {
+      type: 'object',
+      properties: {
+        text: { type: 'string', maxLength: 10_000, description: 'The text to return.' },
+      },
+      required: ['text'],
+      additionalProperties: false,
     },
-    required: ['text'],
-    additionalProperties: false,
+    timeout_ms: 1000,
+  },
+  async run(args) {
+    return String(args.text);
   },
 };
 
-/** Tools every toolbus replica offers, before MCP servers add theirs. */
-export const builtinTools: readonly ToolDefinition[] = [timeNowTool, echoTool];
+/**
+ * The tools every toolbus replica offers, before remote providers add theirs. Memory tools
+ * (`remember` / `recall`) are deliberately absent: they belong to the memory service's long-term
+ * store, which does not exist yet; they will come as a remote provider once it does.
+ */
+export function builtinTools(o: { http: HttpGetOptions }): BuiltinTool[] {
+  return [timeNowTool, echoTool, dateAddTool, dateDiffTool, httpGetTool(o.http)];
+}

@@ -3,14 +3,14 @@ import { serve, type Bus } from '@hermes/bus';
 import type { ToolRegistry } from './tool-registry.js';
 
 /**
- * The tools a caller may use. Without `allow` every tool is offered; with it, only the tools it
- * names (an empty list offers none, and names the registry does not know are ignored).
- * `user_id` and `roles` are accepted but not enforced yet: per-role permissions arrive together
- * with tool execution, where they must also be checked again before a call runs.
+ * The tools a caller may use: built-in and remote ones, those whose roles the caller has (a tool
+ * without roles is open to all), narrowed by the task's allow-list when there is one (an empty
+ * list offers none; names the registry does not know are ignored). The same checks run again
+ * when a call arrives, so the list is a courtesy to the model, not the guard.
  */
 export function listTools(registry: ToolRegistry, req: ToolsListRequest): ToolsListReply {
-  const allowed = req.allow ? new Set(req.allow) : undefined;
-  return { tools: registry.list().filter((tool) => !allowed || allowed.has(tool.name)) };
+  const tools = registry.usableBy({ roles: req.roles ?? [], ...(req.allow ? { allow: req.allow } : {}) });
+  return { tools: tools.map(({ spec }) => ({ name: spec.name, description: spec.description, parameters: spec.parameters })) };
 }
 
 /** Answers the toolsList request on the toolbus queue group. */

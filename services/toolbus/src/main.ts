@@ -1,21 +1,15 @@
-import { Type } from '@sinclair/typebox';
 import { hostService } from '@hermes/bus';
-import { builtinTools } from './builtin-tools.js';
-import { serveToolsList } from './list-tools.js';
-import { ToolRegistry } from './tool-registry.js';
+import { startToolbus } from './toolbus.js';
+import { toolbusSettings } from './toolbus-settings.js';
 
 await hostService({
   service: 'toolbus',
-  // No settings of its own yet: MCP server configuration and tool timeouts come with execution.
-  settings: Type.Object({}),
-  start: async ({ bus, logger }) => {
-    const registry = new ToolRegistry({ tools: builtinTools });
-    const sub = serveToolsList({ bus, registry });
-    logger.info({ tools: registry.list().map((t) => t.name) }, 'serving tool list');
-    return {
-      stop: async () => {
-        await sub.drain();
-      },
-    };
+  settings: toolbusSettings,
+  // Approval requests are step events on the task's event stream.
+  uses: ['taskEvents'],
+  start: async ({ bus, config, logger }) => {
+    const toolbus = await startToolbus({ bus, settings: config });
+    logger.info({ toolbus_id: toolbus.instanceId, tools: toolbus.registry.all().map((t) => t.spec.name) }, 'toolbus serving');
+    return { stop: (timeoutMs) => toolbus.stop(timeoutMs) };
   },
 });

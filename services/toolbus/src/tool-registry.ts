@@ -1,48 +1,130 @@
-import { Ajv } from 'ajv';
-import { validate, ToolDefinition } from '@hermes/contracts';
+import { validate, ToolSpec, type ToolProviderAnnouncement } from '@hermes/contracts';
+import type { Logger } from '@hermes/telemetry';
+import type { ArgumentValidator } from './argument-validator.js';
+import { mayUse, type Access } from './permissions.js';
 import { InvalidToolDefinitionError } from './toolbus-errors.js';
+import type { BuiltinTool, RegisteredTool } from './tool-types.js';
 
-// Strict mode rejects unknown keywords and other schema mistakes, so a typo in a tool's schema
-// fails at start-up instead of silently accepting any arguments from the model.
-const schemaChecker = new Ajv({ strict: true, allErrors: true });
+export const BUILTIN_PROVIDER = 'builtin';
 
-/**
- * The tools this toolbus offers, in registration order. Every definition is checked when it is
- * registered: a valid contract shape, a unique name, and a strict JSON Schema for its arguments.
- */
-export class ToolRegistry {
-  private readonly tools = new Map<string, ToolDefinition>();
-
-  constructor(opts: { tools?: readonly ToolDefinition[] } = {}) {
-    for (const tool of opts.tools ?? []) this.register(tool);
-  }
-
-  /** Adds a tool; throws InvalidToolDefinitionError when it could not be offered to a model. */
-  register(tool: ToolDefinition): void {
-    const shape = validate(ToolDefinition, tool);
-    if (!shape.ok) {
-      throw new InvalidToolDefinitionError(tool.name, shape.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; '));
-    }
-    if (this.tools.has(tool.name)) throw new InvalidToolDefinitionError(tool.name, 'is already registered');
-    assertStrictSchema(tool);
-    this.tools.set(tool.name, tool);
-  }
-
-  /** Every registered tool, in registration order. */
-  list(): ToolDefinition[] {
-    return [...this.tools.values()];
-  }
+export interface ToolRegistryOptions {
+  validator: ArgumentValidator;
+  defaultTimeoutMs: number;
+  builtins?: readonly BuiltinTool[];
+  logger?: Logger;
 }
 
-function assertStrictSchema(tool: ToolDefinition): void {
-  const params = tool.parameters;
-  // Function-calling APIs require an object at the root; closing it keeps the model from
-  // inventing arguments that a tool would silently ignore.
-  if (params.type !== 'object') throw new InvalidToolDefinitionError(tool.name, 'parameters must have type "object"');
-  if (params.additionalProperties !== false) throw new InvalidToolDefinitionError(tool.name, 'parameters must set additionalProperties: false');
-  try {
-    schemaChecker.compile(params);
-  } catch (err) {
-    throw new InvalidToolDefinitionError(tool.name, `parameters is not a valid JSON Schema: ${(err as Error).message}`, { cause: err });
+interface Instance {
+  expiresAt: number;
+  toolsText: string;
+  tools: RegisteredTool[];
+}
+
+/**
+ * Every tool the toolbus can run: built-in tools, then the tools of remote providers in the order
+ * the providers first announced themselves. A provider's tools live as long as one of its
+ * instances keeps announcing within its `ttl_ms`. When two providers offer the same name, the
+ * first keeps it (built-ins always win) and the clash is logged once.
+ */
+export class ToolRegistry {
+  private readonly builtins: RegisteredTool[] = [];
+  private readonly providers = new Map<string, Map<string, Instance>>();
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly o: ToolRegistryOptions) {
+    for (const tool of o.builtins ?? []) this.addBuiltin(tool);
+  }
+
+  /** Adds a built-in tool; throws InvalidToolDefinitionError when it could not be offered to a model. */
+  addBuiltin(tool: BuiltinTool): void {
+    if (this.builtins.some((t) => t.spec.name === tool.spec.name)) throw new InvalidToolDefinitionError(tool.spec.name, 'is already registered');
+    this.builtins.push(this.prepare(tool.spec, BUILTIN_PROVIDER, { kind: 'builtin', run: tool.run }));
+  }
+
+  /** Records a provider instance's announcement (also its heartbeat). Invalid tools are skipped and logged. */
+  announce(a: ToolProviderAnnouncement, now = Date.now()): void {
+    if (a.provider === BUILTIN_PROVIDER) {
+      this.o.logger?.warn({ provider: a.provider }, 'a remote provider may not call itself "builtin"; announcement ignored');
+      return;
+    }
+    let instances = this.providers.get(a.provider);
+    if (!instances) this.providers.set(a.provider, (instances = new Map()));
+    const toolsText = JSON.stringify(a.tools);
+    const known = instances.get(a.instance_id);
+    const tools = known?.toolsText === toolsText ? known.tools : this.prepareRemote(a);
+    instances.set(a.instance_id, { expiresAt: now + a.ttl_ms, toolsText, tools });
+  }
+
+  /** The tool a call names, if any live provider offers it. */
+  resolve(name: string, now = Date.now()): RegisteredTool | undefined {
+    return this.all(now).find((t) => t.spec.name === name);
+  }
+
+  /** Every tool on offer now, with name clashes resolved. */
+  all(now = Date.now()): RegisteredTool[] {
+    this.forgetSilent(now);
+    const out = [...this.builtins];
+    const taken = new Map(out.map((t) => [t.spec.name, t.provider]));
+    for (const [provider, instances] of this.providers) {
+      for (const instance of instances.values()) {
+        for (const tool of instance.tools) {
+          const owner = taken.get(tool.spec.name);
+          if (owner === undefined) {
+            taken.set(tool.spec.name, provider);
+            out.push(tool);
+          } else if (owner !== provider) {
+            this.warnClash(tool.spec.name, owner, provider);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The tools a caller with these roles, under this allow-list, may use. */
+  usableBy(access: Access, now = Date.now()): RegisteredTool[] {
+    return this.all(now).filter((t) => mayUse(t.spec, access));
+  }
+
+  private forgetSilent(now: number): void {
+    for (const [provider, instances] of this.providers) {
+      for (const [id, instance] of instances) if (instance.expiresAt <= now) instances.delete(id);
+      if (instances.size === 0) {
+        this.providers.delete(provider);
+        this.o.logger?.info({ provider }, 'tool provider stopped announcing; its tools are withdrawn');
+      }
+    }
+  }
+
+  private prepareRemote(a: ToolProviderAnnouncement): RegisteredTool[] {
+    const tools: RegisteredTool[] = [];
+    for (const spec of a.tools) {
+      try {
+        tools.push(this.prepare(spec, a.provider, { kind: 'remote', provider: a.provider }));
+      } catch (err) {
+        this.o.logger?.warn({ err, provider: a.provider, tool: spec.name }, 'skipping an announced tool that cannot be offered');
+      }
+    }
+    return tools;
+  }
+
+  private prepare(spec: ToolSpec, provider: string, host: RegisteredTool['host']): RegisteredTool {
+    const shape = validate(ToolSpec, spec);
+    if (!shape.ok) throw new InvalidToolDefinitionError(String(spec.name), shape.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; '));
+    // Function-calling APIs require an object at the root.
+    if (spec.parameters.type !== 'object') throw new InvalidToolDefinitionError(spec.name, 'parameters must have type "object"');
+    try {
+      const { schema, validate: check } = this.o.validator.prepare(spec.parameters);
+      return { spec: { ...spec, parameters: schema }, provider, host, validate: check, timeoutMs: spec.timeout_ms ?? this.o.defaultTimeoutMs };
+    } catch (err) {
+      throw new InvalidToolDefinitionError(spec.name, `parameters is not a valid JSON Schema: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  private warnClash(name: string, owner: string, provider: string): void {
+    const id = `${name}\u0000${provider}`;
+    if (this.warned.has(id)) return;
+    this.warned.add(id);
+    this.o.logger?.warn({ tool: name, kept_by: owner, ignored_from: provider }, 'two providers offer the same tool name; the first keeps it');
   }
 }

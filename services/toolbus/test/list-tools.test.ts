@@ -1,82 +1,90 @@
-import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { validate, ToolsListReply, type ToolDefinition } from '@hermes/contracts';
-import { builtinTools } from '../src/builtin-tools.js';
+import { validate, ToolsListReply, type ToolSpec } from '@hermes/contracts';
+import { ArgumentValidator } from '../src/argument-validator.js';
+import { echoTool, timeNowTool } from '../src/builtin-tools.js';
 import { listTools } from '../src/list-tools.js';
 import { ToolRegistry } from '../src/tool-registry.js';
 import { InvalidToolDefinitionError } from '../src/toolbus-errors.js';
+import type { BuiltinTool } from '../src/tool-types.js';
 
-const registry = new ToolRegistry({ tools: builtinTools });
-const names = (reply: { tools: ToolDefinition[] }) => reply.tools.map((t) => t.name);
+const closed = { type: 'object', properties: {}, additionalProperties: false };
+const spec = (name: string, extra: Partial<ToolSpec> = {}): ToolSpec => ({ name, description: `tool ${name}`, parameters: closed, ...extra });
+const builtin = (s: ToolSpec): BuiltinTool => ({ spec: s, run: async () => 'ok' });
+
+function registry(builtins: BuiltinTool[] = [timeNowTool, echoTool]): ToolRegistry {
+  return new ToolRegistry({ validator: new ArgumentValidator(), defaultTimeoutMs: 30_000, builtins });
+}
+const names = (reply: { tools: { name: string }[] }) => reply.tools.map((t) => t.name);
 
 describe('listTools', () => {
-  it('offers every built-in tool when the request has no allow-list', () => {
-    const reply = listTools(registry, {});
-    expect(names(reply)).toEqual(['time_now', 'echo']);
+  it('offers built-in tools and then the tools of remote providers', () => {
+    const r = registry();
+    r.announce({ provider: 'crm', instance_id: 'crm-1', tools: [spec('crm_lookup')], ttl_ms: 5000 });
+    const reply = listTools(r, { roles: [] });
+    expect(names(reply)).toEqual(['time_now', 'echo', 'crm_lookup']);
     expect(validate(ToolsListReply, reply).ok).toBe(true);
   });
 
-  it('offers only the tools the allow-list names, ignoring unknown names', () => {
-    expect(names(listTools(registry, { allow: ['echo', 'no_such_tool'] }))).toEqual(['echo']);
+  it('offers a tool with roles only to callers holding one of them', () => {
+    const r = registry([builtin(spec('deploy', { roles: ['ops', 'admin'] })), builtin(spec('open'))]);
+    expect(names(listTools(r, { roles: ['member'] }))).toEqual(['open']);
+    expect(names(listTools(r, { roles: ['member', 'admin'] }))).toEqual(['deploy', 'open']);
+    expect(names(listTools(r, {}))).toEqual(['open']);
   });
 
-  it('offers no tools under an empty allow-list', () => {
-    expect(listTools(registry, { allow: [] }).tools).toEqual([]);
+  it('narrows to the allow-list, ignoring unknown names; an empty list offers nothing', () => {
+    const r = registry();
+    expect(names(listTools(r, { allow: ['echo', 'no_such_tool'] }))).toEqual(['echo']);
+    expect(listTools(r, { allow: [] }).tools).toEqual([]);
   });
 
-  it('accepts roles without filtering on them yet', () => {
-    expect(names(listTools(registry, { user_id: 'u1', roles: ['guest'] }))).toEqual(['time_now', 'echo']);
-  });
-});
-
-describe('built-in tool schemas', () => {
-  const ajv = new Ajv({ strict: true, allErrors: true });
-  const validatorFor = (name: string) => {
-    const tool = builtinTools.find((t) => t.name === name);
-    if (!tool) throw new Error(`no built-in tool ${name}`);
-    return ajv.compile(tool.parameters);
-  };
-
-  it.each(builtinTools.map((t) => [t.name, t] as const))('%s has a strict, closed object schema', (_name, tool) => {
-    expect(ajv.validateSchema(tool.parameters)).toBe(true);
-    expect(tool.parameters).toMatchObject({ type: 'object', additionalProperties: false });
-  });
-
-  it('time_now takes an optional timezone and nothing else', () => {
-    const check = validatorFor('time_now');
-    expect(check({})).toBe(true);
-    expect(check({ timezone: 'Europe/Paris' })).toBe(true);
-    expect(check({ tz: 'Europe/Paris' })).toBe(false);
-    expect(check({ timezone: 3 })).toBe(false);
-  });
-
-  it('echo requires text and rejects extra arguments', () => {
-    const check = validatorFor('echo');
-    expect(check({ text: 'hi' })).toBe(true);
-    expect(check({})).toBe(false);
-    expect(check({ text: 'hi', loud: true })).toBe(false);
+  it('shows the model the closed schema of a remote tool that left additionalProperties open by omission', () => {
+    const r = registry([]);
+    r.announce({ provider: 'p', instance_id: 'p-1', tools: [spec('t', { parameters: { type: 'object', properties: { a: { type: 'string' } } } })], ttl_ms: 5000 });
+    expect(listTools(r, {}).tools[0]?.parameters).toEqual({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false });
   });
 });
 
 describe('ToolRegistry', () => {
-  const tool = (parameters: Record<string, unknown>, name = 'probe'): ToolDefinition => ({ name, description: 'test tool', parameters });
-
-  it('refuses a tool whose arguments schema is open to extra properties', () => {
-    expect(() => new ToolRegistry({ tools: [tool({ type: 'object', properties: {} })] })).toThrow(InvalidToolDefinitionError);
+  it('forgets a provider whose instances all stopped announcing within their TTL', () => {
+    const r = registry([]);
+    r.announce({ provider: 'p', instance_id: 'a', tools: [spec('t')], ttl_ms: 1000 }, 0);
+    r.announce({ provider: 'p', instance_id: 'b', tools: [spec('t')], ttl_ms: 1000 }, 500);
+    expect(r.resolve('t', 1200)?.provider).toBe('p');
+    expect(r.resolve('t', 1500)).toBeUndefined();
   });
 
-  it('refuses a tool whose arguments schema is not valid JSON Schema', () => {
-    expect(() => new ToolRegistry({ tools: [tool({ type: 'object', properties: { a: { type: 'strnig' } }, additionalProperties: false })] })).toThrow(
-      /not a valid JSON Schema/,
-    );
+  it('lets the first provider keep a name another provider also offers, and built-ins keep theirs', () => {
+    const r = registry([echoTool]);
+    r.announce({ provider: 'first', instance_id: 'f', tools: [spec('lookup'), spec('echo')], ttl_ms: 5000 });
+    r.announce({ provider: 'second', instance_id: 's', tools: [spec('lookup'), spec('other')], ttl_ms: 5000 });
+    expect(r.all().map((t) => `${t.provider}/${t.spec.name}`)).toEqual(['builtin/echo', 'first/lookup', 'second/other']);
   });
 
-  it('refuses a second tool with the same name', () => {
-    const ok = tool({ type: 'object', additionalProperties: false });
-    expect(() => new ToolRegistry({ tools: [ok, ok] })).toThrow(/already registered/);
+  it('skips an announced tool whose schema is not valid, keeping the others', () => {
+    const r = registry([]);
+    r.announce({ provider: 'p', instance_id: 'p', tools: [spec('bad', { parameters: { type: 'object', properties: { a: { type: 'strnig' } } } }), spec('good')], ttl_ms: 5000 });
+    expect(r.all().map((t) => t.spec.name)).toEqual(['good']);
+  });
+
+  it('applies the default timeout to tools that declare none', () => {
+    const r = registry([builtin(spec('a')), builtin(spec('b', { timeout_ms: 500 }))]);
+    expect(r.all().map((t) => t.timeoutMs)).toEqual([30_000, 500]);
+  });
+
+  it('refuses a built-in tool whose arguments schema is not valid JSON Schema', () => {
+    expect(() => registry([builtin(spec('probe', { parameters: { type: 'object', properties: { a: { type: 'strnig' } } } }))])).toThrow(/not a valid JSON Schema/);
+  });
+
+  it('refuses a built-in tool whose arguments are not an object', () => {
+    expect(() => registry([builtin(spec('probe', { parameters: { type: 'string' } }))])).toThrow(InvalidToolDefinitionError);
+  });
+
+  it('refuses a second built-in tool with the same name', () => {
+    expect(() => registry([builtin(spec('same')), builtin(spec('same'))])).toThrow(/already registered/);
   });
 
   it('refuses a name a model API would reject', () => {
-    expect(() => new ToolRegistry({ tools: [tool({ type: 'object', additionalProperties: false }, 'has space')] })).toThrow(InvalidToolDefinitionError);
+    expect(() => registry([builtin(spec('has space'))])).toThrow(InvalidToolDefinitionError);
   });
 });

@@ -1,12 +1,15 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { RemoteError, type Bus } from '@hermes/bus';
+import { approveCommand } from './approve-command.js';
+import { auditCommand } from './audit-command.js';
 import { connectBus } from './bus-connection.js';
 import { CliError, EXIT, UsageError, writeLine, type CliIo, type Command, type OptionValues } from './command.js';
+import { llmCapacityCommand, llmStatusCommand } from './llm-commands.js';
 import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand];
 
 const ENVIRONMENT = [
   ['NATS_URL', 'NATS servers, comma-separated (default nats://127.0.0.1:4222)'],
@@ -66,7 +69,7 @@ function parseCommandArgs(command: Command, args: string[]): 'help' | { values: 
   if (parsed.values.help === true) return 'help';
   const n = parsed.positionals.length;
   if (n < command.minArgs) throw new UsageError(`missing ${command.args}`);
-  if (n > command.maxArgs) throw new UsageError(`too many arguments (quote a goal that has spaces)`);
+  if (n > command.maxArgs) throw new UsageError(`too many arguments${command.args.includes('"') ? ' (quote a goal that has spaces)' : ''}`);
   // No option is declared `multiple`, so parseArgs gives single values only.
   return { values: parsed.values as OptionValues, positionals: parsed.positionals };
 }

@@ -102,6 +102,7 @@ export const ApprovalDecisionReply = Type.Object(
   { call_id: Type.String(), status: Type.Union([Type.Literal('approved'), Type.Literal('denied')]) },
   { title: 'ApprovalDecisionReply', additionalProperties: false },
 );
+export type ApprovalDecisionReply = Static<typeof ApprovalDecisionReply>;
 
 /** A remote provider announces its tools (and again periodically, as a heartbeat). */
 export const ToolProviderAnnouncement = Type.Object(

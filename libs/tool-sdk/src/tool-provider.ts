@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Subscription } from '@nats-io/transport-node';
+import type { Bus } from '@hermes/bus';
+import { contracts, type ToolProviderAnnouncement } from '@hermes/contracts';
+import { CallMemory, type CallMemoryOptions } from './call-memory.js';
+import type { HostedTool } from './define-tool.js';
+import { ToolProviderConfigError } from './errors.js';
+import { ExecResponder } from './exec-responder.js';
+import { checkedSpecs } from './spec-check.js';
+
+const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+export interface HostToolProviderOptions {
+  bus: Bus;
+  /** The provider's name: its exec subject and queue group. Every instance of one provider uses the same name. */
+  provider: string;
+  tools: readonly HostedTool[];
+  /** How long the ToolBus keeps the tools without hearing from this instance. Default 30 000, at least 1000. */
+  ttlMs?: number;
+  /** Announce this often. Default ttlMs / 3, so two lost announcements do not drop the tools. */
+  announceEveryMs?: number;
+  /** Names this instance in announcements. Default: a random UUID. */
+  instanceId?: string;
+  /** Timeout for tools whose spec has no `timeout_ms`, after which their signal aborts. Default 30 000. */
+  defaultTimeoutMs?: number;
+  /** Limits of the in-memory record of finished calls that makes a retried key a replay. */
+  exactlyOnce?: CallMemoryOptions;
+}
+
+/** A running provider. */
+export interface ToolProvider {
+  readonly provider: string;
+  readonly instanceId: string;
+  /** The subject calls arrive on. */
+  readonly subject: string;
+  /**
+   * Stops announcing, stops taking calls and waits up to `timeoutMs` (default 10 000) for those
+   * in flight to be answered; handlers still running then see their signal abort. The ToolBus
+   * forgets the tools once `ttlMs` passes without an announcement from any instance.
+   */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * Hosts tools on the bus: announces them to the ToolBus (at start, every `announceEveryMs` and
+ * whenever a ToolBus asks), and answers calls on `<prefix>.tools.exec.<provider>` in a queue
+ * group shared by every instance of the provider. A call whose idempotency key is running waits
+ * for that run, and one whose key has finished gets the remembered result: the handler runs at
+ * most once per key while this process lives (see docs/tools.md for what survives a crash).
+ * Resolves once the provider's subscriptions are registered with the server.
+ */
+export async function hostToolProvider(opts: HostToolProviderOptions): Promise<ToolProvider> {
+  const { bus, provider } = opts;
+  if (!PROVIDER_NAME.test(provider)) throw new ToolProviderConfigError(provider, `the name must match ${PROVIDER_NAME}`);
+  const ttlMs = opts.ttlMs ?? 30_000;
+  if (!Number.isInteger(ttlMs) || ttlMs < 1000) throw new ToolProviderConfigError(provider, 'ttlMs must be an integer of at least 1000');
+  const announceEveryMs = opts.announceEveryMs ?? Math.floor(ttlMs / 3);
+  if (!(announceEveryMs > 0) || announceEveryMs >= ttlMs) {
+    throw new ToolProviderConfigError(provider, 'announceEveryMs must be positive and below ttlMs, or the tools expire between announcements');
+  }
+  const specs = checkedSpecs(provider, opts.tools);
+  const announcement: ToolProviderAnnouncement = { provider, instance_id: opts.instanceId ?? randomUUID(), tools: specs, ttl_ms: ttlMs };
+  const log = bus.logger.child({ tool_provider: provider, instance_id: announcement.instance_id });
+
+  const stopping = new AbortController();
+  const responder = new ExecResponder({
+    bus,
+    provider,
+    tools: new Map(opts.tools.map((tool, i) => [specs[i]!.name, tool])),
+    memory: new CallMemory(opts.exactlyOnce),
+    defaultTimeoutMs: opts.defaultTimeoutMs ?? 30_000,
+    stopping: stopping.signal,
+  });
+  const subject = bus.subjects.toolExec(provider);
+  const onError = (what: string) => (err: Error | null) => {
+    if (err) log.error({ err }, `${what} subscription failed`);
+  };
+  const exec: Subscription = bus.nc.subscribe(subject, {
+    queue: bus.subjects.queueGroup(`tool-provider.${provider}`),
+    callback: (err, msg) => (err ? onError('tool exec')(err) : responder.handle(msg)),
+  });
+
+  let announcing = true;
+  const announce = () => {
+    if (!announcing) return;
+    bus.publish(contracts.toolProvidersAnnounce, announcement).catch((err: unknown) => log.warn({ err }, 'could not announce tools'));
+  };
+  // Every instance answers a discover (no queue group): the ToolBus wants to hear from all of them.
+  const discover: Subscription = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, {
+    callback: (err) => (err ? onError('discover')(err) : announce()),
+  });
+  // Calls routed right after the first announcement must find the exec subscription in place.
+  await bus.nc.flush();
+  announce();
+  const timer = setInterval(announce, announceEveryMs);
+  timer.unref();
+  log.info({ tools: specs.map((s) => s.name), subject, ttl_ms: ttlMs }, 'hosting tools');
+
+  let stopped: Promise<void> | undefined;
+  return {
+    provider,
+    instanceId: announcement.instance_id,
+    subject,
+    stop(timeoutMs = 10_000) {
+      stopped ??= (async () => {
+        announcing = false;
+        clearInterval(timer);
+        if (!bus.nc.isClosed()) {
+          discover.unsubscribe();
+          // drain() lets calls already delivered to this instance through, then unsubscribes.
+          await exec.drain().catch((err: unknown) => log.warn({ err }, 'could not drain the tool exec subscription'));
+        }
+        const grace = new AbortController();
+        await Promise.race([responder.settled(), sleep(timeoutMs, undefined, { signal: grace.signal }).catch(() => undefined)]);
+        grace.abort();
+        stopping.abort();
+        log.info('stopped hosting tools');
+      })();
+      return stopped;
+    },
+  };
+}

@@ -1,0 +1,350 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Type } from '@sinclair/typebox';
+import { Bus, decodeJson, encodeJson } from '@hermes/bus';
+import { ToolProviderAnnouncement, replyEnvelope, ToolExecReply, validate, type ToolExecRequest, type WireError } from '@hermes/contracts';
+import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool, hostToolProvider, ToolFailure, ToolProviderConfigError, type HostToolProviderOptions, type ToolContext, type ToolProvider } from '../src/index.js';
+
+const logger = createLogger({ service: 'tool-sdk-test', level: 'silent' });
+let bus: Bus;
+const running: ToolProvider[] = [];
+let providers = 0;
+
+beforeAll(async () => {
+  const nats = await startNatsServer();
+  bus = await Bus.connect({ servers: nats.url, name: 'tool-sdk-test', logger });
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((p) => p.stop(1000)));
+});
+
+afterAll(async () => {
+  await bus?.drain();
+  await cleanupAll();
+});
+
+/** A provider name of its own per test, so announcements and calls of tests never meet. */
+const providerName = (label: string) => `${label}-${++providers}`;
+
+async function host(opts: Partial<HostToolProviderOptions> & Pick<HostToolProviderOptions, 'provider' | 'tools'>): Promise<ToolProvider> {
+  const provider = await hostToolProvider({ bus, ...opts });
+  running.push(provider);
+  return provider;
+}
+
+const addSpec = {
+  name: 'add',
+  description: 'adds two numbers',
+  parameters: Type.Object({ a: Type.Number(), b: Type.Number() }, { additionalProperties: false }),
+};
+
+/** A tool that counts its runs, optionally waiting before it answers. */
+function countingTool(delayMs = 0) {
+  const calls: { args: Record<string, unknown>; ctx: ToolContext }[] = [];
+  const tool = defineTool(addSpec, async (args, ctx) => {
+    calls.push({ args, ctx });
+    if (delayMs > 0) await sleep(delayMs);
+    return { sum: args.a + args.b, run: calls.length };
+  });
+  return { tool, calls };
+}
+
+function execRequest(overrides: Partial<ToolExecRequest> = {}): ToolExecRequest {
+  return {
+    idempotency_key: `t1:s1:1:${Math.random()}`,
+    tool: 'add',
+    arguments: { a: 2, b: 3 },
+    context: { task_id: 't1', user_id: 'alice', roles: ['user'] },
+    ...overrides,
+  };
+}
+
+/** A toolExec reply: the envelope's result is a ToolExecReply holding the tool's result. */
+type Envelope = { ok: true; result: { result: unknown } } | { ok: false; error: WireError };
+
+/** Sends a toolExec request the way the ToolBus does and returns the contract-checked envelope. */
+async function exec(provider: string, payload: unknown): Promise<Envelope> {
+  const msg = await bus.nc.request(bus.subjects.toolExec(provider), encodeJson(payload), { timeout: 5000 });
+  const decoded = decodeJson(msg.data);
+  if (!decoded.ok) throw new Error(decoded.message);
+  const checked = validate(replyEnvelope(ToolExecReply), decoded.value);
+  if (!checked.ok) throw new Error(`reply does not match the toolExec envelope: ${JSON.stringify(checked.issues)}`);
+  return checked.value as Envelope;
+}
+
+/** Every announcement of `provider` seen from now on, with the time it arrived. */
+function watchAnnouncements(provider: string) {
+  const seen: { at: number; value: ToolProviderAnnouncement }[] = [];
+  const sub = bus.nc.subscribe(bus.subjects.toolProvidersAnnounce, {
+    callback: (_err, msg) => {
+      const decoded = decodeJson(msg.data);
+      const value = decoded.ok ? (decoded.value as ToolProviderAnnouncement) : undefined;
+      if (value?.provider === provider) seen.push({ at: Date.now(), value });
+    },
+  });
+  return { seen, stop: () => sub.unsubscribe() };
+}
+
+describe('announcements', () => {
+  it('announce the provider, instance, tools and ttl at start, then every announceEveryMs', async () => {
+    const name = providerName('announce');
+    const watch = watchAnnouncements(name);
+    await bus.nc.flush();
+    const { tool } = countingTool();
+    const provider = await host({ provider: name, tools: [tool], ttlMs: 3000, announceEveryMs: 200, instanceId: 'inst-a' });
+    await sleep(750);
+    watch.stop();
+    expect(watch.seen.length).toBeGreaterThanOrEqual(3);
+    expect(watch.seen.length).toBeLessThanOrEqual(5);
+    const first = watch.seen[0]!.value;
+    expect(validate(ToolProviderAnnouncement, first).ok).toBe(true);
+    expect(first).toEqual({
+      provider: name,
+      instance_id: 'inst-a',
+      ttl_ms: 3000,
+      tools: [
+        {
+          name: 'add',
+          description: 'adds two numbers',
+          parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'], additionalProperties: false },
+        },
+      ],
+    });
+    expect(provider.instanceId).toBe('inst-a');
+    expect(provider.subject).toBe(bus.subjects.toolExec(name));
+  });
+
+  it('repeat every ttlMs / 3 by default', async () => {
+    const name = providerName('cadence');
+    const watch = watchAnnouncements(name);
+    await bus.nc.flush();
+    await host({ provider: name, tools: [countingTool().tool], ttlMs: 1500 });
+    await sleep(1200);
+    watch.stop();
+    const gaps = watch.seen.slice(1).map((s, i) => s.at - watch.seen[i]!.at);
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThan(350);
+      expect(gap).toBeLessThan(900);
+    }
+  });
+
+  it('answer a discover message at once, from every instance', async () => {
+    const name = providerName('discover');
+    const watch = watchAnnouncements(name);
+    await bus.nc.flush();
+    await host({ provider: name, tools: [countingTool().tool], ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'one' });
+    await host({ provider: name, tools: [countingTool().tool], ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'two' });
+    await expect.poll(() => watch.seen.length).toBe(2);
+    const asked = Date.now();
+    bus.nc.publish(bus.subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-1' }));
+    await expect.poll(() => watch.seen.length, { timeout: 1000, interval: 10 }).toBe(4);
+    expect(watch.seen.slice(2).map((s) => s.value.instance_id).sort()).toEqual(['one', 'two']);
+    expect(watch.seen[3]!.at - asked).toBeLessThan(500);
+    watch.stop();
+  });
+
+  it('stop after stop(), which also stops answering discover messages and calls', async () => {
+    const name = providerName('stop');
+    const watch = watchAnnouncements(name);
+    await bus.nc.flush();
+    const provider = await host({ provider: name, tools: [countingTool().tool], ttlMs: 1000, announceEveryMs: 100 });
+    await expect.poll(() => watch.seen.length).toBeGreaterThanOrEqual(2);
+    await provider.stop();
+    const count = watch.seen.length;
+    bus.nc.publish(bus.subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-2' }));
+    await sleep(400);
+    expect(watch.seen.length).toBe(count);
+    await expect(exec(name, execRequest())).rejects.toThrow(/no responders/i);
+    watch.stop();
+  });
+});
+
+describe('calls', () => {
+  it('run the handler with the arguments and context, and reply { ok, result }', async () => {
+    const name = providerName('exec');
+    const { tool, calls } = countingTool();
+    await host({ provider: name, tools: [tool] });
+    const reply = await exec(name, execRequest({ idempotency_key: 't1:s1:1:0', arguments: { a: 40, b: 2 } }));
+    expect(reply).toEqual({ ok: true, result: { result: { sum: 42, run: 1 } } });
+    expect(calls).toHaveLength(1);
+    const { ctx } = calls[0]!;
+    expect({ key: ctx.idempotencyKey, task: ctx.taskId, user: ctx.userId, roles: ctx.roles }).toEqual({
+      key: 't1:s1:1:0',
+      task: 't1',
+      user: 'alice',
+      roles: ['user'],
+    });
+    expect(ctx.signal.aborted).toBe(false);
+  });
+
+  it('send a handler returning nothing as result null', async () => {
+    const name = providerName('void');
+    await host({ provider: name, tools: [defineTool(addSpec, async () => undefined)] });
+    expect(await exec(name, execRequest())).toEqual({ ok: true, result: { result: null } });
+  });
+
+  it('with the same idempotency key run the handler once and replay the result', async () => {
+    const name = providerName('once');
+    const { tool, calls } = countingTool();
+    await host({ provider: name, tools: [tool] });
+    const req = execRequest({ idempotency_key: 't9:s1:3:1' });
+    const first = await exec(name, req);
+    const second = await exec(name, req);
+    expect(first).toEqual({ ok: true, result: { result: { sum: 5, run: 1 } } });
+    expect(second).toEqual(first);
+    expect(calls).toHaveLength(1);
+    expect(await exec(name, execRequest({ idempotency_key: 't9:s1:3:2' }))).toEqual({ ok: true, result: { result: { sum: 5, run: 2 } } });
+  });
+
+  it('with the same key in flight twice run the handler once and answer both', async () => {
+    const name = providerName('concurrent');
+    const { tool, calls } = countingTool(300);
+    await host({ provider: name, tools: [tool] });
+    const req = execRequest({ idempotency_key: 't9:s1:4:0' });
+    const [a, b] = await Promise.all([exec(name, req), exec(name, req)]);
+    expect(calls).toHaveLength(1);
+    expect(a).toEqual({ ok: true, result: { result: { sum: 5, run: 1 } } });
+    expect(b).toEqual(a);
+  });
+
+  it('forget a finished key after exactlyOnce.ttlMs, and the least recently used beyond maxEntries', async () => {
+    const name = providerName('forget');
+    const { tool, calls } = countingTool();
+    await host({ provider: name, tools: [tool], exactlyOnce: { ttlMs: 300, maxEntries: 2 } });
+    const k = (n: number) => execRequest({ idempotency_key: `k${n}` });
+    const runs = async (...keys: number[]) => {
+      const before = calls.length;
+      for (const n of keys) await exec(name, k(n));
+      return calls.length - before;
+    };
+    expect(await runs(1, 1)).toBe(1);
+    await sleep(400);
+    expect(await runs(1)).toBe(1); // expired: runs again
+    expect(await runs(2, 3)).toBe(2); // remembered now: 1, 2, 3 is one too many, so 1 goes
+    expect(await runs(2)).toBe(0); // 2 becomes the most recently used
+    expect(await runs(4)).toBe(1); // 3 goes
+    expect(await runs(2, 4)).toBe(0);
+    expect(await runs(1, 3)).toBe(2);
+  });
+
+  it('report a thrown error as tool_failed with its message and no stack, and replay it', async () => {
+    const name = providerName('throws');
+    let runs = 0;
+    const tool = defineTool(addSpec, async () => {
+      runs++;
+      throw new Error('the ledger is locked');
+    });
+    await host({ provider: name, tools: [tool] });
+    const req = execRequest();
+    const reply = await exec(name, req);
+    expect(reply).toEqual({ ok: false, error: { code: 'tool_failed', message: 'the ledger is locked', retryable: false } });
+    expect(JSON.stringify(reply)).not.toMatch(/\n\s+at |\.ts:\d+/);
+    expect(await exec(name, req)).toEqual(reply);
+    expect(runs).toBe(1);
+  });
+
+  it('let a handler mark its failure retryable, and then run it again on retry', async () => {
+    const name = providerName('retryable');
+    let runs = 0;
+    const tool = defineTool(addSpec, async () => {
+      if (++runs === 1) throw new ToolFailure('upstream busy', { retryable: true, details: { retry_after_ms: 100 } });
+      return 'ok';
+    });
+    await host({ provider: name, tools: [tool] });
+    const req = execRequest();
+    expect(await exec(name, req)).toEqual({
+      ok: false,
+      error: { code: 'tool_failed', message: 'upstream busy', retryable: true, details: { retry_after_ms: 100 } },
+    });
+    expect(await exec(name, req)).toEqual({ ok: true, result: { result: 'ok' } });
+    expect(runs).toBe(2);
+  });
+
+  it("abort the handler's signal at the tool's timeout and report tool_timeout", async () => {
+    const name = providerName('timeout');
+    const tool = defineTool({ ...addSpec, timeout_ms: 150 }, async (_args, ctx) => {
+      await sleep(10_000, undefined, { signal: ctx.signal });
+      return 'never';
+    });
+    await host({ provider: name, tools: [tool] });
+    const started = Date.now();
+    const reply = await exec(name, execRequest());
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(reply).toMatchObject({ ok: false, error: { code: 'tool_timeout', retryable: false } });
+  });
+
+  it('answer an unknown tool with tool_not_found', async () => {
+    const name = providerName('unknown');
+    const { tool, calls } = countingTool();
+    await host({ provider: name, tools: [tool] });
+    const reply = await exec(name, execRequest({ tool: 'subtract' }));
+    expect(reply).toMatchObject({ ok: false, error: { code: 'tool_not_found', retryable: false } });
+    expect(calls).toHaveLength(0);
+  });
+
+  it('answer an invalid request with invalid_payload and its issues, and keep serving', async () => {
+    const name = providerName('invalid');
+    const { tool, calls } = countingTool();
+    await host({ provider: name, tools: [tool] });
+    const reply = await exec(name, { tool: 'add', arguments: [] });
+    expect(reply.ok).toBe(false);
+    const error = (reply as { error: WireError }).error;
+    expect(error.code).toBe('invalid_payload');
+    const paths = (error.details?.issues as { path: string }[]).map((i) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['/idempotency_key', '/context', '/arguments']));
+    const notJson = await bus.nc.request(bus.subjects.toolExec(name), new TextEncoder().encode('{nope'), { timeout: 5000 });
+    expect(decodeJson(notJson.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload' } } });
+    expect((await exec(name, execRequest())).ok).toBe(true);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('share calls between instances of one provider (one queue group), each call answered once', async () => {
+    const name = providerName('shared');
+    const a = countingTool();
+    const b = countingTool();
+    await host({ provider: name, tools: [a.tool] });
+    await host({ provider: name, tools: [b.tool] });
+    const replies = await Promise.all(Array.from({ length: 30 }, (_, i) => exec(name, execRequest({ idempotency_key: `share:${i}` }))));
+    expect(replies.every((r) => r.ok)).toBe(true);
+    expect(a.calls.length + b.calls.length).toBe(30);
+    expect(a.calls.length).toBeGreaterThan(0);
+    expect(b.calls.length).toBeGreaterThan(0);
+  });
+
+  it('are answered before stop() resolves when they were already taken', async () => {
+    const name = providerName('drain');
+    const { tool, calls } = countingTool(300);
+    const provider = await host({ provider: name, tools: [tool] });
+    const pending = exec(name, execRequest());
+    await expect.poll(() => calls.length).toBe(1);
+    await provider.stop();
+    expect(await pending).toMatchObject({ ok: true });
+  });
+});
+
+describe('configuration', () => {
+  const reject = (opts: Pick<HostToolProviderOptions, 'provider' | 'tools'> & Partial<HostToolProviderOptions>) =>
+    expect(hostToolProvider({ bus, ...opts })).rejects.toThrow(ToolProviderConfigError);
+
+  it('refuses tools the ToolBus could not offer, duplicate names and bad timings', async () => {
+    const open = defineTool({ name: 'open', description: 'x', parameters: { type: 'object' } }, async () => null);
+    const badName = defineTool({ name: 'has space', description: 'x', parameters: { type: 'object', additionalProperties: false } }, async () => null);
+    const unknownKeyword = defineTool(
+      { name: 'typo', description: 'x', parameters: { type: 'object', additionalProperties: false, properties: { a: { type: 'string', maxLenght: 3 } } } },
+      async () => null,
+    );
+    const { tool } = countingTool();
+    await reject({ provider: providerName('cfg'), tools: [open] });
+    await reject({ provider: providerName('cfg'), tools: [badName] });
+    await reject({ provider: providerName('cfg'), tools: [unknownKeyword] });
+    await reject({ provider: providerName('cfg'), tools: [tool, tool] });
+    await reject({ provider: providerName('cfg'), tools: [] });
+    await reject({ provider: 'bad.name', tools: [tool] });
+    await reject({ provider: providerName('cfg'), tools: [tool], ttlMs: 500 });
+    await reject({ provider: providerName('cfg'), tools: [tool], ttlMs: 2000, announceEveryMs: 2000 });
+  });
+});

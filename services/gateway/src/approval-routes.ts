@@ -1,0 +1,58 @@
+import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
+import { ApprovalDecision, contracts, validate } from '@hermes/contracts';
+import { Type } from '@sinclair/typebox';
+import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
+import { readJsonBody } from './json-body.js';
+import { getTask, taskIdParam, type RouteHandler } from './task-routes.js';
+
+/** The body of `POST /v1/tasks/:id/approvals/:call_id`; who decides comes from the API key. */
+const ApprovalBody = Type.Object(
+  { decision: ApprovalDecision.properties.decision, reason: ApprovalDecision.properties.reason },
+  { additionalProperties: false },
+);
+
+export interface ApprovalRouteDeps {
+  bus: Bus;
+  maxBodyBytes: number;
+}
+
+/** `POST /v1/tasks/:id/approvals/:call_id`: approve or deny a tool call parked for approval. */
+export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHandler } {
+  return {
+    async decide({ req, res, caller, params }) {
+      const taskId = taskIdParam(params[0]);
+      const callId = callIdParam(params[1]);
+      const body = validate(ApprovalBody, await readJsonBody(req, deps.maxBodyBytes));
+      if (!body.ok) {
+        throw new HttpError(400, { code: 'invalid_payload', message: 'the body must be { "decision": "approve" | "deny", "reason"?: string }', issues: body.issues });
+      }
+      // Only the task's owner (or an admin) decides; anyone else gets the same 404 as for no task.
+      await getTask(deps.bus, taskId, caller);
+      const { decision, reason } = body.value;
+      try {
+        const reply = await request(deps.bus, contracts.toolApprovalDecide, {
+          task_id: taskId,
+          call_id: callId,
+          decision,
+          decided_by: caller.user_id,
+          ...(reason !== undefined ? { reason } : {}),
+        });
+        sendJson(res, 200, reply);
+      } catch (err) {
+        if (err instanceof OutgoingPayloadError) throw err;
+        throw httpErrorFromBus(err);
+      }
+    },
+  };
+}
+
+function callIdParam(raw: string | undefined): string {
+  let id: string;
+  try {
+    id = decodeURIComponent(raw ?? '');
+  } catch {
+    id = '';
+  }
+  if (!validate(ApprovalDecision.properties.call_id, id).ok) throw new HttpError(400, { code: 'invalid_call_id', message: 'the call id must not be empty' });
+  return id;
+}

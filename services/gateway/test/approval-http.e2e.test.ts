@@ -1,0 +1,149 @@
+import { Bus, ReplyError, serve } from '@hermes/bus';
+import { contracts, wireError, type ApprovalDecision } from '@hermes/contracts';
+import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayServer, type GatewayServer } from '../src/index.js';
+import { standInDispatcher } from './support/stand-in-dispatcher.js';
+
+const ALICE = 'alice-key-0123456789abcdef';
+const BOB = 'bob-key-0123456789abcdef0000';
+const ADMIN = 'admin-key-0123456789abcdef00';
+const apiKeys = [
+  { key: ALICE, user_id: 'alice', roles: ['user'] },
+  { key: BOB, user_id: 'bob', roles: [] },
+  { key: ADMIN, user_id: 'ops', roles: ['admin'] },
+];
+const logger = createLogger({ service: 'gateway-test', level: 'silent' });
+
+let natsUrl: string;
+let bus: Bus;
+let gateway: GatewayServer;
+let base: string;
+let dispatcher: ReturnType<typeof standInDispatcher>;
+/** Every decision the stand-in toolbus received. */
+const decisions: ApprovalDecision[] = [];
+/** Calls parked for approval, as `task_id/call_id`. */
+const parked = new Set<string>();
+
+/** Plays the toolbus's part: decides parked calls, and answers not_found for any other. */
+function standInToolbus(on: Bus) {
+  return serve(on, contracts.toolApprovalDecide, async (req) => {
+    decisions.push(req);
+    const key = `${req.task_id}/${req.call_id}`;
+    if (!parked.delete(key)) throw new ReplyError(wireError('not_found', `no call ${req.call_id} waits for approval in task ${req.task_id}`));
+    return { call_id: req.call_id, status: req.decision === 'approve' ? ('approved' as const) : ('denied' as const) };
+  });
+}
+
+beforeAll(async () => {
+  const nats = await startNatsServer();
+  natsUrl = nats.url;
+  bus = await Bus.connect({ servers: nats.url, name: 'gateway-approval-test', logger });
+  dispatcher = standInDispatcher(bus);
+  standInToolbus(bus);
+  gateway = createGatewayServer({ bus, apiKeys, logger });
+  const { port } = await gateway.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${port}`;
+  dispatcher.addTask('t_appr_alice', 'alice', { status: 'running' });
+  dispatcher.addTask('t_appr_bob', 'bob', { status: 'running' });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await bus?.drain();
+  await cleanupAll();
+});
+
+interface ApiBody {
+  call_id?: string;
+  status?: string;
+  error?: { code: string; message: string; retryable?: boolean; issues?: { path: string }[] };
+}
+
+async function decide(path: string, body: unknown, key = ALICE, at = base) {
+  const res = await fetch(`${at}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as ApiBody };
+}
+
+const sent = (callId: string) => decisions.filter((d) => d.call_id === callId);
+
+describe('POST /v1/tasks/:id/approvals/:call_id', () => {
+  it('approves a parked call for the task owner, who is recorded as the decider', async () => {
+    parked.add('t_appr_alice/c-approve');
+    const { status, json } = await decide('/v1/tasks/t_appr_alice/approvals/c-approve', { decision: 'approve' });
+    expect(status).toBe(200);
+    expect(json).toEqual({ call_id: 'c-approve', status: 'approved' });
+    expect(sent('c-approve')).toEqual([{ task_id: 't_appr_alice', call_id: 'c-approve', decision: 'approve', decided_by: 'alice' }]);
+  });
+
+  it('denies with a reason, and takes a call id with reserved characters when URL-encoded', async () => {
+    const callId = 'call:t_appr_alice:st1:2:0';
+    parked.add(`t_appr_alice/${callId}`);
+    const { status, json } = await decide(`/v1/tasks/t_appr_alice/approvals/${encodeURIComponent(callId)}`, {
+      decision: 'deny',
+      reason: 'wrong account',
+    });
+    expect(status).toBe(200);
+    expect(json).toEqual({ call_id: callId, status: 'denied' });
+    expect(sent(callId)).toEqual([{ task_id: 't_appr_alice', call_id: callId, decision: 'deny', decided_by: 'alice', reason: 'wrong account' }]);
+  });
+
+  it("answers 404 for another user's task without asking the toolbus, but lets an admin decide", async () => {
+    parked.add('t_appr_bob/c-bob');
+    const denied = await decide('/v1/tasks/t_appr_bob/approvals/c-bob', { decision: 'approve' });
+    expect(denied.status).toBe(404);
+    expect(denied.json.error?.code).toBe('not_found');
+    expect(sent('c-bob')).toEqual([]);
+
+    const admin = await decide('/v1/tasks/t_appr_bob/approvals/c-bob', { decision: 'approve' }, ADMIN);
+    expect(admin.status).toBe(200);
+    expect(sent('c-bob')).toEqual([{ task_id: 't_appr_bob', call_id: 'c-bob', decision: 'approve', decided_by: 'ops' }]);
+  });
+
+  it('answers 404 when the toolbus has no such call waiting', async () => {
+    const { status, json } = await decide('/v1/tasks/t_appr_alice/approvals/c-unknown', { decision: 'approve' });
+    expect(status).toBe(404);
+    expect(json.error?.code).toBe('not_found');
+    expect(sent('c-unknown')).toHaveLength(1);
+  });
+
+  it('answers 400 with the issues for a bad decision or an unknown field, before anything is asked', async () => {
+    const bad = await decide('/v1/tasks/t_appr_alice/approvals/c-bad', { decision: 'maybe', urgency: 'high' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error?.code).toBe('invalid_payload');
+    const paths = (bad.json.error?.issues ?? []).map((i) => i.path);
+    expect(paths).toEqual(expect.arrayContaining(['/decision', '/urgency']));
+    const notJson = await decide('/v1/tasks/t_appr_alice/approvals/c-bad', '{"decision":');
+    expect(notJson.status).toBe(400);
+    expect(notJson.json.error?.code).toBe('invalid_json');
+    expect(sent('c-bad')).toEqual([]);
+  });
+
+  it('answers 405 for another method on the route', async () => {
+    const res = await fetch(`${base}/v1/tasks/t_appr_alice/approvals/c1`, { headers: { authorization: `Bearer ${ALICE}` } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('answers 503 no_responders when no toolbus is running', async () => {
+    const lonely = await Bus.connect({ servers: natsUrl, name: 'lonely', logger, prefix: 'notoolbus' });
+    const lonelyDispatcher = standInDispatcher(lonely);
+    lonelyDispatcher.addTask('t_appr_alice', 'alice');
+    const other = createGatewayServer({ bus: lonely, apiKeys, logger });
+    const { port } = await other.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { status, json } = await decide('/v1/tasks/t_appr_alice/approvals/c1', { decision: 'approve' }, ALICE, `http://127.0.0.1:${port}`);
+      expect(status).toBe(503);
+      expect(json.error).toMatchObject({ code: 'no_responders', retryable: true });
+    } finally {
+      await other.close();
+      lonelyDispatcher.stop();
+      await lonely.drain();
+    }
+  });
+});

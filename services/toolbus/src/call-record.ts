@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { JetStreamApiError } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { ToolCallReply, ToolCallRequest } from '@hermes/contracts';
+import type { ToolArguments } from './tool-types.js';
+
+/**
+ * The life of a call: `running` (a toolbus holds the lease and executes), `pending_approval`
+ * (waits for a human), `done` (the reply is final and every later request replays it).
+ */
+export type CallState = 'running' | 'pending_approval' | 'done';
+
+/** Who asked, as the audit and the approval event need it; the raw arguments cut to 4 KiB. */
+export type CallOrigin = Omit<ToolCallRequest, 'arguments' | 'allow'> & { raw_arguments: string };
+
+export interface ApprovalState {
+  expires_at: string;
+  decision?: 'approve' | 'deny' | 'timeout';
+  decided_by?: string;
+  reason?: string;
+}
+
+/** One tool call in KV (bucket `buckets.toolCalls`, key from the idempotency key). */
+export interface CallRecord {
+  call_id: string;
+  origin: CallOrigin;
+  provider?: string;
+  /** The validated arguments: what a take-over or an approval executes. */
+  arguments?: ToolArguments;
+  state: CallState;
+  /** Toolbus instance executing it, and until when (epoch ms) its lease holds. */
+  owner?: string;
+  lease_until?: number;
+  attempt: number;
+  approval?: ApprovalState;
+  reply?: ToolCallReply;
+  /** The untruncated result when the reply carries a truncated one. */
+  full_result?: unknown;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StoredRecord {
+  record: CallRecord;
+  revision: number;
+}
+
+const PLAIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_=-]*(?::[A-Za-z0-9_=-]+)*$/;
+
+/**
+ * The KV key (also the call id) for an idempotency key: `t_abc:main:3:0` becomes
+ * `t_abc.main.3.0`; a key with other characters is hashed (`_h.<sha256>`, never a plain key, since
+ * plain keys start with a letter or digit).
+ */
+export function recordKeyFor(idempotencyKey: string): string {
+  if (idempotencyKey.length <= 200 && PLAIN_KEY.test(idempotencyKey)) return idempotencyKey.replace(/:/g, '.');
+  return `_h.${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+}
+
+/** Whether a string could be a record key (so an approval for anything else is simply unknown). */
+export function isRecordKey(key: string): boolean {
+  return /^[A-Za-z0-9_=-]+(\.[A-Za-z0-9_=-]+)*$/.test(key) && key.length <= 256;
+}
+
+/** Reads and writes call records; every write is a create-if-absent or a compare-and-set. */
+export class CallRecordStore {
+  constructor(
+    private readonly kv: KV,
+    /** Largest value the server accepts; oversized full results are dropped to fit. */
+    private readonly maxBytes: number,
+  ) {}
+
+  async get(key: string): Promise<StoredRecord | undefined> {
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
+    return { record: entry.json<CallRecord>(), revision: entry.revision };
+  }
+
+  /** Creates the record; undefined when it already exists (another request or replica was first). */
+  async create(key: string, record: CallRecord): Promise<number | undefined> {
+    try {
+      return await this.kv.create(key, this.encode(record));
+    } catch (err) {
+      if (isConflict(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Replaces the record if it is still at `revision`; undefined when someone wrote in between. */
+  async replace(key: string, record: CallRecord, revision: number): Promise<number | undefined> {
+    try {
+      return await this.kv.update(key, this.encode({ ...record, updated_at: new Date().toISOString() }), revision);
+    } catch (err) {
+      if (isConflict(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private encode(record: CallRecord): string {
+    let text = JSON.stringify(record);
+    if (Buffer.byteLength(text) > this.maxBytes && record.full_result !== undefined) {
+      const { full_result: _dropped, ...rest } = record;
+      text = JSON.stringify({ ...rest, full_result_dropped: 'the full result was larger than a KV value may be' });
+    }
+    return text;
+  }
+}
+
+/** A create or compare-and-set lost against a concurrent write. */
+export function isConflict(err: unknown): boolean {
+  return (err instanceof JetStreamApiError && (err.code === 10071 || err.code === 10164)) || /wrong last sequence/i.test((err as Error)?.message ?? '');
+}

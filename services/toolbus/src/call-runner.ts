@@ -1,0 +1,133 @@
+import type { ToolCallReply } from '@hermes/contracts';
+import type { Logger } from '@hermes/telemetry';
+import type { AuditLog } from './audit-log.js';
+import type { CallRecord, CallRecordStore, StoredRecord } from './call-record.js';
+import { ResultCache } from './result-cache.js';
+import { normalizeResult, shapeResult } from './result-shaper.js';
+import type { ToolExecutor } from './tool-executor.js';
+import type { ToolRegistry } from './tool-registry.js';
+import type { ExecOutcome } from './tool-types.js';
+
+export interface CallRunnerOptions {
+  store: CallRecordStore;
+  registry: ToolRegistry;
+  executor: ToolExecutor;
+  cache: ResultCache;
+  audit: AuditLog;
+  instanceId: string;
+  leaseMs: number;
+  resultMaxChars: number;
+  logger: Logger;
+}
+
+/**
+ * Executes a call whose `running` record this instance holds: renews the lease while the tool
+ * runs (so other replicas wait instead of running it again), then writes the final reply into
+ * the record with compare-and-set and audits it.
+ */
+export class CallRunner {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly o: CallRunnerOptions) {}
+
+  /** A running record owned by this instance, as it is written when a run starts or is taken over. */
+  runningRecord(base: CallRecord): CallRecord {
+    return { ...base, state: 'running', owner: this.o.instanceId, lease_until: Date.now() + this.o.leaseMs };
+  }
+
+  run(key: string, held: StoredRecord, note?: string): Promise<ToolCallReply> {
+    const p = this.execute(key, held, note);
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  /** Waits for the calls this instance is executing (bounded by the caller). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async execute(key: string, held: StoredRecord, note?: string): Promise<ToolCallReply> {
+    const { record } = held;
+    const lease = new Lease(this.o.store, key, held, this.o.leaseMs, this.o.logger);
+    const tool = this.o.registry.resolve(record.origin.tool);
+    let outcome: ExecOutcome & { duration_ms: number };
+    try {
+      outcome = tool
+        ? await this.o.executor.execute(tool, record.arguments ?? {}, {
+            callId: record.call_id,
+            idempotencyKey: record.origin.idempotency_key,
+            context: { task_id: record.origin.task_id, user_id: record.origin.user_id, roles: record.origin.roles },
+          })
+        : { ok: false, duration_ms: 0, error: { code: 'provider_unavailable', message: `tool "${record.origin.tool}" is not offered by any provider right now`, retryable: true } };
+    } finally {
+      await lease.release();
+    }
+    const reply: ToolCallReply = { call_id: record.call_id, status: outcome.ok ? 'ok' : 'error', duration_ms: outcome.duration_ms };
+    let full: unknown;
+    if (outcome.ok) {
+      const normalized = normalizeResult(outcome.result);
+      const shaped = shapeResult(normalized, this.o.resultMaxChars, key);
+      reply.result = shaped.result;
+      if (shaped.truncated) {
+        Object.assign(reply, { truncated: true, full_result_ref: key });
+        full = normalized;
+      }
+      if (tool && ResultCache.applies(tool.spec)) {
+        this.o.cache.put(tool.spec, record.arguments ?? {}, normalized).catch((err: unknown) => this.o.logger.warn({ err, tool: tool.spec.name }, 'could not cache a result'));
+      }
+    } else {
+      reply.error = outcome.error;
+    }
+    const { owner: _owner, lease_until: _lease, ...rest } = record;
+    const done: CallRecord = { ...rest, state: 'done', reply, ...(full !== undefined ? { full_result: full } : {}) };
+    const written = await this.o.store.replace(key, done, lease.revision);
+    if (written === undefined) {
+      // The lease was lost (this process stalled past it) and another toolbus took the call over.
+      const now = await this.o.store.get(key);
+      this.o.logger.warn({ call_id: record.call_id, state: now?.record.state }, 'lost the lease on a tool call while it ran');
+      if (now?.record.state === 'done' && now.record.reply) return { ...now.record.reply, replayed: true };
+    }
+    this.o.audit.record(record.origin, { call_id: record.call_id, provider: record.provider, reply, ...(record.approval?.decided_by ? { decided_by: record.approval.decided_by } : {}), ...(note ? { note } : {}) });
+    return reply;
+  }
+}
+
+/** Renews a running record's lease every third of its length until released. */
+class Lease {
+  revision: number;
+  private lost = false;
+  private renewing: Promise<void> = Promise.resolve();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: CallRecordStore,
+    private readonly key: string,
+    held: StoredRecord,
+    private readonly leaseMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.revision = held.revision;
+    let record = held.record;
+    this.timer = setInterval(() => {
+      this.renewing = this.renewing.then(async () => {
+        if (this.lost) return;
+        const next = { ...record, lease_until: Date.now() + leaseMs };
+        const revision = await this.store.replace(this.key, next, this.revision).catch((err: unknown) => {
+          this.logger.warn({ err, call_id: key }, 'could not renew a tool call lease');
+          return null;
+        });
+        if (revision === undefined) this.lost = true;
+        else if (revision !== null) {
+          this.revision = revision;
+          record = next;
+        }
+      });
+    }, Math.max(50, Math.floor(leaseMs / 3)));
+  }
+
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    await this.renewing;
+  }
+}

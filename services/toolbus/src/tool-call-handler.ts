@@ -1,0 +1,159 @@
+import type { ToolCallReply, ToolCallRequest, ToolError } from '@hermes/contracts';
+import { ReplyError } from '@hermes/bus';
+import type { ApprovalDesk } from './approval-desk.js';
+import type { ArgumentValidator } from './argument-validator.js';
+import { parseArguments } from './argument-parser.js';
+import { AUDIT_ARGUMENTS_BYTES, truncateBytes, type AuditLog } from './audit-log.js';
+import { recordKeyFor, type CallOrigin, type CallRecord, type CallRecordStore, type StoredRecord } from './call-record.js';
+import type { CallRunner } from './call-runner.js';
+import { denialOf } from './permissions.js';
+import { ResultCache } from './result-cache.js';
+import { shapeResult } from './result-shaper.js';
+import type { ToolRegistry } from './tool-registry.js';
+import type { RegisteredTool } from './tool-types.js';
+
+export interface ToolCallHandlerOptions {
+  store: CallRecordStore;
+  registry: ToolRegistry;
+  validator: ArgumentValidator;
+  runner: CallRunner;
+  desk: ApprovalDesk;
+  cache: ResultCache;
+  audit: AuditLog;
+  resultMaxChars: number;
+  leaseMs: number;
+}
+
+/**
+ * One tool call, at most once per idempotency key. The call record in KV decides what happens:
+ * a finished call is replayed, one waiting for approval answers `pending_approval` again, one
+ * running elsewhere is waited for (or taken over once its toolbus stopped renewing the lease),
+ * and a new one is checked (tool, permission, arguments) and then recorded before it runs.
+ */
+export class ToolCallHandler {
+  constructor(private readonly o: ToolCallHandlerOptions) {}
+
+  async handle(req: ToolCallRequest): Promise<ToolCallReply> {
+    const key = recordKeyFor(req.idempotency_key);
+    const origin = originOf(req);
+    const started = Date.now();
+    let pollMs = 20;
+    for (;;) {
+      const current = await this.o.store.get(key);
+      if (!current) {
+        const reply = await this.start(key, req, origin);
+        if (reply) return reply;
+        continue; // another request or replica created the record first: follow it
+      }
+      assertSameCall(current.record, req);
+      const { record } = current;
+      if (record.state === 'done' && record.reply) {
+        const reply = { ...record.reply, replayed: true };
+        this.o.audit.record(origin, { call_id: record.call_id, provider: record.provider, reply, duration_ms: 0 });
+        return reply;
+      }
+      if (record.state === 'pending_approval') {
+        if (Date.parse(record.approval?.expires_at ?? '') <= Date.now()) {
+          await this.o.desk.expire(key);
+          continue;
+        }
+        await this.o.desk.ensureAnnounced(key, record);
+        const reply = this.o.desk.pendingReply(record);
+        this.o.audit.record(origin, { call_id: record.call_id, provider: record.provider, reply, replayed: true });
+        return reply;
+      }
+      if ((record.lease_until ?? 0) <= Date.now()) {
+        // Its toolbus stopped renewing the lease (it died): run it here, with the same idempotency key.
+        const takeover = this.o.runner.runningRecord({ ...record, attempt: record.attempt + 1 });
+        const revision = await this.o.store.replace(key, takeover, current.revision);
+        if (revision !== undefined) return this.o.runner.run(key, { record: takeover, revision }, `taken over from ${record.owner ?? 'unknown'}`);
+        continue;
+      }
+      // Running on a live lease: wait for its result rather than run it twice.
+      const tool = this.o.registry.resolve(record.origin.tool);
+      if (Date.now() - started > (tool?.timeoutMs ?? 0) + 3 * this.o.leaseMs) {
+        return { call_id: record.call_id, status: 'error', error: { code: 'tool_timeout', message: 'the call is still running on another toolbus; ask again later', retryable: true } };
+      }
+      await sleep(Math.min(pollMs, Math.max(10, (record.lease_until ?? 0) - Date.now() + 20)));
+      pollMs = Math.min(pollMs * 2, 250);
+    }
+  }
+
+  /** A call never seen before; undefined when another request created its record first. */
+  private async start(key: string, req: ToolCallRequest, origin: CallOrigin): Promise<ToolCallReply | undefined> {
+    const base: CallRecord = { call_id: key, origin, state: 'done', attempt: 1, created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
+    const access = { roles: req.roles, ...(req.allow ? { allow: req.allow } : {}) };
+    const tool = this.o.registry.resolve(req.tool);
+    if (!tool) {
+      const names = this.o.registry.usableBy(access).map((t) => t.spec.name);
+      const message = `there is no tool "${req.tool}"; ${names.length ? `tools you may use: ${names.join(', ')}` : 'no tools are available to you'}`;
+      return this.finish(key, base, { code: 'tool_not_found', message, retryable: false });
+    }
+    const withTool: CallRecord = { ...base, provider: tool.provider };
+    const denial = denialOf(tool.spec, access);
+    if (denial) return this.finish(key, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false });
+    const parsed = parseArguments(req.arguments);
+    if (!parsed.ok) return this.finish(key, withTool, invalidArguments(tool, [parsed.issue]));
+    const issues = this.o.validator.check(tool.validate, parsed.value);
+    if (issues.length) return this.finish(key, withTool, invalidArguments(tool, issues));
+    const checked: CallRecord = { ...withTool, arguments: parsed.value };
+
+    if (ResultCache.applies(tool.spec) && !tool.spec.require_confirm) {
+      const hit = await this.o.cache.get(tool.spec, parsed.value).catch(() => undefined);
+      if (hit !== undefined) return this.finishFromCache(key, checked, hit);
+    }
+    if (tool.spec.require_confirm) {
+      const pending = this.o.desk.pendingRecord(checked);
+      if ((await this.o.store.create(key, pending)) === undefined) return undefined;
+      await this.o.desk.announce(key, pending);
+      const reply = this.o.desk.pendingReply(pending);
+      this.o.audit.record(origin, { call_id: key, provider: tool.provider, reply });
+      return reply;
+    }
+    const running = this.o.runner.runningRecord(checked);
+    const revision = await this.o.store.create(key, running);
+    if (revision === undefined) return undefined;
+    return this.o.runner.run(key, { record: running, revision } satisfies StoredRecord);
+  }
+
+  /** Records a call that ends before running (a model error), so that a replay is identical. */
+  private async finish(key: string, base: CallRecord, error: ToolError): Promise<ToolCallReply | undefined> {
+    const reply: ToolCallReply = { call_id: key, status: 'error', error, duration_ms: 0 };
+    if ((await this.o.store.create(key, { ...base, state: 'done', reply })) === undefined) return undefined;
+    this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
+    return reply;
+  }
+
+  private async finishFromCache(key: string, base: CallRecord, cached: unknown): Promise<ToolCallReply | undefined> {
+    const shaped = shapeResult(cached, this.o.resultMaxChars, key);
+    const reply: ToolCallReply = { call_id: key, status: 'ok', result: shaped.result, cached: true, duration_ms: 0, ...(shaped.truncated ? { truncated: true, full_result_ref: key } : {}) };
+    const record: CallRecord = { ...base, state: 'done', reply, ...(shaped.truncated ? { full_result: cached } : {}) };
+    if ((await this.o.store.create(key, record)) === undefined) return undefined;
+    this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
+    return reply;
+  }
+}
+
+function originOf(req: ToolCallRequest): CallOrigin {
+  const { arguments: raw, allow: _allow, ...rest } = req;
+  return { ...rest, raw_arguments: truncateBytes(raw, AUDIT_ARGUMENTS_BYTES) };
+}
+
+function invalidArguments(tool: RegisteredTool, issues: ToolError['issues'] & object): ToolError {
+  const summary = issues.map((i) => `${i.path || '(arguments)'} ${i.message}`).join('; ');
+  return { code: 'invalid_arguments', message: `the arguments for "${tool.spec.name}" are invalid: ${summary}. Fix them and call the tool again.`, retryable: false, issues };
+}
+
+/** One idempotency key names one call: the same key for another task or tool is a caller bug. */
+function assertSameCall(record: CallRecord, req: ToolCallRequest): void {
+  if (record.origin.task_id === req.task_id && record.origin.tool === req.tool) return;
+  throw new ReplyError({
+    code: 'idempotency_conflict',
+    message: `idempotency key ${req.idempotency_key} already names a call of "${record.origin.tool}" in task ${record.origin.task_id}`,
+    retryable: false,
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,88 @@
+import { SpanStatusCode } from '@opentelemetry/api';
+import { contracts, type RequestContract, type ToolError } from '@hermes/contracts';
+import { RemoteError, request, type Bus } from '@hermes/bus';
+import { hermesTracer } from '@hermes/telemetry';
+import { ToolArgumentError, ToolRefusedError } from './toolbus-errors.js';
+import type { BuiltinTool, CallContext, ExecOutcome, RegisteredTool, ToolArguments } from './tool-types.js';
+
+export interface ExecuteOptions {
+  callId: string;
+  idempotencyKey: string;
+  context: CallContext;
+}
+
+/**
+ * Runs one validated call where its tool lives — in process for built-ins, on the provider's
+ * queue group for remote tools — always under the tool's timeout. Every failure comes back as a
+ * ToolError; nothing is thrown.
+ */
+export class ToolExecutor {
+  constructor(private readonly o: { bus: Bus }) {}
+
+  async execute(tool: RegisteredTool, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome & { duration_ms: number }> {
+    const started = performance.now();
+    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.spec.name, 'gen_ai.tool.call.id': opts.callId, 'hermes.tool.provider': tool.provider };
+    return hermesTracer().startActiveSpan(`execute_tool ${tool.spec.name}`, { attributes }, async (span) => {
+      const outcome = tool.host.kind === 'builtin' ? await this.runBuiltin(tool, tool.host.run, args, opts) : await this.runRemote(tool, tool.host.provider, args, opts);
+      if (!outcome.ok) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
+        span.setAttribute('error.type', outcome.error.code);
+      }
+      span.end();
+      return { ...outcome, duration_ms: Math.round(performance.now() - started) };
+    });
+  }
+
+  private async runBuiltin(tool: RegisteredTool, run: BuiltinTool['run'], args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome> {
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<ExecOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort(new Error(`tool ${tool.spec.name} timed out`));
+        resolve({ ok: false, error: timeoutError(tool) });
+      }, tool.timeoutMs);
+    });
+    // Through a promise, so a handler that throws before its first await is caught the same way.
+    const ran = Promise.resolve()
+      .then(() => run(args, { ...opts.context, signal: abort.signal, idempotencyKey: opts.idempotencyKey }))
+      .then(
+        (result): ExecOutcome => ({ ok: true, result }),
+        (err: unknown): ExecOutcome => ({ ok: false, error: builtinError(tool, err) }),
+      );
+    try {
+      return await Promise.race([ran, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async runRemote(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome> {
+    // request() sends to the contract's subject; the provider's subject is parameterised.
+    const exec: RequestContract<typeof contracts.toolExec.request, typeof contracts.toolExec.reply> = { ...contracts.toolExec, subject: (s) => s.toolExec(provider) };
+    try {
+      const reply = await request(this.o.bus, exec, { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: opts.context }, { timeoutMs: tool.timeoutMs });
+      return { ok: true, result: reply.result };
+    } catch (err) {
+      if (!(err instanceof RemoteError)) return { ok: false, error: { code: 'tool_failed', message: `calling provider "${provider}" failed: ${(err as Error).message}`, retryable: true } };
+      // Errors of the transport carry their cause; errors the provider answered with do not.
+      const transport = err.cause !== undefined;
+      if (transport && err.code === 'no_responders') {
+        return { ok: false, error: { code: 'provider_unavailable', message: `tool provider "${provider}" is not available right now (no instance is listening)`, retryable: true } };
+      }
+      if (transport && err.code === 'timeout') return { ok: false, error: timeoutError(tool) };
+      // The provider's own timeout (its handler passed timeout_ms) means the same to the model as ours.
+      if (err.wire.code === 'tool_timeout') return { ok: false, error: { code: 'tool_timeout', message: err.wire.message, retryable: true } };
+      return { ok: false, error: { code: 'tool_failed', message: err.wire.message, retryable: err.wire.retryable } };
+    }
+  }
+}
+
+function timeoutError(tool: RegisteredTool): ToolError {
+  return { code: 'tool_timeout', message: `tool "${tool.spec.name}" did not finish within ${tool.timeoutMs} ms`, retryable: true };
+}
+
+function builtinError(tool: RegisteredTool, err: unknown): ToolError {
+  if (err instanceof ToolArgumentError) return { code: 'invalid_arguments', message: err.message, retryable: false, issues: err.issues };
+  if (err instanceof ToolRefusedError) return { code: 'tool_failed', message: err.message, retryable: false };
+  return { code: 'tool_failed', message: `tool "${tool.spec.name}" failed: ${(err as Error)?.message ?? String(err)}`, retryable: false };
+}

@@ -1,0 +1,42 @@
+import type { Static } from '@sinclair/typebox';
+import type { ArgumentIssue as ArgumentIssueSchema, ToolError, ToolSpec } from '@hermes/contracts';
+import type { ValidateFunction } from 'ajv';
+
+export type ArgumentIssue = Static<typeof ArgumentIssueSchema>;
+export type ToolArguments = Record<string, unknown>;
+
+/** Who is calling: what a tool may learn about the caller, and what permissions are checked against. */
+export interface CallContext {
+  task_id: string;
+  user_id: string;
+  roles: string[];
+}
+
+/** What a built-in tool gets besides its (validated) arguments. */
+export interface ToolRunContext extends CallContext {
+  /** Aborted when the tool's timeout passes: stop work and release sockets. */
+  signal: AbortSignal;
+  idempotencyKey: string;
+}
+
+/** A tool implemented inside the toolbus. */
+export interface BuiltinTool {
+  spec: ToolSpec;
+  run(args: ToolArguments, ctx: ToolRunContext): Promise<unknown>;
+}
+
+/** Where a registered tool runs. */
+export type ToolHost = { kind: 'builtin'; run: BuiltinTool['run'] } | { kind: 'remote'; provider: string };
+
+/** A tool the registry offers: its spec (arguments schema closed), where it runs and its compiled validator. */
+export interface RegisteredTool {
+  spec: ToolSpec;
+  /** `builtin` or the remote provider's name. */
+  provider: string;
+  host: ToolHost;
+  validate: ValidateFunction;
+  timeoutMs: number;
+}
+
+/** How one execution ended, before it is shaped into a reply. */
+export type ExecOutcome = { ok: true; result: unknown } | { ok: false; error: ToolError };

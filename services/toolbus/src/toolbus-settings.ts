@@ -1,0 +1,24 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** The toolbus's own settings (environment variables; arrays as JSON). */
+export const toolbusSettings = Type.Object({
+  TOOL_DEFAULT_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 1, maximum: 3_600_000, description: 'timeout of a tool that does not declare timeout_ms' }),
+  TOOL_RESULT_MAX_CHARS: Type.Integer({ default: 16_000, minimum: 200, description: 'longest result (as JSON) handed to the model; longer ones are truncated' }),
+  TOOL_APPROVAL_TIMEOUT_MS: Type.Integer({ default: 900_000, minimum: 1000, description: 'how long a require_confirm call waits for a decision' }),
+  TOOL_CALL_LEASE_MS: Type.Integer({ default: 10_000, minimum: 1000, description: 'a running call whose toolbus has not renewed its lease this long is taken over' }),
+  TOOL_CACHE_MAX_TTL_MS: Type.Integer({ default: 3_600_000, minimum: 1000, description: 'longest a cached result is kept, whatever a tool asks for' }),
+  TOOL_AUDIT_MAX_AGE_MS: Type.Integer({ default: 30 * 86_400_000, minimum: 60_000, description: 'how long audit records stay in the audit stream' }),
+  TOOL_HTTP_ALLOWED_HOSTS: Type.Array(Type.String({ minLength: 1 }), {
+    default: [],
+    description: 'JSON array of hosts http_get may fetch ("example.com", "api.example.com:8443", "*.example.com"); empty = none',
+  }),
+  TOOL_HTTP_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'let http_get reach loopback, private and link-local addresses' }),
+  TOOL_HTTP_MAX_BYTES: Type.Integer({ default: 1_000_000, minimum: 1024, description: 'bytes of a response body http_get reads at most' }),
+});
+export type ToolbusSettings = Static<typeof toolbusSettings>;
+
+/** Every setting at its default. */
+export function defaultToolbusSettings(): ToolbusSettings {
+  const entries = Object.entries(toolbusSettings.properties).map(([key, schema]) => [key, structuredClone((schema as { default: unknown }).default)]);
+  return Object.fromEntries(entries) as ToolbusSettings;
+}

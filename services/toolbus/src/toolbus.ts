@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { Kvm } from '@nats-io/kv';
+import { contracts } from '@hermes/contracts';
+import { serve, type Bus } from '@hermes/bus';
+import { ApprovalDesk } from './approval-desk.js';
+import { ApprovalIndex } from './approval-index.js';
+import { ArgumentValidator } from './argument-validator.js';
+import { AuditLog, declareAuditStream } from './audit-log.js';
+import { builtinTools } from './builtin-tools.js';
+import { CallRecordStore } from './call-record.js';
+import { CallRunner } from './call-runner.js';
+import { serveToolsList } from './list-tools.js';
+import { followProviders } from './provider-directory.js';
+import { ResultCache } from './result-cache.js';
+import { ToolCallHandler } from './tool-call-handler.js';
+import { ToolExecutor } from './tool-executor.js';
+import { ToolRegistry } from './tool-registry.js';
+import type { ToolbusSettings } from './toolbus-settings.js';
+import type { BuiltinTool } from './tool-types.js';
+
+export interface ToolbusOptions {
+  bus: Bus;
+  settings: ToolbusSettings;
+  /** Names this replica in leases and logs; default a random id. */
+  instanceId?: string;
+  /** Built-in tools besides the standard ones (an embedding service's own tools). */
+  extraBuiltins?: readonly BuiltinTool[];
+}
+
+/** A running toolbus replica. */
+export interface Toolbus {
+  readonly instanceId: string;
+  readonly registry: ToolRegistry;
+  /** What the toolCall subject runs; callable directly by an embedding process. */
+  readonly calls: ToolCallHandler;
+  /** What the toolApprovalDecide subject runs. */
+  readonly approvals: ApprovalDesk;
+  /** Stops taking requests, waits (bounded) for the calls it is executing, and flushes the audit. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+/** The name of the bucket listing pending approvals (not yet in the shared subject catalogue). */
+export function approvalsBucket(bus: Bus): string {
+  return bus.subjects.buckets.toolApprovals;
+}
+
+/** Opens the toolbus's buckets and streams and serves toolsList, toolCall and toolApprovalDecide. */
+export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
+  const { bus, settings: s } = o;
+  const instanceId = o.instanceId ?? `toolbus-${randomUUID().slice(0, 8)}`;
+  const logger = bus.logger.child({ toolbus_id: instanceId });
+  // Leave room for headers in the largest message the server accepts.
+  const maxBytes = (bus.nc.info?.max_payload ?? 1_048_576) - 16_384;
+
+  await declareAuditStream(bus, s.TOOL_AUDIT_MAX_AGE_MS);
+  const store = new CallRecordStore(await bus.kv(bus.subjects.buckets.toolCalls), maxBytes);
+  const cacheKv = await new Kvm(bus.js).create(bus.subjects.buckets.toolCache, { history: 1, ttl: s.TOOL_CACHE_MAX_TTL_MS });
+  const cache = new ResultCache(cacheKv, { maxTtlMs: s.TOOL_CACHE_MAX_TTL_MS, maxBytes });
+  const audit = new AuditLog(bus);
+
+  const validator = new ArgumentValidator();
+  const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
+  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...(o.extraBuiltins ?? [])], logger });
+  const executor = new ToolExecutor({ bus });
+  const runner = new CallRunner({ store, registry, executor, cache, audit, instanceId, leaseMs: s.TOOL_CALL_LEASE_MS, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, logger });
+
+  // The index's timers call back into the desk, which needs the index: bound late.
+  const index = new ApprovalIndex({ kv: await bus.kv(approvalsBucket(bus)), onExpired: (key): Promise<void> => desk.expire(key), logger });
+  const desk: ApprovalDesk = new ApprovalDesk({ bus, store, index, runner, audit, approvalTimeoutMs: s.TOOL_APPROVAL_TIMEOUT_MS, logger });
+  const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
+  await index.start();
+
+  const providers = await followProviders({ bus, registry, toolbusId: instanceId });
+  const subs = [
+    serveToolsList({ bus, registry }),
+    serve(bus, contracts.toolCall, (req) => calls.handle(req)),
+    serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
+  ];
+
+  return {
+    instanceId,
+    registry,
+    calls,
+    approvals: desk,
+    async stop(timeoutMs = 10_000) {
+      for (const sub of subs) sub.unsubscribe();
+      await Promise.race([runner.settle(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+      providers.unsubscribe();
+      await index.stop();
+      await audit.flush();
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { contracts } from '@hermes/contracts';
+import { decodeJson, encodeJson, request, type Bus } from '@hermes/bus';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import type { Toolbus } from '../src/toolbus.js';
+import { callRequest, callTool, connect, freshPrefix, remoteTool, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+
+let natsUrl: string;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  natsUrl = (await startNatsServer()).url;
+});
+
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+afterAll(async () => {
+  await cleanupAll();
+});
+
+async function busOnFreshPrefix(): Promise<Bus> {
+  const bus = await connect(natsUrl, freshPrefix());
+  cleanups.push(() => bus.drain());
+  return bus;
+}
+
+async function toolbusOn(bus: Bus): Promise<Toolbus> {
+  const toolbus = await startTestToolbus(bus);
+  cleanups.push(() => toolbus.stop(2000));
+  return toolbus;
+}
+
+const listNames = async (bus: Bus, req: Parameters<typeof request<typeof contracts.toolsList.request, typeof contracts.toolsList.reply>>[2] = {}) =>
+  (await request(bus, contracts.toolsList, req)).tools.map((t) => t.name);
+
+describe('toolsList over NATS', () => {
+  it('lists built-in and remote tools, filtered by roles and the allow-list', async () => {
+    const bus = await busOnFreshPrefix();
+    await toolbusOn(bus);
+    const p = await startStandInProvider(bus, { provider: 'hr', tools: [remoteTool('hr_lookup'), remoteTool('hr_fire', { roles: ['hr_admin'] })], run: async () => 'ok' });
+    cleanups.push(() => p.stop());
+    await waitForTool(bus, 'hr_lookup');
+    expect(await listNames(bus, { roles: ['member'] })).toEqual(['time_now', 'echo', 'date_add', 'date_diff', 'http_get', 'hr_lookup']);
+    expect(await listNames(bus, { roles: ['hr_admin'], allow: ['hr_fire', 'echo'] })).toEqual(['echo', 'hr_fire']);
+  });
+
+  it('answers a request that breaks the contract with invalid_payload', async () => {
+    const bus = await busOnFreshPrefix();
+    await toolbusOn(bus);
+    const msg = await bus.nc.request(bus.subjects.toolsList, encodeJson({ allow: 'echo' }), { timeout: 5000 });
+    expect(decodeJson(msg.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', retryable: false } } });
+  });
+});
+
+describe('remote providers', () => {
+  it('withdraws the tools of a provider that stops announcing once its TTL passes', async () => {
+    const bus = await busOnFreshPrefix();
+    await toolbusOn(bus);
+    const p = await startStandInProvider(bus, { provider: 'temp', tools: [remoteTool('temp_tool')], ttlMs: 1000, run: async () => 'ok' });
+    cleanups.push(() => p.stop());
+    await waitForTool(bus, 'temp_tool');
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(await listNames(bus)).toContain('temp_tool'); // heartbeats keep it alive past one TTL
+    p.stopAnnouncing();
+    await expect.poll(() => listNames(bus), { timeout: 2500, interval: 100 }).not.toContain('temp_tool');
+    expect((await callTool(bus, callRequest({ tool: 'temp_tool' }))).error).toMatchObject({ code: 'tool_not_found' });
+  });
+
+  it('asks providers to announce when a toolbus starts, so it knows their tools at once', async () => {
+    const bus = await busOnFreshPrefix();
+    // The provider's own first announcement reaches no toolbus; its heartbeat is far away.
+    const p = await startStandInProvider(bus, { provider: 'early', tools: [remoteTool('early_tool')], ttlMs: 60_000, run: async () => 'ok' });
+    cleanups.push(() => p.stop());
+    const toolbus = await toolbusOn(bus);
+    await expect.poll(() => toolbus.registry.resolve('early_tool')?.provider, { timeout: 1000, interval: 20 }).toBe('early');
+  });
+
+  it('routes a name two providers offer to the provider that announced it first', async () => {
+    const bus = await busOnFreshPrefix();
+    await toolbusOn(bus);
+    const first = await startStandInProvider(bus, { provider: 'first', tools: [remoteTool('lookup')], run: async () => 'from first' });
+    await waitForTool(bus, 'lookup');
+    const second = await startStandInProvider(bus, { provider: 'second', tools: [remoteTool('lookup'), remoteTool('second_only')], run: async () => 'from second' });
+    cleanups.push(() => first.stop(), () => second.stop());
+    await waitForTool(bus, 'second_only');
+    expect(await callTool(bus, callRequest({ tool: 'lookup' }))).toMatchObject({ status: 'ok', result: { result: 'from first' } });
+    expect((await listNames(bus)).filter((n) => n === 'lookup')).toHaveLength(1);
+  });
+
+  it('keeps serving a provider while any of its instances announces', async () => {
+    const bus = await busOnFreshPrefix();
+    await toolbusOn(bus);
+    const a = await startStandInProvider(bus, { provider: 'multi', instanceId: 'multi-a', tools: [remoteTool('multi_tool')], ttlMs: 1000, run: async () => 'a' });
+    const b = await startStandInProvider(bus, { provider: 'multi', instanceId: 'multi-b', tools: [remoteTool('multi_tool')], ttlMs: 1000, run: async () => 'b' });
+    cleanups.push(() => a.stop(), () => b.stop());
+    await waitForTool(bus, 'multi_tool');
+    a.stop();
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(await callTool(bus, callRequest({ tool: 'multi_tool' }))).toMatchObject({ status: 'ok', result: { result: 'b' } });
+  });
+});

@@ -1,0 +1,146 @@
+import { Writable } from 'node:stream';
+import { Bus } from '@hermes/bus';
+import { DistributedSemaphore, readPoolStatus, type PoolSettings, type PoolStatus } from '@hermes/semaphore';
+import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/index.js';
+
+const logger = createLogger({ service: 'cli-llm-test', level: 'silent' });
+const settings: Record<string, PoolSettings> = { alpha: { capacity: 2 }, beta: { capacity: 1, tpm: 6000 } };
+let natsUrl: string;
+let bus: Bus;
+let sem: DistributedSemaphore;
+let waiting: Promise<unknown>;
+
+/**
+ * Pools appear once a call took a permit, so the test takes them the way LlmClient does, in the
+ * bucket of the default prefix: alpha holds one permit; beta was rate-limited and has a waiter.
+ */
+beforeAll(async () => {
+  natsUrl = (await startNatsServer()).url;
+  bus = await Bus.connect({ servers: natsUrl, name: 'cli-llm-test', logger });
+  const kv = await bus.kv(bus.subjects.buckets.llmSemaphore);
+  sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => settings[p] ?? { capacity: 1 } });
+  await sem.acquire('alpha');
+  await (await sem.acquire('beta', { estimatedTokens: 1000 })).release({ tokens: 1000, rateLimitedForMs: 60_000 });
+  waiting = sem.acquire('beta').catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 100));
+});
+
+afterAll(async () => {
+  await sem?.close();
+  await waiting;
+  await bus?.drain();
+  await cleanupAll();
+});
+
+function capture() {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, lines: () => text.split('\n').filter((l) => l !== ''), text: () => text };
+}
+
+async function hermes(env: Record<string, string>, ...argv: string[]) {
+  const stdout = capture();
+  const stderr = capture();
+  const code = await runCli(argv, { stdout: stdout.stream, stderr: stderr.stream, env: { NATS_URL: natsUrl, ...env } });
+  return { code, stdout, stderr };
+}
+const cli = (...argv: string[]) => hermes({}, ...argv);
+
+/** The table's cells, split on the runs of spaces between columns. */
+const cells = (line: string | undefined) => (line ?? '').split(/ {2,}/);
+
+describe('hermes llm status', () => {
+  it('prints one row per pool: capacity, in use, waiters, back-off and token budget', async () => {
+    const { code, stdout, stderr } = await cli('llm', 'status');
+
+    expect(stderr.text()).toBe('');
+    expect(code).toBe(0);
+    const [header, alpha, beta, ...rest] = stdout.lines();
+    expect(cells(header)).toEqual(['POOL', 'CAPACITY', 'IN USE', 'WAITERS', 'BACK-OFF', 'TOKENS']);
+    expect(cells(alpha)).toEqual(['alpha', '2', '1', '0', '-', '-']);
+    const [name, capacity, inUse, waiters, backoff, tokens] = cells(beta);
+    expect([name, capacity, inUse, waiters]).toEqual(['beta', '1', '0', '1']);
+    expect(backoff).toMatch(/^until \d{4}-\d\d-\d\dT\S+Z \(rate_limited\)$/);
+    expect(tokens).toMatch(/^5\d{3}\/6000 per min$/);
+    expect(rest).toEqual([]);
+  });
+
+  it('prints the pools as JSON with --json', async () => {
+    const { code, stdout } = await cli('llm', 'status', '--json');
+
+    expect(code).toBe(0);
+    const pools = JSON.parse(stdout.text()) as PoolStatus[];
+    expect(pools.map((p) => p.pool)).toEqual(['alpha', 'beta']);
+    expect(pools[0]).toMatchObject({ capacity: 2, configured_capacity: 2, in_use: 1, waiters: 0, backoff_until: null, tpm: null, tokens_available: null });
+    expect(pools[1]).toMatchObject({ capacity: 1, in_use: 0, waiters: 1, backoff_reason: 'rate_limited', tpm: 6000 });
+  });
+
+  it('says so when no pool has been used yet', async () => {
+    const { code, stdout } = await hermes({ HERMES_SUBJECT_PREFIX: 'fresh' }, 'llm', 'status');
+
+    expect(code).toBe(0);
+    expect(stdout.text()).toBe('no pool has been used yet (a pool appears in fresh_llm_semaphore with its first LLM call)\n');
+  });
+});
+
+describe('hermes llm capacity', () => {
+  it("changes a pool's capacity for the whole cluster and prints its new status", async () => {
+    const { code, stdout } = await cli('llm', 'capacity', 'alpha', '5');
+
+    expect(code).toBe(0);
+    const [header, row] = stdout.lines();
+    expect(cells(header)[0]).toBe('POOL');
+    expect(cells(row)).toEqual(['alpha', '5 (configured 2)', '1', '0', '-', '-']);
+    const status = (await readPoolStatus(await bus.kv(bus.subjects.buckets.llmSemaphore))).find((p) => p.pool === 'alpha');
+    expect(status).toMatchObject({ capacity: 5, configured_capacity: 2 });
+    // The semaphore now grants up to the new capacity: four more besides the one held.
+    const permits = await Promise.all([1, 2, 3, 4].map(() => sem.acquire('alpha', { timeoutMs: 2000 })));
+    await Promise.all(permits.map((p) => p.release()));
+
+    const json = await cli('llm', 'capacity', 'alpha', '2', '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout.text())).toMatchObject({ pool: 'alpha', capacity: 2, configured_capacity: 2 });
+  });
+
+  it('exits 1 naming the known pools when the pool does not exist', async () => {
+    const { code, stdout, stderr } = await cli('llm', 'capacity', 'gamma', '3');
+
+    expect(code).toBe(1);
+    expect(stdout.text()).toBe('');
+    expect(stderr.text()).toBe('hermes llm capacity: no pool named "gamma" (known pools: alpha, beta)\n');
+  });
+
+  it('exits 2 with the usage for a capacity that is not a whole number, or missing arguments', async () => {
+    for (const argv of [['alpha', 'lots'], ['alpha', '1.5'], ['alpha', '-1'], ['alpha'], ['alpha', '1', '2']]) {
+      const { code, stderr } = await cli('llm', 'capacity', ...argv);
+      expect(code, argv.join(' ')).toBe(2);
+      expect(stderr.text()).toContain('usage: hermes llm capacity <pool> <n> [options]');
+    }
+    const notNumber = await cli('llm', 'capacity', 'alpha', 'lots');
+    expect(notNumber.stderr.text()).toContain('<n> must be a whole number >= 0 (got "lots")');
+  });
+});
+
+describe('hermes llm', () => {
+  it('lists its subcommands when none is named, and in the top-level help', async () => {
+    const bare = await cli('llm');
+    expect(bare.code).toBe(2);
+    expect(bare.stderr.text()).toContain('hermes llm: name a subcommand');
+    expect(bare.stderr.text()).toMatch(/^ {2}llm status +show the LLM pools/m);
+    expect(bare.stderr.text()).toMatch(/^ {2}llm capacity <pool> <n> +change a pool's capacity/m);
+
+    const help = await cli('--help');
+    expect(help.stdout.text()).toMatch(/^ {2}llm status /m);
+    const statusHelp = await cli('llm', 'status', '--help');
+    expect(statusHelp.stdout.text()).toContain('--json');
+    expect((await cli('llm', 'status', 'extra')).code).toBe(2);
+  });
+});
