@@ -62,9 +62,12 @@ export function renderMarkdown(r: SemaphoreBenchReport): string {
     '## How it was measured',
     '',
     `Each saturation run starts 1, 2 or 4 worker processes, each an \`LlmClient\` wired as \`openLlmClient\` does (pool resolver, \`semaphorePermits\` over \`DistributedSemaphore\`), ` +
-      `against one real nats-server and one scripted OpenAI-compatible server; a call counts when \`chat()\` (permit, HTTP call, release) ends inside the window, and max in flight is what the scripted server saw over warm-up, window and drain.`,
+      `against one real nats-server and one scripted OpenAI-compatible server; a call counts when \`chat()\` (permit, HTTP call, release) ends inside the window, and max in flight is what the scripted server saw over warm-up, window and drain. ` +
+      `The loops' first calls are spread evenly over one latency, so the permits turn over at evenly spread moments rather than in lockstep (which would make the count move in steps of N).`,
     `Permit wait, held and release times are measured in this run under load (held = from the grant arriving to the release being written). ` +
       `The \`acquire_*\`/\`release_*\` fields of every run in \`semaphore.json\` are the uncontended figures, measured once (one process, capacity ${'1,000,000'}, ${r.overhead.iterations} sequential acquire→release after ${r.overhead.warmup} warm-up) and repeated.`,
+    '',
+    `Figures move by a point or two of utilization with the machine's load (other work on a ${r.machine.cpus}-CPU machine shows as event-loop lag in the workers); compare a run with the baseline taken at the same time.`,
     '',
     '## Goals',
     '',
