@@ -2,6 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    projects: ['libs/*', 'services/*', 'tools/*', 'tests'],
+    projects: ['libs/*', 'services/*', 'tools/*', 'tests', 'bench'],
   },
 });
