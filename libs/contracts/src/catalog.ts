@@ -3,7 +3,7 @@ import type { Subjects } from './subjects.js';
 import { WireError } from './schemas/common.js';
 import { TaskSubmitEvent } from './schemas/task-submission.js';
 import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
-import { TaskGetRequest, TaskView } from './schemas/task-state.js';
+import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskView } from './schemas/task-state.js';
 import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
@@ -113,6 +113,23 @@ export const contracts = {
     reply: TaskView,
     responder: 'dispatcher',
     requesters: ['gateway', 'submitter'],
+  }),
+  taskCancel: request({
+    name: 'taskCancel',
+    summary: 'Cancel a task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
+    subject: (s) => s.taskCancel,
+    request: TaskCancelRequest,
+    reply: TaskView,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli', 'submitter'],
+  }),
+  taskCancelled: message({
+    name: 'taskCancelled',
+    summary: 'A task was cancelled; runtimes abort its jobs (LLM calls, permit waits, tool waits) at once.',
+    subject: (s) => s.taskCancelled('{task_id}'),
+    payload: TaskCancelledNotice,
+    producers: ['dispatcher'],
+    consumers: ['runtime'],
   }),
   toolsList: request({
     name: 'toolsList',

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   max_steps_exceeded: { retryable: false, summary: 'the agent loop used its max_steps without a final answer' },
   loop_detected: { retryable: false, summary: 'the model repeated the same tool call with the same arguments' },
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
+  cancelled: { retryable: false, summary: 'the task was cancelled' },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;

@@ -34,7 +34,7 @@ export {
   StepKind,
 } from './schemas/task-events.js';
 export type { TaskEventKind, TaskEventDataByKind } from './schemas/task-events.js';
-export { TaskStatus, TaskView, TaskGetRequest } from './schemas/task-state.js';
+export { TaskStatus, TaskView, TaskGetRequest, TaskCancelRequest, TaskCancelledNotice } from './schemas/task-state.js';
 export { ModelRole, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';
 export {

@@ -14,6 +14,11 @@ export interface Subjects {
   readonly taskRejected: string;
   /** Request/reply to the dispatcher: read a task's state. */
   readonly taskGet: string;
+  /** Request/reply to the dispatcher: cancel a task. */
+  readonly taskCancel: string;
+  /** Core pub/sub: a task was cancelled (runtimes stop its jobs). */
+  taskCancelled(taskId: string): string;
+  readonly taskCancelledAll: string;
   /** JetStream (work queue): jobs for the runtime pool. */
   readonly runtimeJobs: string;
   /** JetStream (work queue): job outcomes for the dispatcher. */
@@ -78,6 +83,9 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     taskEventsAll: `${prefix}.tasks.events.>`,
     taskRejected: `${prefix}.tasks.rejected`,
     taskGet: `${prefix}.tasks.get`,
+    taskCancel: `${prefix}.tasks.cancel`,
+    taskCancelled: (taskId: string) => `${prefix}.tasks.cancelled.${taskId}`,
+    taskCancelledAll: `${prefix}.tasks.cancelled.>`,
     runtimeJobs: `${prefix}.runtime.jobs`,
     runtimeResults: `${prefix}.runtime.results`,
     toolsList: `${prefix}.toolbus.tools.list`,

@@ -5,6 +5,7 @@ import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
 import { ResultHandler } from './result-handler.js';
 import { getTask } from './task-queries.js';
+import { TaskCancel } from './task-cancel.js';
 
 await hostService({
   service: 'dispatcher',
@@ -25,6 +26,8 @@ await hostService({
     const intake = new TaskIntake({ bus, store, logger, rolesOf });
     const results = new ResultHandler({ bus, store, logger });
     const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
+    const cancels = new TaskCancel({ bus, store, logger });
+    const cancelling = serve(bus, contracts.taskCancel, (req) => cancels.cancel(req));
     const intakeConsumer = await startWorkConsumer(
       bus,
       { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake, concurrency: config.DISPATCHER_CONCURRENCY },
@@ -39,7 +42,7 @@ await hostService({
     return {
       stop: async (timeoutMs) => {
         await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs)]);
-        await queries.drain();
+        await Promise.all([queries.drain(), cancelling.drain()]);
       },
     };
   },

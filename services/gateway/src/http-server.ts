@@ -4,6 +4,7 @@ import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { contextFromTraceparent, type Bus } from '@hermes/bus';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
+import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
@@ -55,7 +56,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const routes: Route[] = [
     { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit } },
-    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', methods: { GET: tasks.get } },
+    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', methods: { GET: tasks.events } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', methods: { POST: approvals.decide } },
   ];

@@ -9,6 +9,7 @@ import { openingMessages } from './prompt-builder.js';
 import { StepEvents } from './step-events.js';
 import { TokenStream } from './token-stream.js';
 import type { ToolCaller } from './tool-caller.js';
+import type { CancellationWatch } from './cancellation-watch.js';
 
 export interface JobRunnerOptions {
   bus: Bus;
@@ -20,6 +21,8 @@ export interface JobRunnerOptions {
   maxAttempts: number;
   /** Default loop limits; a task's budget.max_steps overrides maxSteps. */
   limits: LoopLimits;
+  /** Aborts jobs of cancelled tasks; without it jobs run to the end. */
+  cancellations?: CancellationWatch;
 }
 
 const SOURCE = 'hermes/runtime';
@@ -45,11 +48,16 @@ export class JobRunner {
       });
       return;
     }
+    if (await this.taskAlreadyEnded(job)) {
+      log.info('task already ended (cancelled?); job dropped');
+      return;
+    }
     log.info('job started');
     await this.publishStarted(job, attempt);
     const events = new StepEvents({ bus: this.o.bus, logger: log });
+    const guard = this.o.cancellations?.track(job.task_id);
     try {
-      const outcome = await this.runLoop(job, attempt, events);
+      const outcome = await this.runLoop(job, attempt, events, guard?.signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
@@ -61,6 +69,11 @@ export class JobRunner {
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
     } catch (err) {
       await events.flush();
+      if (guard?.signal.aborted) {
+        // The dispatcher already ended the task as cancelled; there is nothing to report.
+        log.info('job stopped: task cancelled');
+        return;
+      }
       if (err instanceof CheckpointConflictError) {
         // Another runtime has the job now; it will report. Acking here drops only our copy.
         log.warn('job taken over by another runtime; stopping');
@@ -73,11 +86,26 @@ export class JobRunner {
       log.warn({ err, code: wire.code }, 'job failed');
       await this.report(job, attempt, { outcome: 'failed', error: wire });
     } finally {
+      guard?.done();
       this.o.checkpoints.forget(job.job_id);
     }
   }
 
-  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents) {
+  /**
+   * Best effort: a job whose task was cancelled (or already ended) before it got here is not
+   * started. If the dispatcher cannot be asked, the job runs; its result is ignored if the task
+   * has ended, so correctness does not depend on this check.
+   */
+  private async taskAlreadyEnded(job: RuntimeJob): Promise<boolean> {
+    try {
+      const view = await request(this.o.bus, contracts.taskGet, { task_id: job.task_id }, { timeoutMs: 1000 });
+      return view.status === 'cancelled' || view.status === 'completed' || view.status === 'failed';
+    } catch {
+      return false;
+    }
+  }
+
+  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, signal?: AbortSignal) {
     const checkpoint = (await this.o.checkpoints.load(job.job_id)) ?? (await this.startCheckpoint(job));
     const maxTokens = job.budget?.max_tokens;
     const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
@@ -97,6 +125,7 @@ export class JobRunner {
       tools: tools.tools,
       limits: { ...this.o.limits, ...(job.budget?.max_steps ? { maxSteps: job.budget.max_steps } : {}) },
       ...(stream ? { onDelta: (t: string, step: number) => stream.push(t, step) } : {}),
+      ...(signal ? { signal } : {}),
     });
     await stream?.flush();
     return outcome;

@@ -5,6 +5,7 @@ import { llmSettings, openLlmClient } from '@hermes/llm';
 import { CheckpointStore } from './checkpoint-store.js';
 import { JobRunner } from './job-runner.js';
 import { ToolCaller } from './tool-caller.js';
+import { CancellationWatch } from './cancellation-watch.js';
 
 await hostService({
   service: 'runtime',
@@ -23,7 +24,9 @@ await hostService({
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS }),
   start: async ({ bus, config, logger }) => {
     const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
+    const cancellations = new CancellationWatch(bus);
     const runner = new JobRunner({
+      cancellations,
       bus,
       llm,
       logger,
@@ -47,6 +50,7 @@ await hostService({
     return {
       stop: async (timeoutMs) => {
         await consumer.stop(timeoutMs);
+        cancellations.stop();
         await close();
       },
     };

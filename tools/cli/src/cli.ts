@@ -1,3 +1,4 @@
+import { cancelCommand } from './cancel-command.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { RemoteError, type Bus } from '@hermes/bus';
 import { approveCommand } from './approve-command.js';
@@ -9,7 +10,7 @@ import { runCommand } from './run-command.js';
 import { statusCommand } from './status-command.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand];
 
 const ENVIRONMENT = [
   ['NATS_URL', 'NATS servers, comma-separated (default nats://127.0.0.1:4222)'],

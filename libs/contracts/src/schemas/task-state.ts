@@ -39,3 +39,20 @@ export const TaskGetRequest = Type.Object(
   { title: 'TaskGetRequest', additionalProperties: false },
 );
 export type TaskGetRequest = Static<typeof TaskGetRequest>;
+
+export const TaskCancelRequest = Type.Object(
+  {
+    task_id: Id,
+    user_id: Type.Optional(Type.Union([Id, Type.Null()], { description: 'when set, only that user\'s task can be cancelled (others look not found)' })),
+    reason: Type.Optional(Type.String({ maxLength: 2000 })),
+  },
+  { title: 'TaskCancelRequest', additionalProperties: false },
+);
+export type TaskCancelRequest = Static<typeof TaskCancelRequest>;
+
+/** Broadcast to every runtime when a task is cancelled, so it stops the task's jobs at once. */
+export const TaskCancelledNotice = Type.Object(
+  { task_id: Id, reason: Type.Optional(Type.String()) },
+  { title: 'TaskCancelledNotice', additionalProperties: false },
+);
+export type TaskCancelledNotice = Static<typeof TaskCancelledNotice>;
