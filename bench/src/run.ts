@@ -2,25 +2,48 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll } from '@hermes/testkit';
-import { benchOptions } from './bench-options.js';
+import { benchOptions, semaphoreSettings } from './bench-options.js';
+import { selectBenchmarks } from './bench-selection.js';
 import { goalVerdicts, renderMarkdown } from './report.js';
 import { runSemaphoreBench } from './semaphore-bench.js';
+import { runStepOverheadBench } from './step-overhead-bench.js';
+import { stepOverheadOptions, stepOverheadSettings } from './step-overhead-options.js';
+import { renderStepOverheadMarkdown, stepOverheadVerdict } from './step-overhead-report.js';
 
-// `npm run bench`: run the semaphore benchmark and write bench/results/semaphore.{json,md}.
-// Exits non-zero only when the bench itself failed (including failed calls), never for a missed goal.
+// `npm run bench`: run the benchmarks (all, or those named by --only / BENCH_ONLY) and write
+// bench/results/<name>.{json,md}. Exits non-zero only when a bench itself failed (including
+// failed calls), never for a missed goal.
 const say = (line: string) => process.stdout.write(`${line}\n`);
+const defaultResultsDir = fileURLToPath(new URL('../results/', import.meta.url));
 
 try {
-  const opts = benchOptions({ argv: process.argv.slice(2), env: process.env, defaultResultsDir: fileURLToPath(new URL('../results/', import.meta.url)) });
-  const report = await runSemaphoreBench(opts, say);
-  await mkdir(opts.resultsDir, { recursive: true });
-  await writeFile(join(opts.resultsDir, 'semaphore.json'), `${JSON.stringify(report, null, 2)}\n`);
-  await writeFile(join(opts.resultsDir, 'semaphore.md'), renderMarkdown(report));
-  say(`wrote ${join(opts.resultsDir, 'semaphore.json')} and semaphore.md`);
-  for (const line of goalVerdicts(report)) say(line);
-  if (report.errors.length > 0 || report.runs.some((r) => r.errors > 0)) {
-    process.stderr.write(`bench: ${report.runs.reduce((n, r) => n + r.errors, 0)} call(s) failed: ${report.errors.slice(0, 3).join('; ')}\n`);
-    process.exitCode = 1;
+  const { only, argv } = selectBenchmarks({ argv: process.argv.slice(2), env: process.env });
+  const semaphoreFlags = semaphoreSettings.map((s) => s.flag);
+  const stepFlags = stepOverheadSettings.map((s) => s.flag);
+  // Parse every selected bench's options first, so a typo fails before anything starts.
+  const semOpts = benchOptions({ argv, env: process.env, defaultResultsDir, ignore: stepFlags });
+  const stepOpts = stepOverheadOptions({ argv, env: process.env, defaultResultsDir, ignore: semaphoreFlags });
+
+  if (only.includes('semaphore')) {
+    const report = await runSemaphoreBench(semOpts, say);
+    await mkdir(semOpts.resultsDir, { recursive: true });
+    await writeFile(join(semOpts.resultsDir, 'semaphore.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(semOpts.resultsDir, 'semaphore.md'), renderMarkdown(report));
+    say(`wrote ${join(semOpts.resultsDir, 'semaphore.json')} and semaphore.md`);
+    for (const line of goalVerdicts(report)) say(line);
+    if (report.errors.length > 0 || report.runs.some((r) => r.errors > 0)) {
+      process.stderr.write(`bench: ${report.runs.reduce((n, r) => n + r.errors, 0)} call(s) failed: ${report.errors.slice(0, 3).join('; ')}\n`);
+      process.exitCode = 1;
+    }
+  }
+
+  if (only.includes('step-overhead')) {
+    const report = await runStepOverheadBench(stepOpts, say);
+    await mkdir(stepOpts.resultsDir, { recursive: true });
+    await writeFile(join(stepOpts.resultsDir, 'step-overhead.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(stepOpts.resultsDir, 'step-overhead.md'), renderStepOverheadMarkdown(report));
+    say(`wrote ${join(stepOpts.resultsDir, 'step-overhead.json')} and step-overhead.md`);
+    say(stepOverheadVerdict(report));
   }
 } catch (err) {
   process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);

@@ -1,6 +1,7 @@
 import { createLogger } from '@hermes/telemetry';
 import { Bus } from '@hermes/bus';
-import { startHermesStack, type HermesStack } from '@hermes/devstack';
+import { startHermesStack, type HermesStack, type HermesStackOptions } from '@hermes/devstack';
+import type { ChildService } from '@hermes/testkit';
 
 export const API_KEY = 'test-key-alice-0123456789';
 export const ADMIN_KEY = 'test-key-admin-0123456789';
@@ -11,15 +12,25 @@ export interface Stack extends HermesStack {
   bus: Bus;
 }
 
+export interface StackOptions {
+  runtimeAckWaitMs?: number;
+  runtimeReplicas?: number;
+  /** Extra environment for every service, over the defaults below. */
+  env?: Record<string, string>;
+  /** Extra environment per kind of service (e.g. `{ toolbus: { TOOL_CALL_LEASE_MS: '1000' } }`). */
+  serviceEnv?: HermesStackOptions['serviceEnv'];
+}
+
 /** The whole Hermes as real processes against the scripted model, plus a bus client for the test. */
-export async function startStack(opts: { runtimeAckWaitMs?: number; runtimeReplicas?: number } = {}): Promise<Stack> {
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const stack = await startHermesStack({
     apiKeys: [
       { key: API_KEY, user_id: 'alice', roles: ['user'] },
       { key: ADMIN_KEY, user_id: 'ops', roles: ['admin'] },
     ],
     runtimeReplicas: opts.runtimeReplicas ?? 1,
-    env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000' },
+    env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000', ...opts.env },
+    ...(opts.serviceEnv ? { serviceEnv: opts.serviceEnv } : {}),
   });
   const bus = await Bus.connect({ servers: stack.natsUrl, name: 'e2e-client', logger: createLogger({ service: 'e2e', level: 'silent' }) });
   return {
@@ -31,4 +42,26 @@ export async function startStack(opts: { runtimeAckWaitMs?: number; runtimeRepli
       await stack.stop();
     },
   };
+}
+
+/** The running replicas of a kind (`runtime` matches `runtime-1`, `runtime-2`, ...), skipping those that exited. */
+export async function replicasOf(stack: HermesStack, kind: string): Promise<ChildService[]> {
+  const out: ChildService[] = [];
+  for (const [name, svc] of stack.services) {
+    if (name !== kind && !name.startsWith(`${kind}-`)) continue;
+    // setImmediate runs after the promise callbacks, so an exit that already happened wins the race.
+    const exited = await Promise.race([svc.exited.then(() => true), new Promise<boolean>((r) => setImmediate(() => r(false)))]);
+    if (!exited) out.push(svc);
+  }
+  return out;
+}
+
+/**
+ * The live runtime replica that logged starting a task's job. Waits for the line: the runtime's
+ * stdout can reach the test after the LLM request the runtime made just after logging it.
+ */
+export async function runtimeHolding(stack: HermesStack, taskId: string, timeoutMs = 5000): Promise<ChildService | undefined> {
+  const started = new RegExp(`job started.*${taskId}|${taskId}.*job started`);
+  const runtimes = await replicasOf(stack, 'runtime');
+  return Promise.any(runtimes.map(async (r) => (await r.waitForLog(started, timeoutMs), r))).catch(() => undefined);
 }

@@ -3,7 +3,7 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import { contracts, taskEventData, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { encodeJson, request, submitTask } from '@hermes/bus';
 import { lastUserMessageText } from '@hermes/testkit';
-import { API_KEY, startStack, type Stack } from './stack.js';
+import { API_KEY, replicasOf, runtimeHolding, startStack, type Stack } from './stack.js';
 import { collectTaskEvents, kinds, readSse } from './events.js';
 
 let stack: Stack;
@@ -134,9 +134,8 @@ describe('walking skeleton: one task through all five services', () => {
 
     // Kill the replica only once its LLM call is in flight, i.e. truly mid-job.
     await waitFor(() => stack.llm.requests.some((r) => lastUserMessageText(r.body) === goal), 15_000);
-    const runtimes = [...stack.services.entries()].filter(([k]) => k.startsWith('runtime-')).map(([, s]) => s);
-    const started = new RegExp(`job started.*${taskId}|${taskId}.*job started`);
-    const holder = runtimes.find((r) => r.logs.some((l) => started.test(l)));
+    const runtimes = await replicasOf(stack, 'runtime');
+    const holder = await runtimeHolding(stack, taskId);
     expect(holder, 'a runtime logged that it started the job').toBeDefined();
     await holder!.kill();
     const survivor = runtimes.find((r) => r !== holder)!;

@@ -3,7 +3,7 @@ import type { Subjects } from './subjects.js';
 import { WireError } from './schemas/common.js';
 import { TaskSubmitEvent } from './schemas/task-submission.js';
 import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
-import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskView } from './schemas/task-state.js';
+import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskListReply, TaskListRequest, TaskView } from './schemas/task-state.js';
 import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
@@ -18,6 +18,20 @@ import {
   ToolProviderAnnouncement,
   ToolProviderDiscover,
 } from './schemas/tool-calls.js';
+import {
+  McpApproveChangeReply,
+  McpApproveChangeRequest,
+  McpCallReply,
+  McpCallRequest,
+  McpReloadBroadcast,
+  McpReloadReply,
+  McpReloadRequest,
+  McpResourcesReply,
+  McpResourcesRequest,
+  McpStatusReply,
+  McpStatusRequest,
+  ToolDebugCallRequest,
+} from './schemas/mcp.js';
 
 export type ServiceName = 'gateway' | 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'submitter' | 'tool-provider' | 'cli';
 
@@ -114,6 +128,15 @@ export const contracts = {
     responder: 'dispatcher',
     requesters: ['gateway', 'submitter'],
   }),
+  taskList: request({
+    name: 'taskList',
+    summary: "List a user's tasks (or everyone's, for admins), newest first, optionally by status, one page at a time.",
+    subject: (s) => s.taskList,
+    request: TaskListRequest,
+    reply: TaskListReply,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
   taskCancel: request({
     name: 'taskCancel',
     summary: 'Cancel a task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
@@ -199,6 +222,68 @@ export const contracts = {
     reply: ToolExecReply,
     responder: 'tool-provider',
     requesters: ['toolbus'],
+  }),
+  toolDebugCall: request({
+    name: 'toolDebugCall',
+    summary: 'Debug a tool (hermes tools call): one call through the whole ToolBus path under a synthesised debug task (task id dbg_<uuid>).',
+    subject: (s) => s.toolDebugCall,
+    request: ToolDebugCallRequest,
+    reply: ToolCallReply,
+    responder: 'toolbus',
+    requesters: ['cli'],
+  }),
+  mcpStatus: request({
+    name: 'mcpStatus',
+    summary: "The MCP servers of the answering toolbus replica: state, health, tools, changed tools, config problems.",
+    subject: (s) => s.mcpStatus,
+    request: McpStatusRequest,
+    reply: McpStatusReply,
+    responder: 'toolbus',
+    requesters: ['cli'],
+  }),
+  mcpReload: request({
+    name: 'mcpReload',
+    summary: 'Re-read the MCP config file (the answering replica tells the others with mcpReloadAll).',
+    subject: (s) => s.mcpReload,
+    request: McpReloadRequest,
+    reply: McpReloadReply,
+    responder: 'toolbus',
+    requesters: ['cli'],
+  }),
+  mcpReloadAll: message({
+    name: 'mcpReloadAll',
+    summary: 'Every toolbus replica re-reads its MCP config file.',
+    subject: (s) => s.mcpReloadAll,
+    payload: McpReloadBroadcast,
+    producers: ['toolbus'],
+    consumers: ['toolbus'],
+  }),
+  mcpCall: request({
+    name: 'mcpCall',
+    summary: "Call an MCP server's tool directly, bypassing the ToolBus's validation, permissions and records (debugging).",
+    subject: (s) => s.mcpCall,
+    request: McpCallRequest,
+    reply: McpCallReply,
+    responder: 'toolbus',
+    requesters: ['cli'],
+  }),
+  mcpResources: request({
+    name: 'mcpResources',
+    summary: "List an MCP server's resources, templates and prompts, or read one resource or prompt.",
+    subject: (s) => s.mcpResources,
+    request: McpResourcesRequest,
+    reply: McpResourcesReply,
+    responder: 'toolbus',
+    requesters: ['cli'],
+  }),
+  mcpApproveChange: request({
+    name: 'mcpApproveChange',
+    summary: 'Accept the changed description or schema of MCP tools, offering them again (rug-pull defence).',
+    subject: (s) => s.mcpApproveChange,
+    request: McpApproveChangeRequest,
+    reply: McpApproveChangeReply,
+    responder: 'toolbus',
+    requesters: ['cli'],
   }),
   sessionAppend: request({
     name: 'sessionAppend',

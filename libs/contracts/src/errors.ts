@@ -26,6 +26,12 @@ export const ERROR_CODES = {
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
   cancelled: { retryable: false, summary: 'the task was cancelled' },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
+  plan_invalid: { retryable: false, summary: 'the planner produced an invalid plan twice (schema, ids, dependencies, cycles, size or tools)' },
+  plan_failed: { retryable: false, summary: 'the planning job itself failed' },
+  subtask_failed: { retryable: false, summary: 'a subtask failed for good and re-planning is disabled' },
+  replan_exhausted: { retryable: false, summary: 'a subtask failed after the task used up its re-plans' },
+  subtask_timeout: { retryable: true, summary: 'a subtask ran longer than SUBTASK_TIMEOUT_MS' },
+  task_timeout: { retryable: false, summary: 'the task ran longer than its budget.timeout_ms (or TASK_TIMEOUT_MS)' },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;
 

@@ -25,7 +25,9 @@ export {
   TaskEvent,
   TaskAcceptedEvent,
   TaskRejectedEvent,
+  TaskPlannedEvent,
   TaskStartedEvent,
+  SubtaskOutcome,
   TaskStepEvent,
   TaskCompletedEvent,
   TaskFailedEvent,
@@ -34,8 +36,22 @@ export {
   StepKind,
 } from './schemas/task-events.js';
 export type { TaskEventKind, TaskEventDataByKind } from './schemas/task-events.js';
-export { TaskStatus, TaskView, TaskGetRequest, TaskCancelRequest, TaskCancelledNotice } from './schemas/task-state.js';
-export { ModelRole, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+export {
+  TaskStatus,
+  TaskView,
+  TaskGetRequest,
+  TaskCancelRequest,
+  TaskCancelledNotice,
+  SubtaskStatus,
+  SubtaskState,
+  CoordinationJob,
+  PlanState,
+  TaskOptions,
+  TaskListRequest,
+  TaskListReply,
+  TaskSummary,
+} from './schemas/task-state.js';
+export { ModelRole, JobKind, PlanSubtask, Plan, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';
 export {
   MessageRole,
@@ -61,3 +77,21 @@ export {
   ToolExecReply,
   ToolAuditRecord,
 } from './schemas/tool-calls.js';
+export {
+  McpConfigProblem,
+  McpToolChange,
+  McpServerStatus,
+  McpStatusRequest,
+  McpStatusReply,
+  McpReloadRequest,
+  McpReloadReply,
+  McpReloadBroadcast,
+  McpCallRequest,
+  McpCallReply,
+  McpResourcesRequest,
+  McpResourcesReply,
+  McpApproveChangeRequest,
+  McpApproveChangeReply,
+  ToolDebugCallRequest,
+} from './schemas/mcp.js';
+export { toolCallIdFor } from './tool-call-id.js';

@@ -14,6 +14,8 @@ export interface Subjects {
   readonly taskRejected: string;
   /** Request/reply to the dispatcher: read a task's state. */
   readonly taskGet: string;
+  /** Request/reply to the dispatcher: list tasks. */
+  readonly taskList: string;
   /** Request/reply to the dispatcher: cancel a task. */
   readonly taskCancel: string;
   /** Core pub/sub: a task was cancelled (runtimes stop its jobs). */
@@ -39,6 +41,16 @@ export interface Subjects {
   readonly toolProvidersDiscover: string;
   /** Request/reply to a remote provider (queue group per provider). */
   toolExec(provider: string): string;
+  /** Request/reply to the toolbus: a tool call for debugging, through the whole ToolBus path. */
+  readonly toolDebugCall: string;
+  /** Request/reply to the toolbus: MCP servers' state, reload, direct calls, resources, approving changed tools. */
+  readonly mcpStatus: string;
+  readonly mcpReload: string;
+  readonly mcpCall: string;
+  readonly mcpResources: string;
+  readonly mcpApproveChange: string;
+  /** Core pub/sub: every toolbus replica re-reads its MCP config. */
+  readonly mcpReloadAll: string;
   /** Request/reply to the memory service. */
   readonly sessionAppend: string;
   readonly sessionRead: string;
@@ -56,6 +68,8 @@ export interface Subjects {
   };
   readonly buckets: {
     readonly tasks: string;
+    /** Index of tasks by user (`<user_id>.<task_id>`), for listing; also marks tasks a sweep must watch. */
+    readonly taskIndex: string;
     readonly llmSemaphore: string;
     /** Tool call records: exactly-once, pending approvals, full results. */
     readonly toolCalls: string;
@@ -83,6 +97,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     taskEventsAll: `${prefix}.tasks.events.>`,
     taskRejected: `${prefix}.tasks.rejected`,
     taskGet: `${prefix}.tasks.get`,
+    taskList: `${prefix}.tasks.list`,
     taskCancel: `${prefix}.tasks.cancel`,
     taskCancelled: (taskId: string) => `${prefix}.tasks.cancelled.${taskId}`,
     taskCancelledAll: `${prefix}.tasks.cancelled.>`,
@@ -97,6 +112,13 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     toolProvidersAnnounce: `${prefix}.toolbus.providers.announce`,
     toolProvidersDiscover: `${prefix}.toolbus.providers.discover`,
     toolExec: (provider: string) => `${prefix}.tools.exec.${provider}`,
+    toolDebugCall: `${prefix}.toolbus.tools.call`,
+    mcpStatus: `${prefix}.toolbus.mcp.status`,
+    mcpReload: `${prefix}.toolbus.mcp.reload`,
+    mcpCall: `${prefix}.toolbus.mcp.call`,
+    mcpResources: `${prefix}.toolbus.mcp.resources`,
+    mcpApproveChange: `${prefix}.toolbus.mcp.approve-change`,
+    mcpReloadAll: `${prefix}.toolbus.mcp.reload-all`,
     sessionAppend: `${prefix}.memory.session.append`,
     sessionRead: `${prefix}.memory.session.read`,
     streams: {
@@ -113,6 +135,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     },
     buckets: {
       tasks: `${prefix}_tasks`,
+      taskIndex: `${prefix}_task_index`,
       llmSemaphore: `${prefix}_llm_semaphore`,
       toolCalls: `${prefix}_tool_calls`,
       toolApprovals: `${prefix}_tool_approvals`,

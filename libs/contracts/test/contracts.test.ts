@@ -9,6 +9,7 @@ import {
   TaskAcceptedEvent,
   TaskRejectedEvent,
   TaskStartedEvent,
+  TaskPlannedEvent,
   TaskStepEvent,
   TaskCompletedEvent,
   TaskFailedEvent,
@@ -240,6 +241,7 @@ describe('makeTaskEvent', () => {
       error: wireError('invalid_task_event', 'data.goal is required'),
       issues: [{ path: '/data/goal', message: 'is required', keyword: 'required' }],
     },
+    planned: { task_id: 't_1', subtasks: [{ id: 'a', intent: 'Fetch.', depends_on: [] }, { id: 'b', intent: 'Sum up.', depends_on: ['a'], tools: ['http_get'] }], replans: 0 },
     started: { task_id: 't_1', subtask_id: 'st_1', attempt: 1 },
     step: { task_id: 't_1', subtask_id: 'st_1', step: 1, kind: 'tool_call', model: 'gpt-test', usage, detail: { tool: 'http_get' } },
     completed: { task_id: 't_1', result: { output: 'Hello.', data: { greeting: 'hello' } }, usage },
@@ -249,6 +251,7 @@ describe('makeTaskEvent', () => {
   const schemaOf = {
     accepted: TaskAcceptedEvent,
     rejected: TaskRejectedEvent,
+    planned: TaskPlannedEvent,
     started: TaskStartedEvent,
     step: TaskStepEvent,
     completed: TaskCompletedEvent,

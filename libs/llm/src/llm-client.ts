@@ -40,6 +40,12 @@ export interface ChatRequest {
   priority?: number;
   /** Streams the answer; each content delta is passed here as it arrives. */
   onDelta?: (text: string) => void;
+  /**
+   * Work that must finish before the model is called (e.g. a checkpoint write). The permit is
+   * acquired while it runs; if it fails, the permit is given back and `chat` rejects with its
+   * error, unchanged.
+   */
+  after?: Promise<unknown>;
 }
 
 /**
@@ -83,9 +89,25 @@ export class LlmClient {
       },
     });
     const ctx = trace.setSpan(context.active(), span);
+    // Settled here, at once, so a failure is never an unhandled rejection while the permit is awaited.
+    const prerequisite = req.after?.then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    let prerequisiteFailed: { err: unknown } | undefined;
     try {
       for (let attempt = 0; ; attempt++) {
-        const permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
+        let permit: Permit;
+        try {
+          permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
+        } finally {
+          // Its failure wins over the permit's: it is what the caller has to act on.
+          prerequisiteFailed = await prerequisite;
+        }
+        if (prerequisiteFailed) {
+          await releaseQuietly(permit, {}, span);
+          throw prerequisiteFailed.err;
+        }
         const started = performance.now();
         try {
           const result = await callChat(this.client(endpoint), {
@@ -95,7 +117,9 @@ export class LlmClient {
             ...(req.signal ? { signal: req.signal } : {}),
             ...(req.onDelta ? { onDelta: req.onDelta } : {}),
           });
-          await releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
+          // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
+          // in the background (it counts against the cap until that write lands, so the cap holds).
+          void releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
           this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage });
           span.setAttributes({
             'gen_ai.response.model': result.model,
@@ -117,6 +141,7 @@ export class LlmClient {
         }
       }
     } catch (err) {
+      if (prerequisiteFailed) throw prerequisiteFailed.err;
       const e = err instanceof LlmError ? err : toLlmError(err, endpoint.model);
       span.setAttribute('error.type', e.code);
       span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });

@@ -4,7 +4,10 @@ import { consumeContract, hostService, serve, startWorkConsumer } from '@hermes/
 import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
 import { ResultHandler } from './result-handler.js';
-import { getTask } from './task-queries.js';
+import { getTask, listTasks } from './task-queries.js';
+import { TaskIndex } from './task-index.js';
+import { PlanCoordinator } from './plan-coordinator.js';
+import { Sweeper } from './sweeper.js';
 import { TaskCancel } from './task-cancel.js';
 
 await hostService({
@@ -16,6 +19,14 @@ await hostService({
       { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles] } }: roles tools are checked against' },
     ),
     TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
+    PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], { default: 'single', description: 'auto: a planner splits each task into a DAG of subtasks; single: one agent job with the goal (docs/planning.md)' }),
+    PLAN_MAX_SUBTASKS: Type.Integer({ default: 12, minimum: 1, maximum: 100, description: 'most subtasks in one plan or re-plan' }),
+    SUBTASK_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of a subtask that failed with a retryable error' }),
+    SUBTASK_RETRY_BASE_MS: Type.Integer({ default: 1000, minimum: 10, description: 'back-off before the first retry of a subtask; doubled for each further one' }),
+    SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
+    MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
+    TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
+    DISPATCHER_SWEEP_MS: Type.Integer({ default: 1000, minimum: 100, description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)' }),
   }),
   streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'],
   consumers: ['dispatcherIntake', 'dispatcherResults'],
@@ -23,10 +34,28 @@ await hostService({
   start: async ({ bus, config, logger }) => {
     const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
     const rolesOf = (userId: string) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default;
-    const intake = new TaskIntake({ bus, store, logger, rolesOf });
-    const results = new ResultHandler({ bus, store, logger });
+    const index = new TaskIndex(await bus.kv(bus.subjects.buckets.taskIndex));
+    const coordinator = new PlanCoordinator({
+      bus,
+      store,
+      index,
+      logger,
+      rolesOf,
+      settings: {
+        maxSubtasks: config.PLAN_MAX_SUBTASKS,
+        maxRetries: config.SUBTASK_MAX_RETRIES,
+        maxReplans: config.MAX_REPLANS,
+        retryBaseMs: config.SUBTASK_RETRY_BASE_MS,
+        subtaskTimeoutMs: config.SUBTASK_TIMEOUT_MS,
+        redispatchAfterMs: Math.max(2000, config.DISPATCHER_SWEEP_MS * 2),
+      },
+    });
+    const intake = new TaskIntake({ bus, store, logger, rolesOf, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS });
+    const results = new ResultHandler({ bus, store, logger, coordinator, index });
     const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
-    const cancels = new TaskCancel({ bus, store, logger });
+    const listing = serve(bus, contracts.taskList, (req) => listTasks(store, index, req));
+    const cancels = new TaskCancel({ bus, store, logger, index });
+    const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const cancelling = serve(bus, contracts.taskCancel, (req) => cancels.cancel(req));
     const intakeConsumer = await startWorkConsumer(
       bus,
@@ -41,8 +70,10 @@ await hostService({
     );
     return {
       stop: async (timeoutMs) => {
+        await sweeper.stop();
+        coordinator.stop();
         await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs)]);
-        await Promise.all([queries.drain(), cancelling.drain()]);
+        await Promise.all([queries.drain(), listing.drain(), cancelling.drain()]);
       },
     };
   },

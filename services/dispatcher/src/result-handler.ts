@@ -4,6 +4,8 @@ import type { Bus } from '@hermes/bus';
 import { hermesMeter, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
+import type { PlanCoordinator } from './plan-coordinator.js';
+import type { TaskIndex } from './task-index.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
@@ -13,9 +15,11 @@ export class ResultHandler {
   private readonly tokens = hermesMeter().createCounter('hermes.task.tokens', { unit: '{token}', description: 'tokens used by finished jobs, per user and type' });
   private readonly ended = hermesMeter().createCounter('hermes.tasks.ended', { description: 'tasks that ended, by status and error code' });
 
-  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger }) {}
+  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; coordinator?: PlanCoordinator; index?: TaskIndex }) {}
 
   async handle(result: RuntimeResult): Promise<void> {
+    // Planned tasks have a state machine of their own; single-job tasks end with their one result.
+    if (this.o.coordinator && (await this.o.coordinator.onResult(result))) return;
     const log = this.o.logger.child({ task_id: result.task_id, job_id: result.job_id });
     let alreadyEnded = false;
     const view = await this.o.store.update(result.task_id, (v) => {
@@ -52,6 +56,7 @@ export class ResultHandler {
     } else if (view.status === 'failed' && view.error) {
       await emitTaskEvent(this.o.bus, 'failed', view.task_id, { task_id: view.task_id, error: view.error, usage: view.usage });
     }
+    if (view.status === 'completed' || view.status === 'failed') await this.o.index?.deactivate(view.task_id);
     log.info({ status: view.status }, 'task ended');
   }
 }

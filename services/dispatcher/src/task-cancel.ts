@@ -3,6 +3,7 @@ import { ReplyError, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
+import type { TaskIndex } from './task-index.js';
 
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -12,7 +13,7 @@ const ENDED = new Set(['completed', 'failed', 'cancelled']);
  * Results that arrive later are ignored because the task has ended.
  */
 export class TaskCancel {
-  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger }) {}
+  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; index?: TaskIndex }) {}
 
   async cancel(req: TaskCancelRequest): Promise<TaskView> {
     const found = await this.o.store.get(req.task_id);
@@ -31,6 +32,7 @@ export class TaskCancel {
       await this.o.bus.publish(contracts.taskCancelled, { task_id: view.task_id, ...(req.reason ? { reason: req.reason } : {}) }, {
         subject: this.o.bus.subjects.taskCancelled(view.task_id),
       });
+      await this.o.index?.deactivate(view.task_id);
       this.o.logger.info({ task_id: view.task_id, reason: req.reason }, 'task cancelled');
     }
     return view;

@@ -18,6 +18,9 @@ import { context } from '@opentelemetry/api';
 import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
+import type { TaskIndex } from './task-index.js';
+import type { PlanCoordinator } from './plan-coordinator.js';
+import { initialPlan } from './plan-scheduler.js';
 
 /**
  * Turns a submission into a task: decode (structured or binary CloudEvent), validate, create the
@@ -25,7 +28,21 @@ import { emitTaskEvent } from './task-events.js';
  * redelivered submission (dispatcher died half-way) finishes the work instead of duplicating it.
  */
 export class TaskIntake {
-  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; rolesOf?: (userId: string) => string[] }) {}
+  constructor(
+    private readonly o: {
+      bus: Bus;
+      store: TaskStore;
+      logger: Logger;
+      rolesOf?: (userId: string) => string[];
+      /** Lists tasks per user and marks them for the sweep; without it tasks are not indexed. */
+      index?: TaskIndex;
+      /** `auto`: a planner splits the task into subtasks (needs `coordinator`); `single` (default): one job with the goal. */
+      planMode?: 'auto' | 'single';
+      coordinator?: PlanCoordinator;
+      /** Deadline of a task without budget.timeout_ms (TASK_TIMEOUT_MS); without it only budget.timeout_ms sets one. */
+      taskTimeoutMs?: number;
+    },
+  ) {}
 
   async handle(msg: JsMsg): Promise<void> {
     const header = (name: string) => headerIgnoringCase(msg, name);
@@ -44,7 +61,18 @@ export class TaskIntake {
   private async accept(event: TaskSubmitEvent): Promise<void> {
     const { bus, store } = this.o;
     const taskId = taskIdFor(event.source, event.id);
-    const now = new Date().toISOString();
+    const nowMs = Date.now();
+    const now = new Date(nowMs).toISOString();
+    const d = event.data;
+    const timeoutMs = d.budget?.timeout_ms ?? this.o.taskTimeoutMs;
+    const planned = this.o.planMode === 'auto' && this.o.coordinator !== undefined;
+    const options = {
+      ...(d.inputs ? { inputs: d.inputs } : {}),
+      ...(d.tools ? { tools: d.tools } : {}),
+      ...(d.budget ? { budget: d.budget } : {}),
+      ...(d.stream !== undefined ? { stream: d.stream } : {}),
+      ...(d.priority ? { priority: d.priority } : {}),
+    };
     const { view, created } = await store.createOrGet({
       task_id: taskId,
       user_id: event.data.user_id,
@@ -56,6 +84,9 @@ export class TaskIntake {
       source_event: { source: event.source, id: event.id },
       attempts: 0,
       usage: { input_tokens: 0, output_tokens: 0 },
+      options,
+      ...(timeoutMs !== undefined ? { deadline_at: new Date(nowMs + timeoutMs).toISOString() } : {}),
+      ...(planned ? { plan: initialPlan(taskId, nowMs) } : {}),
     });
     const log = this.o.logger.child({ task_id: taskId, user_id: view.user_id });
     if (!created && view.status !== 'accepted') {
@@ -69,6 +100,12 @@ export class TaskIntake {
       goal: view.goal,
       source_event: view.source_event,
     });
+    await this.o.index?.add(view);
+    if (view.plan && this.o.coordinator) {
+      await this.o.coordinator.begin(view);
+      log.info('task accepted; planning');
+      return;
+    }
     await this.dispatch(view, event);
     await store.update(taskId, (v) => (v.status === 'accepted' ? { ...v, status: 'running' } : undefined));
     log.info('task accepted and dispatched');

@@ -1,6 +1,7 @@
-import { wireError, type TaskGetRequest, type TaskView } from '@hermes/contracts';
+import { wireError, type TaskGetRequest, type TaskListReply, type TaskListRequest, type TaskView } from '@hermes/contracts';
 import { ReplyError } from '@hermes/bus';
 import type { TaskStore } from './task-store.js';
+import type { TaskIndex } from './task-index.js';
 
 /** Answers `taskGet`. A task of another user is reported exactly like a missing one. */
 export async function getTask(store: TaskStore, req: TaskGetRequest): Promise<TaskView> {
@@ -9,4 +10,27 @@ export async function getTask(store: TaskStore, req: TaskGetRequest): Promise<Ta
     throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
   }
   return found.view;
+}
+
+/**
+ * Answers `taskList`: the caller's tasks (everyone's when `user_id` is null), newest first, with
+ * an opaque cursor for the next page. Reads each listed task's state, so the status is current.
+ */
+export async function listTasks(store: TaskStore, index: TaskIndex, req: TaskListRequest): Promise<TaskListReply> {
+  const limit = req.limit ?? 50;
+  const views: TaskView[] = [];
+  for (const id of await index.tasksOf(req.user_id)) {
+    const found = await store.get(id);
+    if (found && (req.status === undefined || found.view.status === req.status)) views.push(found.view);
+  }
+  const order = (v: TaskView) => `${v.created_at}|${v.task_id}`;
+  views.sort((a, b) => (order(a) < order(b) ? 1 : order(a) > order(b) ? -1 : 0));
+  const after = req.cursor ? Buffer.from(req.cursor, 'base64url').toString('utf8') : undefined;
+  const rest = after ? views.filter((v) => order(v) < after) : views;
+  const page = rest.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    tasks: page.map((v) => ({ task_id: v.task_id, user_id: v.user_id, goal: v.goal, status: v.status, created_at: v.created_at, updated_at: v.updated_at })),
+    ...(rest.length > limit && last ? { next_cursor: Buffer.from(order(last), 'utf8').toString('base64url') } : {}),
+  };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
-import { contracts, Id, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
+import { contracts, Id, TaskListRequest, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { Caller } from './auth.js';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
@@ -31,8 +31,30 @@ export interface TaskRouteDeps {
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,256}$/;
 
 /** `POST /v1/tasks`, `GET /v1/tasks/:id` and `GET /v1/tasks/:id/events`. */
-export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; get: RouteHandler; events: RouteHandler } {
+export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; list: RouteHandler; get: RouteHandler; events: RouteHandler } {
   return {
+    /** `GET /v1/tasks?status=&limit=&cursor=`: the caller's tasks, newest first; `all=true` lists everyone's (admins only). */
+    async list({ req, res, caller }) {
+      const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
+      const all = query.get('all') === 'true';
+      if (all && !caller.isAdmin) throw new HttpError(403, { code: 'forbidden', message: "only an admin may list every user's tasks" });
+      const limit = query.get('limit');
+      const body = {
+        user_id: all ? null : caller.user_id,
+        ...(query.get('status') ? { status: query.get('status') } : {}),
+        ...(limit ? { limit: Number(limit) } : {}),
+        ...(query.get('cursor') ? { cursor: query.get('cursor') } : {}),
+      };
+      const checked = validate(TaskListRequest, body);
+      if (!checked.ok) throw new HttpError(400, { code: 'invalid_query', message: 'invalid status, limit or cursor', issues: checked.issues });
+      try {
+        sendJson(res, 200, await request(deps.bus, contracts.taskList, checked.value));
+      } catch (err) {
+        if (err instanceof OutgoingPayloadError) throw err;
+        throw httpErrorFromBus(err);
+      }
+    },
+
     async submit({ req, res, caller }) {
       const idempotencyKey = header(req, 'idempotency-key');
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {

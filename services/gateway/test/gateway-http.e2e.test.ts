@@ -182,9 +182,9 @@ describe('routing', () => {
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
 
-    const wrong = await fetch(`${base}/v1/tasks`, { method: 'GET', headers: auth(ALICE) });
+    const wrong = await fetch(`${base}/v1/tasks`, { method: 'PUT', headers: auth(ALICE) });
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(wrong.headers.get('allow')).toBe('POST, GET');
   });
 });
 

@@ -5,6 +5,7 @@ import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
 import type { StepEvents } from './step-events.js';
+import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
 
 export interface LoopLimits {
@@ -21,6 +22,8 @@ export interface AgentLoopDeps {
   tools: ToolCaller;
   checkpoints: CheckpointStore;
   events: StepEvents;
+  /** Times each step's phases (RUNTIME_STEP_TIMING); by default nothing is timed. */
+  timer?: StepTimer;
 }
 
 /**
@@ -42,6 +45,7 @@ export class AgentLoop {
     signal?: AbortSignal;
   }): Promise<LoopOutcome> {
     const { job, checkpoint: cp, limits } = o;
+    const timer = this.d.timer ?? noStepTimer;
     const system: ChatCompletionMessageParam = { role: 'system', content: systemPrompt(job, o.tools.length > 0) };
     const toolSpecs: ChatCompletionTool[] = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     let model = this.d.llm.modelFor(job.model_role);
@@ -60,17 +64,23 @@ export class AgentLoop {
       if (budget !== undefined && used >= budget) {
         return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
       }
-      if (cp.pending) await this.runPendingTools(job, cp, o.signal);
+      // The results' checkpoint is written while the LLM call waits for its permit; the call itself
+      // goes out only once the checkpoint is stored (and fails with the checkpoint's error if not).
+      const results = cp.pending ? await this.runPendingTools(job, cp, timer, o.signal) : undefined;
 
       const step = cp.step + 1;
       const onDelta = o.onDelta;
-      const answer: ChatResult = await this.d.llm.chat({
-        role: job.model_role,
-        messages: [system, ...cp.messages],
-        ...(toolSpecs.length ? { tools: toolSpecs } : {}),
-        ...(o.signal ? { signal: o.signal } : {}),
-        ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
-      });
+      timer.startStep(step);
+      const answer: ChatResult = await timer.time('llm', () =>
+        this.d.llm.chat({
+          role: job.model_role,
+          messages: [system, ...cp.messages],
+          ...(toolSpecs.length ? { tools: toolSpecs } : {}),
+          ...(o.signal ? { signal: o.signal } : {}),
+          ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
+          ...(results ? { after: results.saved } : {}),
+        }),
+      );
       model = answer.model;
       cp.step = step;
       cp.usage = { input_tokens: cp.usage.input_tokens + answer.usage.input_tokens, output_tokens: cp.usage.output_tokens + answer.usage.output_tokens };
@@ -79,7 +89,8 @@ export class AgentLoop {
       if (answer.toolCalls.length === 0) {
         cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
         // Saved before the session write: a runtime that lost the job learns it here, before any side effect.
-        await this.d.checkpoints.save(cp);
+        await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
+        timer.end();
         return { kind: 'answer', output: answer.content ?? '', usage: cp.usage, model, checkpoint: cp };
       }
       const signatures = answer.toolCalls.map((c) => callSignature(c.name, c.arguments));
@@ -93,15 +104,19 @@ export class AgentLoop {
       });
       cp.calls.push(...signatures);
       cp.pending = true;
-      await this.d.checkpoints.save(cp);
+      await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
     }
   }
 
-  /** Runs the tool calls of the last assistant turn in parallel; results go back in call order. */
-  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, signal?: AbortSignal): Promise<void> {
+  /**
+   * Runs the tool calls of the last assistant turn in parallel; results go back in call order.
+   * Returns once the results are in the checkpoint's messages, with the write of that checkpoint
+   * still in flight (`saved`), for the next LLM call to wait on.
+   */
+  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, timer: StepTimer, signal?: AbortSignal): Promise<{ saved: Promise<void> }> {
     const assistant = cp.messages.at(-1);
     const calls = assistant && assistant.role === 'assistant' ? (assistant.tool_calls ?? []) : [];
-    const replies = await Promise.all(
+    const replies = await timer.time('tools', () => Promise.all(
       calls.map(async (c, index) => {
         if (c.type !== 'function') return undefined;
         this.d.events.toolCall(job, cp.step, index, c.function.name, c.function.arguments);
@@ -124,10 +139,13 @@ export class AgentLoop {
         this.d.events.toolResult(job, cp.step, index, c.function.name, reply);
         return reply;
       }),
-    );
+    ));
     calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
     cp.pending = false;
-    await this.d.checkpoints.save(cp);
+    const saved = timer.time('checkpoint_results', () => this.d.checkpoints.save(cp), { alongside: true });
+    // Its failure is the LLM call's to report (it rejects with it); never an unhandled rejection meanwhile.
+    saved.catch(() => undefined);
+    return { saved };
   }
 
   private stop(cp: Checkpoint, error: WireError): LoopOutcome {

@@ -6,7 +6,9 @@ import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
 import { openingMessages } from './prompt-builder.js';
+import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
+import { stepTimer } from './step-timer.js';
 import { TokenStream } from './token-stream.js';
 import type { ToolCaller } from './tool-caller.js';
 import type { CancellationWatch } from './cancellation-watch.js';
@@ -23,6 +25,8 @@ export interface JobRunnerOptions {
   limits: LoopLimits;
   /** Aborts jobs of cancelled tasks; without it jobs run to the end. */
   cancellations?: CancellationWatch;
+  /** Log each step's phase durations at debug level (RUNTIME_STEP_TIMING), to see where a step's time goes. */
+  stepTiming?: boolean;
 }
 
 const SOURCE = 'hermes/runtime';
@@ -57,7 +61,20 @@ export class JobRunner {
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);
     try {
-      const outcome = await this.runLoop(job, attempt, events, guard?.signal);
+      if (job.kind === 'plan' || job.kind === 'compose') {
+        const single = await this.runSingleCall(job, events, guard?.signal);
+        await events.flush();
+        await this.report(job, attempt, {
+          outcome: 'succeeded',
+          output: single.output,
+          usage: single.answer.usage,
+          model: single.answer.model,
+          ...(single.plan !== undefined ? { plan: single.plan } : {}),
+        });
+        log.info({ kind: job.kind, usage: single.answer.usage }, 'job succeeded');
+        return;
+      }
+      const outcome = await this.runLoop(job, attempt, events, log, guard?.signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
@@ -105,7 +122,7 @@ export class JobRunner {
     }
   }
 
-  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, signal?: AbortSignal) {
+  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, signal?: AbortSignal) {
     const checkpoint = (await this.o.checkpoints.load(job.job_id)) ?? (await this.startCheckpoint(job));
     const maxTokens = job.budget?.max_tokens;
     const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
@@ -118,7 +135,8 @@ export class JobRunner {
     }
     const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
-    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: this.o.checkpoints, events });
+    const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
+    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: this.o.checkpoints, events, ...(timer ? { timer } : {}) });
     const outcome = await loop.run({
       job,
       checkpoint,
@@ -129,6 +147,24 @@ export class JobRunner {
     });
     await stream?.flush();
     return outcome;
+  }
+
+  /**
+   * Plan and compose jobs are one LLM call each, without tools or a checkpoint: a redelivered one
+   * simply asks again. A plan's JSON is parsed (and repaired) here and validated by the dispatcher.
+   */
+  private async runSingleCall(job: RuntimeJob, events: StepEvents, signal?: AbortSignal): Promise<SingleCallOutcome> {
+    let messages;
+    if (job.kind === 'plan') {
+      const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
+      messages = planMessages(job, tools.tools);
+    } else {
+      messages = composeMessages(job);
+    }
+    const answer = await this.o.llm.chat({ role: job.model_role, messages, ...(signal ? { signal } : {}) });
+    events.llmCall(job, 1, answer);
+    const output = answer.content ?? '';
+    return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
   }
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {

@@ -18,6 +18,7 @@ await hostService({
     AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
     TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
     APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
+    RUNTIME_STEP_TIMING: Type.Boolean({ default: false, description: 'log how long each phase of every agent step took (debug level), to see where the time goes' }),
   }),
   uses: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
   consumers: ['runtimeJobs'],
@@ -34,6 +35,7 @@ await hostService({
       checkpoints: new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints, { ttlMs: 7 * 86_400_000 })),
       tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
+      stepTiming: config.RUNTIME_STEP_TIMING,
     });
     const consumer = await consumeContract(
       bus,

@@ -1,4 +1,4 @@
-import { contracts, makeTaskEvent, type RuntimeJob, type TaskEventDataByKind, type ToolCallReply } from '@hermes/contracts';
+import { contracts, makeTaskEvent, toolCallIdFor, type RuntimeJob, type TaskEventDataByKind, type ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import type { ChatResult } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -33,7 +33,7 @@ export class StepEvents {
       subtask_id: job.subtask_id,
       step,
       kind: 'tool_call',
-      detail: { call_id: `${job.task_id}:${job.subtask_id}:${step}:${index}`, tool, arguments: preview(args) },
+      detail: { call_id: toolCallIdFor(`${job.task_id}:${job.subtask_id}:${step}:${index}`), tool, arguments: preview(args) },
     });
   }
 

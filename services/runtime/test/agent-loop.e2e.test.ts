@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { contracts, type ToolCallReply } from '@hermes/contracts';
+import { contracts, toolCallIdFor, type ToolCallReply } from '@hermes/contracts';
 import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type ChatMessage, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import {
   MODEL,
@@ -134,8 +134,9 @@ describe('the agent loop', () => {
     expect(data[0]).toMatchObject({ model: MODEL, usage: { input_tokens: 30, output_tokens: 10 }, detail: { finish_reason: 'tool_calls', tool_calls: 2 } });
     const toolEvents = data.filter((d) => d.kind === 'tool_call').sort((a, b) => String(a.detail?.call_id).localeCompare(String(b.detail?.call_id)));
     expect(toolEvents.map((d) => d.detail)).toEqual([
-      { call_id: key(0), tool: 'web_search', arguments: '{"q":"dns outage"}' },
-      { call_id: key(1), tool: 'read_file', arguments: '{"path":"/var/log/dns"}' },
+      // The same call id the toolbus, approvals and the audit use.
+      { call_id: toolCallIdFor(key(0)), tool: 'web_search', arguments: '{"q":"dns outage"}' },
+      { call_id: toolCallIdFor(key(1)), tool: 'read_file', arguments: '{"path":"/var/log/dns"}' },
     ]);
     const resultEvents = data.filter((d) => d.kind === 'tool_result').sort((a, b) => String(a.detail?.call_id).localeCompare(String(b.detail?.call_id)));
     expect(resultEvents.map((d) => d.detail)).toEqual([

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { toolCallIdFor } from '@hermes/contracts';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { ToolCallReply, ToolCallRequest } from '@hermes/contracts';
@@ -45,16 +45,9 @@ export interface StoredRecord {
   revision: number;
 }
 
-const PLAIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_=-]*(?::[A-Za-z0-9_=-]+)*$/;
-
-/**
- * The KV key (also the call id) for an idempotency key: `t_abc:main:3:0` becomes
- * `t_abc.main.3.0`; a key with other characters is hashed (`_h.<sha256>`, never a plain key, since
- * plain keys start with a letter or digit).
- */
+/** The KV key (also the call id) for an idempotency key; see `toolCallIdFor` in the contracts. */
 export function recordKeyFor(idempotencyKey: string): string {
-  if (idempotencyKey.length <= 200 && PLAIN_KEY.test(idempotencyKey)) return idempotencyKey.replace(/:/g, '.');
-  return `_h.${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+  return toolCallIdFor(idempotencyKey);
 }
 
 /** Whether a string could be a record key (so an approval for anything else is simply unknown). */

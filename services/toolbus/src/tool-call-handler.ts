@@ -38,8 +38,12 @@ export class ToolCallHandler {
     const origin = originOf(req);
     const started = Date.now();
     let pollMs = 20;
+    // Almost every call is new, so the first round skips the read and goes straight to creating
+    // the record; a key that exists makes that create fail, and the record is then read and followed.
+    let firstRound = true;
     for (;;) {
-      const current = await this.o.store.get(key);
+      const current = firstRound ? undefined : await this.o.store.get(key);
+      firstRound = false;
       if (!current) {
         const reply = await this.start(key, req, origin);
         if (reply) return reply;

@@ -5,6 +5,11 @@ import { hermesTracer } from '@hermes/telemetry';
 import { ToolArgumentError, ToolRefusedError } from './toolbus-errors.js';
 import type { BuiltinTool, CallContext, ExecOutcome, RegisteredTool, ToolArguments } from './tool-types.js';
 
+/** Runs calls of MCP tools (the toolbus's McpHost). */
+export interface McpCaller {
+  call(route: { server: string; tool: string }, args: ToolArguments, opts: { signal?: AbortSignal; timeoutMs: number; idempotencyKey?: string }): Promise<ExecOutcome>;
+}
+
 export interface ExecuteOptions {
   callId: string;
   idempotencyKey: string;
@@ -17,13 +22,19 @@ export interface ExecuteOptions {
  * ToolError; nothing is thrown.
  */
 export class ToolExecutor {
-  constructor(private readonly o: { bus: Bus }) {}
+  constructor(private readonly o: { bus: Bus; mcp?: McpCaller }) {}
 
   async execute(tool: RegisteredTool, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome & { duration_ms: number }> {
     const started = performance.now();
     const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.spec.name, 'gen_ai.tool.call.id': opts.callId, 'hermes.tool.provider': tool.provider };
     return hermesTracer().startActiveSpan(`execute_tool ${tool.spec.name}`, { attributes }, async (span) => {
-      const outcome = tool.host.kind === 'builtin' ? await this.runBuiltin(tool, tool.host.run, args, opts) : await this.runRemote(tool, tool.host.provider, args, opts);
+      const { host } = tool;
+      const outcome =
+        host.kind === 'builtin'
+          ? await this.runBuiltin(tool, host.run, args, opts)
+          : host.kind === 'mcp'
+            ? await this.runMcp(tool, host, args, opts)
+            : await this.runRemote(tool, host.provider, args, opts);
       if (!outcome.ok) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
         span.setAttribute('error.type', outcome.error.code);
@@ -51,6 +62,24 @@ export class ToolExecutor {
       );
     try {
       return await Promise.race([ran, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async runMcp(tool: RegisteredTool, route: { server: string; tool: string }, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome> {
+    const mcp = this.o.mcp;
+    if (!mcp) return { ok: false, error: { code: 'provider_unavailable', message: `MCP server "${route.server}" is not hosted here`, retryable: true } };
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<ExecOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort(new Error(`tool ${tool.spec.name} timed out`));
+        resolve({ ok: false, error: timeoutError(tool) });
+      }, tool.timeoutMs);
+    });
+    try {
+      return await Promise.race([mcp.call(route, args, { signal: abort.signal, timeoutMs: tool.timeoutMs, idempotencyKey: opts.idempotencyKey }), timedOut]);
     } finally {
       clearTimeout(timer);
     }

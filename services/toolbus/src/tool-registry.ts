@@ -3,7 +3,7 @@ import type { Logger } from '@hermes/telemetry';
 import type { ArgumentValidator } from './argument-validator.js';
 import { mayUse, type Access } from './permissions.js';
 import { InvalidToolDefinitionError } from './toolbus-errors.js';
-import type { BuiltinTool, RegisteredTool } from './tool-types.js';
+import type { BuiltinTool, RegisteredTool, ToolHost } from './tool-types.js';
 
 export const BUILTIN_PROVIDER = 'builtin';
 
@@ -12,6 +12,18 @@ export interface ToolRegistryOptions {
   defaultTimeoutMs: number;
   builtins?: readonly BuiltinTool[];
   logger?: Logger;
+}
+
+/** A tool from a source the registry asks each time (MCP servers, whose tools come and go). */
+export interface SourcedTool {
+  spec: ToolSpec;
+  provider: string;
+  host: ToolHost;
+}
+
+/** Tools the registry does not hold itself but lists on every lookup. */
+export interface ToolSource {
+  tools(): readonly SourcedTool[];
 }
 
 interface Instance {
@@ -30,6 +42,9 @@ export class ToolRegistry {
   private readonly builtins: RegisteredTool[] = [];
   private readonly providers = new Map<string, Map<string, Instance>>();
   private readonly warned = new Set<string>();
+  private readonly sources: ToolSource[] = [];
+  /** Prepared tools of the sources by provider and spec text (null: the spec cannot be offered). */
+  private sourced = new Map<string, RegisteredTool | null>();
 
   constructor(private readonly o: ToolRegistryOptions) {
     for (const tool of o.builtins ?? []) this.addBuiltin(tool);
@@ -39,6 +54,11 @@ export class ToolRegistry {
   addBuiltin(tool: BuiltinTool): void {
     if (this.builtins.some((t) => t.spec.name === tool.spec.name)) throw new InvalidToolDefinitionError(tool.spec.name, 'is already registered');
     this.builtins.push(this.prepare(tool.spec, BUILTIN_PROVIDER, { kind: 'builtin', run: tool.run }));
+  }
+
+  /** Adds a source whose tools come after the built-ins and before remote providers' tools. */
+  addSource(source: ToolSource): void {
+    this.sources.push(source);
   }
 
   /** Records a provider instance's announcement (also its heartbeat). Invalid tools are skipped and logged. */
@@ -65,6 +85,15 @@ export class ToolRegistry {
     this.forgetSilent(now);
     const out = [...this.builtins];
     const taken = new Map(out.map((t) => [t.spec.name, t.provider]));
+    for (const tool of this.fromSources()) {
+      const owner = taken.get(tool.spec.name);
+      if (owner === undefined) {
+        taken.set(tool.spec.name, tool.provider);
+        out.push(tool);
+      } else if (owner !== tool.provider) {
+        this.warnClash(tool.spec.name, owner, tool.provider);
+      }
+    }
     for (const [provider, instances] of this.providers) {
       for (const instance of instances.values()) {
         for (const tool of instance.tools) {
@@ -84,6 +113,30 @@ export class ToolRegistry {
   /** The tools a caller with these roles, under this allow-list, may use. */
   usableBy(access: Access, now = Date.now()): RegisteredTool[] {
     return this.all(now).filter((t) => mayUse(t.spec, access));
+  }
+
+  private fromSources(): RegisteredTool[] {
+    if (this.sources.length === 0) return [];
+    const next = new Map<string, RegisteredTool | null>();
+    const out: RegisteredTool[] = [];
+    for (const source of this.sources) {
+      for (const t of source.tools()) {
+        const key = `${t.provider}\u0000${JSON.stringify(t.spec)}\u0000${JSON.stringify(t.host)}`;
+        let prepared = this.sourced.get(key);
+        if (prepared === undefined) {
+          try {
+            prepared = this.prepare(t.spec, t.provider, t.host);
+          } catch (err) {
+            this.o.logger?.warn({ err, provider: t.provider, tool: t.spec.name }, 'skipping a tool that cannot be offered');
+            prepared = null;
+          }
+        }
+        next.set(key, prepared);
+        if (prepared) out.push(prepared);
+      }
+    }
+    this.sourced = next;
+    return out;
   }
 
   private forgetSilent(now: number): void {

@@ -26,7 +26,7 @@ export interface BuiltinTool {
 }
 
 /** Where a registered tool runs. */
-export type ToolHost = { kind: 'builtin'; run: BuiltinTool['run'] } | { kind: 'remote'; provider: string };
+export type ToolHost = { kind: 'builtin'; run: BuiltinTool['run'] } | { kind: 'remote'; provider: string } | { kind: 'mcp'; server: string; tool: string };
 
 /** A tool the registry offers: its spec (arguments schema closed), where it runs and its compiled validator. */
 export interface RegisteredTool {

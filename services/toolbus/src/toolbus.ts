@@ -10,6 +10,8 @@ import { builtinTools } from './builtin-tools.js';
 import { CallRecordStore } from './call-record.js';
 import { CallRunner } from './call-runner.js';
 import { serveToolsList } from './list-tools.js';
+import { serveMcpCommands } from './mcp/mcp-commands.js';
+import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
 import { ResultCache } from './result-cache.js';
 import { ToolCallHandler } from './tool-call-handler.js';
@@ -35,6 +37,8 @@ export interface Toolbus {
   readonly calls: ToolCallHandler;
   /** What the toolApprovalDecide subject runs. */
   readonly approvals: ApprovalDesk;
+  /** The MCP servers of `MCP_CONFIG_FILE`, hosted as a tool source. */
+  readonly mcp: McpHost;
   /** Stops taking requests, waits (bounded) for the calls it is executing, and flushes the audit. */
   stop(timeoutMs?: number): Promise<void>;
 }
@@ -61,7 +65,17 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const validator = new ArgumentValidator();
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
   const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...(o.extraBuiltins ?? [])], logger });
-  const executor = new ToolExecutor({ bus });
+  const mcp = new McpHost({
+    ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
+    watch: s.MCP_CONFIG_WATCH,
+    validator,
+    logger: logger.child({ component: 'mcp' }),
+    healthIntervalMs: s.MCP_HEALTH_INTERVAL_MS,
+    backoff: { initialMs: Math.min(250, s.MCP_RECONNECT_MAX_MS), maxMs: s.MCP_RECONNECT_MAX_MS },
+    descriptionMaxChars: s.MCP_DESCRIPTION_MAX_CHARS,
+  });
+  registry.addSource(mcp);
+  const executor = new ToolExecutor({ bus, mcp });
   const runner = new CallRunner({ store, registry, executor, cache, audit, instanceId, leaseMs: s.TOOL_CALL_LEASE_MS, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, logger });
 
   // The index's timers call back into the desk, which needs the index: bound late.
@@ -69,12 +83,15 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const desk: ApprovalDesk = new ApprovalDesk({ bus, store, index, runner, audit, approvalTimeoutMs: s.TOOL_APPROVAL_TIMEOUT_MS, logger });
   const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
   await index.start();
+  // Servers connect in the background: their tools appear as each becomes ready.
+  await mcp.start();
 
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
   const subs = [
     serveToolsList({ bus, registry }),
     serve(bus, contracts.toolCall, (req) => calls.handle(req)),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
+    ...serveMcpCommands({ bus, mcp, calls, toolbusId: instanceId }),
   ];
 
   return {
@@ -82,11 +99,13 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     registry,
     calls,
     approvals: desk,
+    mcp,
     async stop(timeoutMs = 10_000) {
       for (const sub of subs) sub.unsubscribe();
       await Promise.race([runner.settle(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       providers.unsubscribe();
       await index.stop();
+      await mcp.stop();
       await audit.flush();
     },
   };

@@ -61,7 +61,33 @@ export function formatTaskView(view: TaskView): string {
   if (view.result) rows.push(['result', view.result.output]);
   if (view.error) rows.push(['error', `${view.error.code}: ${view.error.message}`]);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
-  return rows.map(([label, value]) => `${label.padEnd(width)}${value}`).join('\n');
+  const text = rows.map(([label, value]) => `${label.padEnd(width)}${value}`).join('\n');
+  return view.plan ? `${text}\n${formatPlan(view.plan)}` : text;
+}
+
+const MARK: Record<string, string> = { pending: '·', running: '▶', succeeded: '✓', failed: '✗', skipped: '–' };
+
+/** The plan as a DAG, one node per line in dependency order: state, id, what it waits for, intent. */
+export function formatPlan(plan: NonNullable<TaskView['plan']>): string {
+  const lines = [`plan (${plan.stage}${plan.replans ? `, ${plan.replans} re-plan(s)` : ''})`];
+  const depth = new Map<string, number>();
+  const levelOf = (id: string, seen: string[] = []): number => {
+    const known = depth.get(id);
+    if (known !== undefined) return known;
+    const node = plan.subtasks.find((s) => s.id === id);
+    const level = !node || seen.includes(id) ? 0 : Math.max(-1, ...node.depends_on.map((d) => levelOf(d, [...seen, id]))) + 1;
+    depth.set(id, level);
+    return level;
+  };
+  const ordered = [...plan.subtasks].sort((a, b) => levelOf(a.id) - levelOf(b.id));
+  for (const s of ordered) {
+    const after = s.depends_on.length ? ` ← ${s.depends_on.join(', ')}` : '';
+    const tries = s.attempts > 1 ? ` (${s.attempts} attempts)` : '';
+    const why = s.error && s.status !== 'succeeded' ? ` [${s.error.code}]` : '';
+    lines.push(`  ${'  '.repeat(levelOf(s.id))}${MARK[s.status] ?? '?'} ${s.id} ${s.status}${tries}${why}${after}: ${s.intent}`);
+  }
+  if (plan.job) lines.push(`  waiting for ${plan.job.kind === 'compose' ? 'the compose job' : plan.job.purpose === 'replan' ? 'a re-plan' : 'the planner'} (${plan.job.job_id})`);
+  return lines.join('\n');
 }
 
 /** Input and output tokens as `in+out`. */

@@ -39,6 +39,8 @@ export interface HermesStackOptions {
   runtimeReplicas?: number;
   /** Extra environment for every service (e.g. RUNTIME_ACK_WAIT_MS). */
   env?: Record<string, string>;
+  /** Extra environment for the replicas of one kind, over `env` (e.g. the dispatcher's HERMES_USER_ROLES). */
+  serviceEnv?: Partial<Record<ServiceKind, Record<string, string>>>;
 }
 
 export interface HermesStack {
@@ -52,7 +54,8 @@ export interface HermesStack {
   llmBaseUrl: string;
   /** Running services by replica name (`dispatcher`, `runtime-1`, ...). */
   services: Map<string, ChildService>;
-  startReplica(kind: ServiceKind, name: string): Promise<ChildService>;
+  /** Starts one more replica; `env` goes over the stack's environment for this replica only. */
+  startReplica(kind: ServiceKind, name: string, env?: Record<string, string>): Promise<ChildService>;
   stop(): Promise<void>;
 }
 
@@ -82,9 +85,9 @@ export async function startHermesStack(opts: HermesStackOptions): Promise<Hermes
     ...opts.env,
   };
   const services = new Map<string, ChildService>();
-  const startReplica = async (kind: ServiceKind, name: string) => {
+  const startReplica = async (kind: ServiceKind, name: string, extra: Record<string, string> = {}) => {
     const healthPort = await freePort();
-    const svc = await startChildService({ name, entry: serviceEntry(kind), env: { ...env, HEALTH_PORT: String(healthPort) }, healthPort });
+    const svc = await startChildService({ name, entry: serviceEntry(kind), env: { ...env, ...opts.serviceEnv?.[kind], ...extra, HEALTH_PORT: String(healthPort) }, healthPort });
     services.set(name, svc);
     return svc;
   };

@@ -4,6 +4,26 @@ import { TaskBudget } from './task-submission.js';
 
 export const ModelRole = Type.Union([Type.Literal('planner'), Type.Literal('worker'), Type.Literal('summarizer')]);
 
+/** What a runtime job does: an agent loop (default), one planning call, or one call composing subtask outputs. */
+export const JobKind = Type.Union([Type.Literal('agent'), Type.Literal('plan'), Type.Literal('compose')]);
+
+/** One node of a plan as the planner proposes it. */
+export const PlanSubtask = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' }),
+    intent: Type.String({ minLength: 1, maxLength: 4000, description: 'what this subtask must achieve, self-contained' }),
+    inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    depends_on: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { description: 'ids of subtasks whose outputs this one needs' }),
+    tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { description: 'suggested tools; must be within the task allow-list' })),
+  },
+  { title: 'PlanSubtask', additionalProperties: false },
+);
+export type PlanSubtask = Static<typeof PlanSubtask>;
+
+/** A plan: a DAG of subtasks linked by `depends_on` (see docs/planning.md). */
+export const Plan = Type.Object({ subtasks: Type.Array(PlanSubtask, { minItems: 1 }) }, { title: 'Plan', additionalProperties: false });
+export type Plan = Static<typeof Plan>;
+
 /** One unit of agent work for the runtime pool. */
 export const RuntimeJob = Type.Object(
   {
@@ -19,6 +39,7 @@ export const RuntimeJob = Type.Object(
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean()),
     model_role: ModelRole,
+    kind: Type.Optional(JobKind),
   },
   { title: 'RuntimeJob', additionalProperties: false },
 );
@@ -36,6 +57,7 @@ export const RuntimeResult = Type.Object(
     error: Type.Optional(WireError),
     usage: TokenUsage,
     model: Type.Optional(Type.String()),
+    plan: Type.Optional(Type.Unknown({ description: 'plan jobs: the JSON the planner answered, parsed but not yet validated (the dispatcher checks it against Plan)' })),
   },
   { title: 'RuntimeResult', additionalProperties: false },
 );

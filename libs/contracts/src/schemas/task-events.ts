@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, ValidationIssue, WireError } from './common.js';
 
 /** Every event kind a submitter can see on `<prefix>.tasks.events.<task_id>`. */
-export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'started', 'step', 'completed', 'failed', 'cancelled'] as const;
+export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'planned', 'started', 'step', 'completed', 'failed', 'cancelled'] as const;
 export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
 /** Kinds after which no further event is published for the task. */
 export const TERMINAL_EVENT_KINDS: readonly TaskEventKind[] = ['rejected', 'completed', 'failed', 'cancelled'];
@@ -26,6 +26,21 @@ export const RejectedData = Type.Object(
     issues: Type.Array(ValidationIssue),
   },
   { title: 'TaskRejectedData', additionalProperties: false },
+);
+export const PlannedData = Type.Object(
+  {
+    task_id: Id,
+    subtasks: Type.Array(
+      Type.Object(
+        { id: Id, intent: Type.String(), depends_on: Type.Array(Id), tools: Type.Optional(Type.Array(Type.String())) },
+        { additionalProperties: false },
+      ),
+      { description: 'the new subtasks: the whole plan, or after a re-plan the replacements' },
+    ),
+    replans: Type.Integer({ minimum: 0, description: '0 for the first plan, n for the n-th re-plan' }),
+    replaced: Type.Optional(Type.Array(Id, { description: 're-plans: the subtasks these replace (the failed one and its dependents)' })),
+  },
+  { title: 'TaskPlannedData', additionalProperties: false },
 );
 export const StartedData = Type.Object(
   { task_id: Id, subtask_id: Id, attempt: Type.Integer({ minimum: 1 }) },
@@ -58,12 +73,24 @@ export const TaskResult = Type.Object(
   { title: 'TaskResult', additionalProperties: false },
 );
 export type TaskResult = Static<typeof TaskResult>;
+export const SubtaskOutcome = Type.Object(
+  {
+    id: Id,
+    intent: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('skipped')]),
+    attempts: Type.Integer({ minimum: 0 }),
+    error: Type.Optional(WireError),
+    usage: Type.Optional(TokenUsage),
+  },
+  { title: 'SubtaskOutcome', additionalProperties: false },
+);
+export type SubtaskOutcome = Static<typeof SubtaskOutcome>;
 export const CompletedData = Type.Object(
-  { task_id: Id, result: TaskResult, usage: TokenUsage },
+  { task_id: Id, result: TaskResult, usage: TokenUsage, subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })) },
   { title: 'TaskCompletedData', additionalProperties: false },
 );
 export const FailedData = Type.Object(
-  { task_id: Id, error: WireError, usage: Type.Optional(TokenUsage) },
+  { task_id: Id, error: WireError, usage: Type.Optional(TokenUsage), subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })) },
   { title: 'TaskFailedData', additionalProperties: false },
 );
 export const CancelledData = Type.Object(
@@ -89,6 +116,7 @@ function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
 
 export const TaskAcceptedEvent = eventOf('accepted', AcceptedData);
 export const TaskRejectedEvent = eventOf('rejected', RejectedData);
+export const TaskPlannedEvent = eventOf('planned', PlannedData);
 export const TaskStartedEvent = eventOf('started', StartedData);
 export const TaskStepEvent = eventOf('step', StepData);
 export const TaskCompletedEvent = eventOf('completed', CompletedData);
@@ -97,7 +125,7 @@ export const TaskCancelledEvent = eventOf('cancelled', CancelledData);
 
 /** Any event on a task's event subject, as a structured CloudEvent; `subject` is the task id. */
 export const TaskEvent = Type.Union(
-  [TaskAcceptedEvent, TaskRejectedEvent, TaskStartedEvent, TaskStepEvent, TaskCompletedEvent, TaskFailedEvent, TaskCancelledEvent],
+  [TaskAcceptedEvent, TaskRejectedEvent, TaskPlannedEvent, TaskStartedEvent, TaskStepEvent, TaskCompletedEvent, TaskFailedEvent, TaskCancelledEvent],
   { title: 'TaskEvent' },
 );
 export type TaskEvent = Static<typeof TaskEvent>;
@@ -106,6 +134,7 @@ export type TaskEvent = Static<typeof TaskEvent>;
 export interface TaskEventDataByKind {
   accepted: Static<typeof AcceptedData>;
   rejected: Static<typeof RejectedData>;
+  planned: Static<typeof PlannedData>;
   started: Static<typeof StartedData>;
   step: Static<typeof StepData>;
   completed: Static<typeof CompletedData>;

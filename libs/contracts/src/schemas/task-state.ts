@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, WireError } from './common.js';
 import { TaskResult } from './task-events.js';
+import { TaskBudget, Priority } from './task-submission.js';
 
 export const TaskStatus = Type.Union([
   Type.Literal('accepted'),
@@ -10,6 +11,80 @@ export const TaskStatus = Type.Union([
   Type.Literal('cancelled'),
 ]);
 export type TaskStatus = Static<typeof TaskStatus>;
+
+export const SubtaskStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('running'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('skipped'),
+]);
+export type SubtaskStatus = Static<typeof SubtaskStatus>;
+
+/** One node of a task's plan and where it stands. */
+export const SubtaskState = Type.Object(
+  {
+    id: Id,
+    intent: Type.String(),
+    inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    depends_on: Type.Array(Id),
+    tools: Type.Optional(Type.Array(Type.String())),
+    status: SubtaskStatus,
+    attempts: Type.Integer({ minimum: 0, description: 'jobs dispatched for this subtask (retries included)' }),
+    generation: Type.Integer({ minimum: 0, description: 'the re-plan that created this subtask (0: the first plan)' }),
+    job_id: Type.Optional(Id),
+    claimed_at: Type.Optional(Timestamp),
+    dispatched_at: Type.Optional(Timestamp),
+    retry_at: Type.Optional(Timestamp),
+    output: Type.Optional(Type.String()),
+    error: Type.Optional(WireError),
+    usage: Type.Optional(TokenUsage),
+    replaced: Type.Optional(Type.Boolean({ description: 'a failed subtask whose re-plan has been asked for' })),
+  },
+  { title: 'SubtaskState', additionalProperties: false },
+);
+export type SubtaskState = Static<typeof SubtaskState>;
+
+/** A planning or composing job the dispatcher is waiting for. */
+export const CoordinationJob = Type.Object(
+  {
+    job_id: Id,
+    kind: Type.Union([Type.Literal('plan'), Type.Literal('compose')]),
+    purpose: Type.Optional(Type.Union([Type.Literal('plan'), Type.Literal('replan')])),
+    attempt: Type.Integer({ minimum: 1, description: '2 when an invalid plan was sent back to the planner' }),
+    claimed_at: Timestamp,
+    dispatched_at: Type.Optional(Timestamp),
+    errors: Type.Optional(Type.Array(Type.String())),
+    replacing: Type.Optional(Type.Array(Id, { description: 're-plans: the failed subtask and its dependents' })),
+  },
+  { title: 'CoordinationJob', additionalProperties: false },
+);
+export type CoordinationJob = Static<typeof CoordinationJob>;
+
+/** A task's plan, its subtasks' states and the job the dispatcher waits for (see docs/planning.md). */
+export const PlanState = Type.Object(
+  {
+    stage: Type.Union([Type.Literal('planning'), Type.Literal('running'), Type.Literal('composing'), Type.Literal('done')]),
+    subtasks: Type.Array(SubtaskState),
+    replans: Type.Integer({ minimum: 0 }),
+    job: Type.Optional(CoordinationJob),
+  },
+  { title: 'PlanState', additionalProperties: false },
+);
+export type PlanState = Static<typeof PlanState>;
+
+/** What a submission asked for beyond its goal, kept so any dispatcher replica can schedule its jobs. */
+export const TaskOptions = Type.Object(
+  {
+    inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    tools: Type.Optional(Type.Array(Type.String())),
+    budget: Type.Optional(TaskBudget),
+    stream: Type.Optional(Type.Boolean()),
+    priority: Type.Optional(Priority),
+  },
+  { title: 'TaskOptions', additionalProperties: false },
+);
+export type TaskOptions = Static<typeof TaskOptions>;
 
 /** A task as the dispatcher reports it (`GET /v1/tasks/:id`, `hermes status`). */
 export const TaskView = Type.Object(
@@ -26,6 +101,9 @@ export const TaskView = Type.Object(
     usage: TokenUsage,
     result: Type.Optional(TaskResult),
     error: Type.Optional(WireError),
+    options: Type.Optional(TaskOptions),
+    deadline_at: Type.Optional(Timestamp),
+    plan: Type.Optional(PlanState),
   },
   { title: 'TaskView', additionalProperties: false },
 );
@@ -56,3 +134,27 @@ export const TaskCancelledNotice = Type.Object(
   { title: 'TaskCancelledNotice', additionalProperties: false },
 );
 export type TaskCancelledNotice = Static<typeof TaskCancelledNotice>;
+
+/** `GET /v1/tasks`: a user's tasks (all users' when `user_id` is null), newest first. */
+export const TaskListRequest = Type.Object(
+  {
+    user_id: Type.Union([Id, Type.Null()], { description: 'whose tasks; null lists every user\'s (admin)' }),
+    status: Type.Optional(TaskStatus),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 256, description: 'next_cursor of the previous page' })),
+  },
+  { title: 'TaskListRequest', additionalProperties: false },
+);
+export type TaskListRequest = Static<typeof TaskListRequest>;
+
+export const TaskSummary = Type.Object(
+  { task_id: Id, user_id: Id, goal: Type.String(), status: TaskStatus, created_at: Timestamp, updated_at: Timestamp },
+  { title: 'TaskSummary', additionalProperties: false },
+);
+export type TaskSummary = Static<typeof TaskSummary>;
+
+export const TaskListReply = Type.Object(
+  { tasks: Type.Array(TaskSummary), next_cursor: Type.Optional(Type.String()) },
+  { title: 'TaskListReply', additionalProperties: false },
+);
+export type TaskListReply = Static<typeof TaskListReply>;

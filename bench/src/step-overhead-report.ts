@@ -1,0 +1,86 @@
+import { STEP_GOAL, type StepOverheadReport } from './step-overhead-bench.js';
+
+const ms = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '–' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+/** Whether the overhead goal is met, in words. */
+export function stepOverheadVerdict(r: StepOverheadReport): string {
+  return `Platform overhead ${ms(r.overhead_ms_per_step_p50)} ms per step at the median (Hermes ${ms(r.hermes_ms_per_step_p50)} ms − direct ${ms(r.direct_ms_per_step_p50)} ms) ${r.goal_met ? 'meets' : 'MISSES'} the goal of ≤ ${STEP_GOAL.overhead_ms_per_step_p50_max} ms.`;
+}
+
+/** The human-readable `step-overhead.md`. */
+export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
+  const b = r.breakdown;
+  const out = [
+    '# Platform overhead per agent step',
+    '',
+    `Generated ${r.generated_at} on ${r.machine.cpus} × ${r.machine.cpu_model} (${r.machine.platform}), Node ${r.machine.node}, 1-minute load average ${r.machine.load_avg_1m_at_start} at the start and ${r.machine.load_avg_1m_at_end} at the end.`,
+    '',
+    '| | ms per step p50 | p99 | mean | per task (mean ms per step) |',
+    '|---|---:|---:|---:|---|',
+    `| Hermes (all five services, NATS, Redis) | ${ms(r.hermes_ms_per_step_p50)} | ${ms(r.hermes_ms_per_step_p99)} | ${ms(r.hermes_ms_per_step_mean)} | ${r.hermes.per_task_ms_per_step.map(ms).join(', ')} |`,
+    `| direct (openai SDK + a local function, one process) | ${ms(r.direct_ms_per_step_p50)} | ${ms(r.direct_ms_per_step_p99)} | ${ms(r.direct_ms_per_step_mean)} | ${r.direct.per_task_ms_per_step.map(ms).join(', ')} |`,
+    `| **overhead** (Hermes − direct) | **${ms(r.overhead_ms_per_step_p50)}** | | ${ms(r.overhead_ms_per_step_mean)} | |`,
+    '',
+    `**${stepOverheadVerdict(r)}**`,
+    '',
+    `Seen by the submitter (gaps between \`llm_call\` step events): p50 ${ms(r.hermes.from_step_events_p50_ms)} ms, p99 ${ms(r.hermes.from_step_events_p99_ms)} ms per step. ` +
+      `A whole task takes ${ms(r.hermes.task_ms_p50)} ms from submit to \`completed\` (p50), of which ${ms(r.hermes.fixed_ms_per_task_p50)} ms is per task rather than per step (intake, dispatch, start, tool list, session read and write, result); the direct loop takes ${ms(r.direct.task_ms_p50)} ms.`,
+    '',
+    '## How it was measured',
+    '',
+    `A task is ${r.steps} LLM calls: each of the first ${r.steps - 1} asks for one \`${r.settings.tool}\` call (a built-in tool of the toolbus) with new arguments, the tool result goes back, and the last call answers. ` +
+      'The scripted OpenAI-compatible model (from `@hermes/testkit`, in the bench process) answers at once (latency 0), so what is left is what surrounds the model.',
+    '',
+    '- **Hermes**: `startHermesStack` runs nats-server, redis-server and the dispatcher, runtime, toolbus, memory and gateway as real processes (`LOG_LEVEL=warn`, `LLM_MAX_RETRIES=0`). ' +
+      'The task is submitted over NATS with `submitTask` and followed with `followTaskEvents` to `completed`. Every step goes: LLM call through the cluster-wide semaphore (permit acquire and release in KV), checkpoint, `toolCall` request to the toolbus (call record created and finished in KV, audit published), checkpoint, next LLM call; step events are published on the way.',
+    '- **direct**: the same loop in the bench process: `openai` SDK calls to the same scripted server with the same system prompt, tool list and message growth as the runtime sends, and the tool as a local function.',
+    `- **A step** is the gap between two consecutive LLM requests of one task reaching the scripted model (taken with \`performance.now()\` as the responder sees them), so each holds one answer, one tool call and its result; ${r.steps - 1} per task. ` +
+      `${r.tasks} tasks per side after ${r.settings.warmup_tasks} warm-up task(s) per side, run one at a time, Hermes and direct alternating so that load from elsewhere on the machine falls on both; ${r.samples} steps per side. Overhead = Hermes p50 − direct p50.`,
+    '',
+  ];
+  if (b) {
+    out.push('## Where the time goes', '');
+    if (b.runtime) {
+      const rt = b.runtime;
+      out.push(
+        `The runtime's own timing of ${rt.steps} steps (a replica started with \`RUNTIME_STEP_TIMING=true\`; ${ms(b.timed_hermes_ms_per_step_p50)} ms per step p50 in that run), p50 of each phase:`,
+        '',
+        '| phase | p50 ms |',
+        '|---|---:|',
+        `| LLM call (\`LlmClient.chat\`: permit acquire + HTTP + permit release) | ${ms(rt.llm_p50_ms)} |`,
+        `| of which the HTTP call itself (the direct loop's client-side call) | ${ms(b.direct_llm_call_p50_ms)} |`,
+        `| checkpoint before the tool calls | ${ms(rt.checkpoint_calls_p50_ms)} |`,
+        `| tool call (\`toolCall\` request/reply to the toolbus) | ${ms(rt.tools_p50_ms)} |`,
+        `| checkpoint of the results, before the next LLM call | ${ms(rt.checkpoint_results_p50_ms)} |`,
+        `| everything else in the loop (messages, events, validation) | ${ms(rt.other_p50_ms)} |`,
+        `| **step** (LLM start to next LLM start) | **${ms(rt.step_p50_ms)}** |`,
+        '',
+      );
+    }
+    out.push(
+      'Each hop alone, timed from the bench process against the idle stack (p50 / p99 ms):',
+      '',
+      '| hop | p50 | p99 | per step |',
+      '|---|---:|---:|---|',
+      ...Object.entries(b.hops).map(([name, s]) => `| ${name} | ${ms(s.p50_ms)} | ${ms(s.p99_ms)} | ${HOP_USE[name] ?? ''} |`),
+      '',
+      `A mid-task checkpoint is about ${b.checkpoint_bytes_mid_task} bytes.`,
+      ...b.notes.map((n) => `- ${n}`),
+      '',
+    );
+  }
+  if (r.errors.length) out.push(`Errors: ${r.errors.slice(0, 5).join('; ')}`, '');
+  return out.join('\n');
+}
+
+const HOP_USE: Record<string, string> = {
+  nats_request_reply: 'the floor under every request and KV write',
+  checkpoint_save: '2 (before the tool call, before the next LLM call)',
+  tool_record_get_absent: '1 (toolbus: is the key known?)',
+  tool_record_create: '1 (toolbus: record as running)',
+  tool_record_update: '1 (toolbus: record as done)',
+  step_event_publish: '3, not awaited by the loop (llm_call, tool_call, tool_result); the audit record is a 4th on the toolbus',
+  semaphore_acquire: '1',
+  semaphore_release: '1',
+  tool_call_request: '1 (the whole toolbus path: record, run, record, audit)',
+};

@@ -1,0 +1,65 @@
+import { performance } from 'node:perf_hooks';
+import { lastUserMessageText, type ChatRequestBody, type RecordedRequest, type Responder, type ScriptedResponse } from '@hermes/testkit';
+
+/** The built-in tools a step may call: cheap, in the toolbus's own process. */
+export type StepTool = 'echo' | 'time_now';
+
+const RUN_TAG = /\[bench-run:([A-Za-z0-9_-]+)\]/;
+
+/** The goal of one benchmark task; the run id in it is how the scripted model tells tasks apart. */
+export function goalFor(runId: string, steps: number): string {
+  return `Benchmark task [bench-run:${runId}]: call the tool ${steps - 1} times, one call per turn, then answer.`;
+}
+
+/** The run id of a request's goal, or undefined for a request that is not the benchmark's. */
+export function runIdOf(body: ChatRequestBody): string | undefined {
+  return RUN_TAG.exec(lastUserMessageText(body))?.[1];
+}
+
+/** Tool results the conversation holds so far: the steps already done. */
+export function toolResultsIn(body: ChatRequestBody): number {
+  return (body.messages ?? []).filter((m) => m.role === 'tool').length;
+}
+
+/** What step `n` (1-based) asks for: distinct arguments every time, so the loop detector never fires. */
+export function toolArguments(tool: StepTool, n: number): Record<string, string> {
+  return tool === 'echo' ? { text: `step ${n}` } : { timezone: 'UTC' };
+}
+
+/** The answer to a request that has seen `done` tool results: one more tool call, or the final answer. */
+export function answerFor(o: { steps: number; tool: StepTool; done: number }): ScriptedResponse {
+  const usage = { prompt_tokens: 100, completion_tokens: 10 };
+  if (o.done >= o.steps - 1) return { content: `done after ${o.done} tool calls`, usage };
+  return { toolCalls: [{ name: o.tool, arguments: toolArguments(o.tool, o.done + 1) }], usage };
+}
+
+/**
+ * The scripted model of the benchmark: every request of a tagged task asks for one tool call
+ * until `steps - 1` results are in, then answers; it answers at once. It keeps, per run id, the
+ * time (performance.now()) each request reached the responder, the moments steps are measured from.
+ */
+export class StepScript {
+  private readonly arrivals = new Map<string, number[]>();
+
+  constructor(private readonly o: { steps: number; tool: StepTool; now?: () => number }) {}
+
+  readonly responder: Responder = (req: RecordedRequest): ScriptedResponse => {
+    const at = this.o.now ? this.o.now() : performance.now();
+    const runId = runIdOf(req.body);
+    if (runId === undefined) return { content: 'not a benchmark task' };
+    let list = this.arrivals.get(runId);
+    if (!list) this.arrivals.set(runId, (list = []));
+    list.push(at);
+    return answerFor({ steps: this.o.steps, tool: this.o.tool, done: toolResultsIn(req.body) });
+  };
+
+  /** Arrival times of the run's LLM requests, oldest first. */
+  arrivalsOf(runId: string): readonly number[] {
+    return this.arrivals.get(runId) ?? [];
+  }
+}
+
+/** Gaps between consecutive times: one per step that followed a tool call. */
+export function intervals(times: readonly number[]): number[] {
+  return times.slice(1).map((t, i) => t - times[i]!);
+}

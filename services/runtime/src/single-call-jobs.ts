@@ -1,0 +1,80 @@
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { jsonrepair } from 'jsonrepair';
+import type { RuntimeJob, ToolDefinition } from '@hermes/contracts';
+import type { ChatResult } from '@hermes/llm';
+
+/** The JSON shape the planner is asked for; the dispatcher validates what comes back (docs/planning.md). */
+const PLAN_SHAPE = '{"subtasks":[{"id":"fetch","intent":"...","depends_on":[],"tools":["tool_name"]},{"id":"report","intent":"...","depends_on":["fetch"]}]}';
+
+/**
+ * Messages of a planning job. The dispatcher puts what the planner needs in `inputs`:
+ * `task_inputs`, `max_subtasks`, `invalid_plan_errors` (a plan sent back once) and `replan`
+ * (goal-local re-planning: the failed subtask, the completed outputs, the ids to replace).
+ */
+export function planMessages(job: RuntimeJob, tools: readonly ToolDefinition[]): ChatCompletionMessageParam[] {
+  const inputs = job.inputs ?? {};
+  const replan = inputs.replan !== undefined;
+  const toolLines = tools.length ? tools.map((t) => `- ${t.name}: ${t.description}`).join('\n') : '(none)';
+  const system = [
+    'You are the Hermes planner. You split a goal into a small DAG of subtasks that agents run, in parallel where they do not depend on each other.',
+    `Goal to plan: ${job.goal}`,
+    'Answer with ONLY one JSON object, no prose and no code fence, of this shape:',
+    PLAN_SHAPE,
+    'Rules: ids are short and unique (letters, digits, "_" or "-"); depends_on lists ids of subtasks whose outputs the subtask needs; no cycles;',
+    'each intent is self-contained (the agent sees only its intent, its inputs and the outputs of its dependencies);',
+    `at most ${String(inputs.max_subtasks ?? 12)} subtasks; a simple goal is ONE subtask; the last subtask should produce the final answer.`,
+    'tools, when given, are only names from this list:',
+    toolLines,
+    replan
+      ? 'This is a RE-PLAN: one subtask failed for good. Produce replacement subtasks for the ids in replan.replace only. New ids must differ from every existing id; they may depend on completed subtasks by id. Completed subtasks are never run again.'
+      : '',
+  ].filter(Boolean).join('\n');
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: `${job.goal}\n\nPlanning context (JSON):\n${JSON.stringify(inputs, null, 2)}` },
+  ];
+}
+
+/** Messages of a compose job: one call that turns the subtasks' outputs into the answer to the goal. */
+export function composeMessages(job: RuntimeJob): ChatCompletionMessageParam[] {
+  return [
+    {
+      role: 'system',
+      content: [
+        'You are a Hermes agent composing the final result of a task that was split into subtasks.',
+        `Your goal, which you keep to until it is done: ${job.goal}`,
+        'Use only the subtask outputs you are given; never make up data. Answer with the final result as plain text.',
+      ].join('\n'),
+    },
+    { role: 'user', content: `${job.goal}\n\nSubtask outputs (JSON):\n${JSON.stringify(job.inputs ?? {}, null, 2)}` },
+  ];
+}
+
+/**
+ * Reads the JSON object out of a planner's answer: code fences and prose around it are dropped,
+ * and malformed JSON (trailing commas, single quotes, a cut-off end) is repaired. Undefined when
+ * there is no object to find; whether it is a valid plan is the dispatcher's call.
+ */
+export function parsePlanAnswer(content: string | null | undefined): unknown {
+  if (!content) return undefined;
+  const start = content.indexOf('{');
+  if (start < 0) return undefined;
+  const end = content.lastIndexOf('}');
+  const text = end > start ? content.slice(start, end + 1) : content.slice(start);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    try {
+      return JSON.parse(jsonrepair(text)) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Result of one single-call job, as the runner reports it. */
+export interface SingleCallOutcome {
+  output: string;
+  plan?: unknown;
+  answer: ChatResult;
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { contracts, type McpStatusReply, type ToolCallReply, type ToolDebugCallRequest } from '@hermes/contracts';
+import { decodeJson, ReplyError, serve, type Bus } from '@hermes/bus';
+import type { ToolCallHandler } from '../tool-call-handler.js';
+import { McpNotFoundError, McpServerUnavailableError } from './mcp-errors.js';
+import type { McpHost } from './mcp-host.js';
+
+export interface McpCommandsOptions {
+  bus: Bus;
+  mcp: McpHost;
+  calls: ToolCallHandler;
+  toolbusId: string;
+}
+
+type Unsubscribable = { unsubscribe(): void };
+
+/** The user a debug call runs as unless the request names one. */
+export const DEBUG_USER = 'debug';
+/** The roles a debug call has unless the request names them: an operator may try every tool. */
+export const DEBUG_ROLES = ['admin'];
+
+/**
+ * Serves the ops and debug subjects (`hermes mcp ...`, `hermes tools call`) and follows
+ * `mcpReloadAll`, so a reload asked of one replica reaches them all.
+ */
+export function serveMcpCommands(o: McpCommandsOptions): Unsubscribable[] {
+  const { bus, mcp, toolbusId } = o;
+  const status = (): McpStatusReply => ({ toolbus_id: toolbusId, ...mcp.status() });
+  const reloadAll = bus.nc.subscribe(bus.subjects.mcpReloadAll, {
+    callback: (_err, msg) => {
+      const decoded = decodeJson(msg.data);
+      const from = decoded.ok ? (decoded.value as { toolbus_id?: unknown }).toolbus_id : undefined;
+      if (from !== toolbusId) void mcp.reload();
+    },
+  });
+  return [
+    reloadAll,
+    serve(bus, contracts.mcpStatus, async () => status()),
+    serve(bus, contracts.mcpReload, async () => {
+      await bus.publish(contracts.mcpReloadAll, { toolbus_id: toolbusId });
+      return { toolbus_id: toolbusId, ...(await mcp.reload()) };
+    }),
+    serve(bus, contracts.mcpCall, (req) => wire(async () => ({ result: { ...(await mcp.callDirect(req.server, req.tool, req.arguments, req.timeout_ms)) } }))),
+    serve(bus, contracts.mcpResources, (req) =>
+      wire(async () => {
+        if (req.read) return { contents: await mcp.readResource(req.server, req.read) };
+        if (req.prompt) return { prompt: await mcp.getPrompt(req.server, req.prompt, req.prompt_arguments ?? {}) };
+        return mcp.resources(req.server);
+      }),
+    ),
+    serve(bus, contracts.mcpApproveChange, (req) => wire(async () => ({ toolbus_id: toolbusId, approved: mcp.approveChanges(req.server, req.tool) }))),
+    serve(bus, contracts.toolDebugCall, (req) => debugCall(o.calls, req)),
+  ];
+}
+
+/**
+ * A debug call under a synthesised task `dbg_<uuid>` (subtask `debug`, step 1, index 0), so it has
+ * its own idempotency key, call record and audit trail like any call; it runs as user `debug`
+ * with roles `["admin"]` unless the request names others.
+ */
+export function debugCall(calls: ToolCallHandler, req: ToolDebugCallRequest): Promise<ToolCallReply> {
+  const taskId = `dbg_${randomUUID().replace(/-/g, '')}`;
+  return calls.handle({
+    idempotency_key: `${taskId}:debug:1:0`,
+    task_id: taskId,
+    subtask_id: 'debug',
+    step: 1,
+    call_index: 0,
+    tool_call_id: 'debug',
+    user_id: req.user_id ?? DEBUG_USER,
+    roles: req.roles ?? DEBUG_ROLES,
+    tool: req.tool,
+    arguments: req.arguments,
+  });
+}
+
+/** Local errors as the wire errors a caller can act on. */
+async function wire<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof McpNotFoundError) throw new ReplyError({ code: 'not_found', message: err.message, retryable: false });
+    if (err instanceof McpServerUnavailableError) throw new ReplyError({ code: 'provider_unavailable', message: err.message, retryable: true });
+    throw new ReplyError({ code: 'mcp_error', message: (err as Error).message ?? String(err), retryable: false });
+  }
+}

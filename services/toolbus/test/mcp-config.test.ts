@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { parseMcpConfig, redactedConfig } from '../src/mcp/mcp-config.js';
+import { disambiguatedName, mcpToolName } from '../src/mcp/mcp-naming.js';
+import { outcomeOfMcpResult } from '../src/mcp/mcp-results.js';
+
+describe('MCP config', () => {
+  it('names the server and field of every problem and keeps the good servers', () => {
+    const c = parseMcpConfig({
+      servers: {
+        good: { transport: 'stdio', command: 'node', args: ['server.js'] },
+        nocommand: { transport: 'stdio', args: [] },
+        badurl: { transport: 'http', url: 'ftp://x' },
+        typo: { transport: 'http', url: 'http://x', timeout: 5 },
+        badpolicy: { transport: 'stdio', command: 'x', tools: { t: { roles: 'ops' } } },
+        off: { transport: 'stdio', enabled: false },
+      },
+    });
+    expect(c.fatal).toBe(false);
+    expect(c.servers.map((s) => s.name)).toEqual(['good']);
+    expect(c.problems.map((p) => [p.server, p.field])).toEqual([
+      ['nocommand', 'command'],
+      ['badurl', 'url'],
+      ['typo', 'timeout'],
+      ['badpolicy', 'tools.t.roles'],
+    ]);
+  });
+
+  it('resolves ${ENV} references, reports a missing one without its value, and hides secrets when shown', () => {
+    const env = { TOKEN: 'secret-1', KEY: 'secret-2' };
+    const c = parseMcpConfig(
+      {
+        servers: {
+          web: { transport: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer ${TOKEN}' } },
+          cli: { transport: 'stdio', command: 'tool', env: { API_KEY: '${KEY}' } },
+          missing: { transport: 'stdio', command: 'tool', env: { API_KEY: '${NOT_SET}' } },
+        },
+      },
+      env,
+    );
+    expect(c.servers).toEqual([
+      expect.objectContaining({ name: 'web', headers: { authorization: 'Bearer secret-1' } }),
+      expect.objectContaining({ name: 'cli', env: { API_KEY: 'secret-2' } }),
+    ]);
+    expect(c.problems).toEqual([{ server: 'missing', field: 'env.API_KEY', message: 'server "missing": env.API_KEY: refers to the environment variable NOT_SET, which is not set' }]);
+    expect(JSON.stringify(c.servers.map(redactedConfig))).not.toMatch(/secret-/);
+  });
+
+  it('refuses a document that is not a servers map as a whole', () => {
+    expect(parseMcpConfig([1, 2])).toMatchObject({ fatal: true, servers: [] });
+    expect(parseMcpConfig({ servers: [] })).toMatchObject({ fatal: true, problems: [{ field: 'servers' }] });
+    expect(parseMcpConfig({ servers: { 'bad name!': { transport: 'stdio', command: 'x' } } }).problems[0]).toMatchObject({ field: 'name' });
+  });
+});
+
+describe('MCP tool names', () => {
+  it('prefixes with the server and keeps only characters every LLM provider accepts', () => {
+    expect(mcpToolName('calendar', 'create_event')).toBe('calendar_create_event');
+    expect(mcpToolName('fs', 'read.file/v2')).toBe('fs_read_file_v2');
+  });
+
+  it('cuts long names to 64 characters with a hash suffix that keeps them apart', () => {
+    const a = mcpToolName('server', 'x'.repeat(80));
+    const b = mcpToolName('server', `${'x'.repeat(79)}y`);
+    expect(a).toHaveLength(64);
+    expect(a).toMatch(/^server_x+_[0-9a-f]{8}$/);
+    expect(a).not.toBe(b);
+  });
+
+  it('gives a clashing name (server a tool b_c vs server a_b tool c) a distinct hashed name', () => {
+    expect(mcpToolName('a', 'b_c')).toBe(mcpToolName('a_b', 'c'));
+    expect(disambiguatedName('a_b', 'c')).toMatch(/^a_b_c_[0-9a-f]{8}$/);
+  });
+});
+
+describe('MCP results', () => {
+  it('keeps structured content, joins text, describes images and resources, and turns isError into a tool error', () => {
+    expect(outcomeOfMcpResult('t', { content: [{ type: 'text', text: '{}' }], structuredContent: { n: 1 } })).toEqual({ ok: true, result: { n: 1 } });
+    expect(outcomeOfMcpResult('t', { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toEqual({ ok: true, result: 'a\nb' });
+    const described = outcomeOfMcpResult('t', {
+      content: [
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        { type: 'resource', resource: { uri: 'file:///x.txt', mimeType: 'text/plain', text: 'long text' } },
+        { type: 'resource_link', uri: 'file:///y', name: 'y' },
+      ],
+    });
+    expect(described).toEqual({
+      ok: true,
+      result: '[image image/png, 3 bytes, not shown]\n[embedded resource file:///x.txt (text/plain), 9 characters of text, not shown; read it with the server\'s resources]\n[resource link file:///y "y"]',
+    });
+    expect(outcomeOfMcpResult('t', { content: [{ type: 'text', text: 'nope' }], isError: true })).toEqual({
+      ok: false,
+      error: { code: 'tool_failed', message: 'tool "t" reported an error: nope', retryable: false },
+    });
+  });
+});

@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { followSubject, request, type Bus } from '@hermes/bus';
+import { contracts, type ToolAuditRecord } from '@hermes/contracts';
+import { startChildService, type ChildService } from '@hermes/testkit';
+
+const providerEntry = fileURLToPath(new URL('./fixtures/tool-provider.mjs', import.meta.url));
+const cliEntry = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
+
+/** One side effect of a fixture tool, as the provider appended it to the ledger file. */
+export interface LedgerLine {
+  tool: string;
+  key: string;
+  task_id: string;
+  user_id: string;
+  [field: string]: unknown;
+}
+
+/** The ledger file the fixture provider appends side effects to: one line per handler run. */
+export class Ledger {
+  private readonly dir = mkdtempSync(join(tmpdir(), 'hermes-e2e-ledger-'));
+  readonly path = join(this.dir, 'ledger.jsonl');
+
+  lines(taskId?: string): LedgerLine[] {
+    if (!existsSync(this.path)) return [];
+    const all = readFileSync(this.path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as LedgerLine);
+    return taskId === undefined ? all : all.filter((l) => l.task_id === taskId);
+  }
+
+  /** How many times each idempotency key was written (for a task). */
+  countByKey(taskId?: string): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const l of this.lines(taskId)) counts[l.key] = (counts[l.key] ?? 0) + 1;
+    return counts;
+  }
+
+  /** A gate for `ledger_append`'s `hold_until_file`: the handler waits until `open()` is called. */
+  gate(name: string): { path: string; open(): void } {
+    const path = join(this.dir, `${name}.gate`);
+    return { path, open: () => writeFileSync(path, '') };
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The tools a caller with these roles is offered right now. */
+export async function listedTools(bus: Bus, roles: string[] = ['user', 'finance']): Promise<string[]> {
+  const reply = await request(bus, contracts.toolsList, { user_id: 'e2e-probe', roles });
+  return reply.tools.map((t) => t.name);
+}
+
+/** Waits until every name in `present` is listed and none in `absent` is. */
+export async function waitForToolList(bus: Bus, o: { present?: string[]; absent?: string[] }, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let names: string[] = [];
+  for (;;) {
+    names = await listedTools(bus).catch(() => []);
+    if ((o.present ?? []).every((n) => names.includes(n)) && !(o.absent ?? []).some((n) => names.includes(n))) return;
+    if (Date.now() > deadline) throw new Error(`toolbus lists ${names.join(', ') || 'nothing'}; wanted ${JSON.stringify(o)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export const FIXTURE_TOOLS = ['ledger_append', 'slow_op', 'restricted_op', 'confirm_transfer', 'lookup'] as const;
+
+/**
+ * Starts the fixture tool provider (tests/e2e/fixtures/tool-provider.mjs) as its own process and
+ * waits until the toolbus lists its tools.
+ */
+export async function startToolProvider(o: { natsUrl: string; bus: Bus; ledger: Ledger; name?: string; tools?: readonly string[]; ttlMs?: number }): Promise<ChildService> {
+  const tools = o.tools ?? FIXTURE_TOOLS;
+  const provider = await startChildService({
+    name: o.name ?? 'e2e-tools',
+    entry: providerEntry,
+    env: {
+      NATS_URL: o.natsUrl,
+      PROVIDER_NAME: o.name ?? 'e2e-tools',
+      PROVIDER_TOOLS: tools.join(','),
+      LEDGER_FILE: o.ledger.path,
+      ...(o.ttlMs ? { PROVIDER_TTL_MS: String(o.ttlMs) } : {}),
+    },
+  });
+  await provider.waitForLog(/fixture provider ready/, 15_000);
+  await waitForToolList(o.bus, { present: [...tools] });
+  return provider;
+}
+
+/** The audit records of a task, in order; waits until there are at least `atLeast` (they are written asynchronously). */
+export async function auditRecords(bus: Bus, taskId: string, atLeast = 1, timeoutMs = 5000): Promise<ToolAuditRecord[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const records = await readAudit(bus, taskId);
+    if (records.length >= atLeast) return records;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} has ${records.length} audit records, wanted ${atLeast}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function readAudit(bus: Bus, taskId: string): Promise<ToolAuditRecord[]> {
+  const stream = bus.subjects.streams.toolAudit;
+  const subject = bus.subjects.toolAudit(taskId);
+  const last = await bus.jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+  if (!last) return [];
+  const records: ToolAuditRecord[] = [];
+  for await (const m of followSubject(bus, { stream, subject, signal: AbortSignal.timeout(5000) })) {
+    records.push(m.value as ToolAuditRecord);
+    if (m.seq >= last.seq) break;
+  }
+  return records;
+}
+
+/** Runs the built `hermes` CLI against the stack's NATS. */
+export async function hermesCli(natsUrl: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const run = promisify(execFile);
+  return run(process.execPath, [cliEntry, ...args], { env: { ...process.env, NATS_URL: natsUrl }, timeout: 15_000 });
+}
