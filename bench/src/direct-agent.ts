@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { BenchError } from './bench-errors.js';
-import type { StepTool } from './step-script.js';
+import { epochNow, type StepTool } from './step-script.js';
 
 /** The tool run as a plain function call, returning what the toolbus's built-in would. */
 export function runLocalTool(tool: StepTool, args: Record<string, unknown>): unknown {
@@ -41,19 +41,21 @@ export class DirectAgent {
     this.client = new OpenAI({ baseURL: baseUrl, apiKey: 'scripted', maxRetries: 0, timeout: 60_000 });
   }
 
-  async run(t: DirectTask): Promise<{ llmCalls: number; callMs: number[]; answer: string }> {
+  async run(t: DirectTask): Promise<{ llmCalls: number; callMs: number[]; callStartedAt: number[]; answer: string }> {
     const messages: ChatCompletionMessageParam[] = [
       { role: 'system', content: t.system },
       { role: 'user', content: t.goal },
     ];
     const callMs: number[] = [];
+    const callStartedAt: number[] = [];
     for (let calls = 1; calls <= t.maxCalls; calls++) {
       const started = performance.now();
+      callStartedAt.push(epochNow());
       const completion = await this.client.chat.completions.create({ model: t.model, messages, ...(t.tools.length ? { tools: t.tools } : {}) });
       callMs.push(performance.now() - started);
       const message = completion.choices[0]?.message;
       const toolCalls = (message?.tool_calls ?? []).filter((c) => c.type === 'function');
-      if (toolCalls.length === 0) return { llmCalls: calls, callMs, answer: message?.content ?? '' };
+      if (toolCalls.length === 0) return { llmCalls: calls, callMs, callStartedAt, answer: message?.content ?? '' };
       messages.push({
         role: 'assistant',
         content: message?.content ?? null,

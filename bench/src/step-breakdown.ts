@@ -26,6 +26,10 @@ export interface RuntimePhases {
   checkpoint_results_p50_ms: number;
   /** The rest: building messages, events, validation, the event loop. */
   other_p50_ms: number;
+  /** The LLM phase split at the model's clock: from the call's start to the request reaching the model (permit acquire, waiting for the results checkpoint, the SDK, the network)... */
+  llm_to_model_p50_ms?: number;
+  /** ...and from the request reaching the model to the answer being the loop's (the model answering, the SDK, the event loop). */
+  llm_from_model_p50_ms?: number;
 }
 
 export interface StepBreakdown {
@@ -35,8 +39,10 @@ export interface StepBreakdown {
   runtime?: RuntimePhases;
   /** ms per step of the timed tasks (timing on), p50, to compare with the untimed run. */
   timed_hermes_ms_per_step_p50?: number;
-  /** The direct loop's LLM call, client side, p50 (the HTTP share of `llm_p50_ms`). */
+  /** The direct loop's LLM call, client side, p50 (the HTTP share of `llm_p50_ms`), split the same way at the model's clock. */
   direct_llm_call_p50_ms?: number;
+  direct_llm_to_model_p50_ms?: number;
+  direct_llm_from_model_p50_ms?: number;
   /** Sizes that set the cost of the KV writes. */
   checkpoint_bytes_mid_task: number;
   notes: string[];
@@ -76,6 +82,16 @@ export async function measureBreakdown(i: BreakdownInput): Promise<StepBreakdown
     direct.push(await i.directTask(`${i.stamp}-td${n}`));
   }
   const lines = timed.logs.slice(before).flatMap(parseStepTiming);
+  // Each step's LLM call lined up with its request reaching the model (both on the machine's clock).
+  const arrivalsByTask = new Map(runs.map((r) => [r.taskId, r.arrivals]));
+  const toModel: number[] = [];
+  const fromModel: number[] = [];
+  for (const l of lines) {
+    const arrival = arrivalsByTask.get(l.task_id)?.[l.step - 1];
+    if (arrival === undefined || l.llm_ms === undefined || l.step < 2) continue;
+    toModel.push(arrival - l.started_at);
+    fromModel.push(l.started_at + l.llm_ms - arrival);
+  }
   if (lines.length === 0) {
     out.notes.push('the runtime logged no step timings (a runtime without RUNTIME_STEP_TIMING support?)');
   } else {
@@ -90,17 +106,24 @@ export async function measureBreakdown(i: BreakdownInput): Promise<StepBreakdown
       tools_p50_ms: p50((l) => l.tools_ms),
       checkpoint_results_p50_ms: p50((l) => l.checkpoint_results_ms),
       other_p50_ms: p50((l) => l.other_ms),
+      ...(toModel.length ? { llm_to_model_p50_ms: summarise(toModel).p50_ms, llm_from_model_p50_ms: summarise(fromModel).p50_ms } : {}),
     };
     i.log(`  ${JSON.stringify(out.runtime)}`);
   }
   out.timed_hermes_ms_per_step_p50 = summarise(runs.flatMap((r) => r.stepMs)).p50_ms;
   out.direct_llm_call_p50_ms = summarise(direct.flatMap((r) => r.callMs ?? [])).p50_ms;
+  const directTo = direct.flatMap((r) => r.arrivals.slice(1).map((a, k) => a - r.callStartedAt![k + 1]!));
+  const directFrom = direct.flatMap((r) => r.arrivals.slice(1).map((a, k) => r.callStartedAt![k + 1]! + r.callMs![k + 1]! - a));
+  out.direct_llm_to_model_p50_ms = summarise(directTo).p50_ms;
+  out.direct_llm_from_model_p50_ms = summarise(directFrom).p50_ms;
   return out;
 }
 
 /** One `step timing` debug line of the runtime. */
 export interface StepTimingLine {
+  task_id?: string;
   step: number;
+  started_at: number;
   total_ms: number;
   llm_ms?: number;
   checkpoint_ms?: number;
@@ -114,8 +137,9 @@ export function parseStepTiming(line: string): StepTimingLine[] {
   if (!line.includes('step_timing')) return [];
   const json = line.slice(line.indexOf('{'));
   try {
-    const t = (JSON.parse(json) as { step_timing?: StepTimingLine }).step_timing;
-    return t && typeof t.total_ms === 'number' ? [t] : [];
+    const parsed = JSON.parse(json) as { step_timing?: StepTimingLine; task_id?: string };
+    const t = parsed.step_timing;
+    return t && typeof t.total_ms === 'number' ? [{ ...t, ...(parsed.task_id ? { task_id: parsed.task_id } : {}) }] : [];
   } catch {
     return [];
   }

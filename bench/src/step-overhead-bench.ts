@@ -22,15 +22,20 @@ const USER = 'bench';
 /** One task, as measured: its LLM requests' arrival gaps are its steps. */
 export interface TaskRun {
   runId: string;
+  /** Hermes only: the task id. */
+  taskId?: string;
   llmCalls: number;
+  /** When each LLM request reached the model (epoch ms, sub-ms precision). */
+  arrivals: number[];
   /** Gaps between consecutive LLM requests reaching the scripted model: one per step with a tool call. */
   stepMs: number[];
   /** Submit (or first call, for direct) to the answer. */
   taskMs: number;
   /** Hermes only: gaps between consecutive `llm_call` step events reaching the submitter. */
   eventStepMs?: number[];
-  /** Direct only: client-side duration of each LLM call. */
+  /** Direct only: client-side duration of each LLM call, and when it began (epoch ms). */
   callMs?: number[];
+  callStartedAt?: number[];
 }
 
 export interface StepOverheadReport {
@@ -155,7 +160,7 @@ export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: s
   const taskMs = performance.now() - started;
   if (outcome?.kind !== 'completed') throw new BenchError('task_failed', `task ${o.runId} (${taskId}) ended ${outcome ? `${outcome.kind}: ${outcome.detail}` : 'without a terminal event (timeout)'}`);
   const arrivals = await o.model.arrivalsOf(o.runId);
-  return checked({ runId: o.runId, llmCalls: arrivals.length, stepMs: intervals(arrivals), taskMs, eventStepMs: intervals(llmEvents) }, o.steps);
+  return checked({ runId: o.runId, taskId, llmCalls: arrivals.length, arrivals, stepMs: intervals(arrivals), taskMs, eventStepMs: intervals(llmEvents) }, o.steps);
 }
 
 async function runDirectTask(o: { direct: DirectAgent; model: ModelProcess; runId: string; steps: number; template: RequestShape; tool: StepOverheadOptions['tool'] }): Promise<TaskRun> {
@@ -165,7 +170,7 @@ async function runDirectTask(o: { direct: DirectAgent; model: ModelProcess; runI
   const taskMs = performance.now() - started;
   const arrivals = await o.model.arrivalsOf(o.runId);
   if (arrivals.length !== r.llmCalls) throw new BenchError('wrong_step_count', `direct task ${o.runId}: ${r.llmCalls} calls made, ${arrivals.length} seen by the model`);
-  return checked({ runId: o.runId, llmCalls: r.llmCalls, stepMs: intervals(arrivals), taskMs, callMs: r.callMs }, o.steps);
+  return checked({ runId: o.runId, llmCalls: r.llmCalls, arrivals, stepMs: intervals(arrivals), taskMs, callMs: r.callMs, callStartedAt: r.callStartedAt }, o.steps);
 }
 
 function checked(run: TaskRun, steps: number): TaskRun {

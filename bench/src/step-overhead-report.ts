@@ -43,17 +43,20 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
     if (b.runtime) {
       const rt = b.runtime;
       out.push(
-        `The runtime's own timing of ${rt.steps} steps (a replica started with \`RUNTIME_STEP_TIMING=true\`; ${ms(b.timed_hermes_ms_per_step_p50)} ms per step p50 in that run), p50 of each phase:`,
+        `The runtime's own timing of ${rt.steps} steps (a replica started with \`RUNTIME_STEP_TIMING=true\`; ${ms(b.timed_hermes_ms_per_step_p50)} ms per step p50 in that run), p50 of each phase, next to the same part of the direct loop:`,
         '',
-        '| phase | p50 ms |',
-        '|---|---:|',
-        `| LLM call (\`LlmClient.chat\`: permit acquire + HTTP + permit release) | ${ms(rt.llm_p50_ms)} |`,
-        `| of which the HTTP call itself (the direct loop's client-side call) | ${ms(b.direct_llm_call_p50_ms)} |`,
-        `| checkpoint before the tool calls | ${ms(rt.checkpoint_calls_p50_ms)} |`,
-        `| tool call (\`toolCall\` request/reply to the toolbus) | ${ms(rt.tools_p50_ms)} |`,
-        `| checkpoint of the results, before the next LLM call | ${ms(rt.checkpoint_results_p50_ms)} |`,
-        `| everything else in the loop (messages, events, validation) | ${ms(rt.other_p50_ms)} |`,
-        `| **step** (LLM start to next LLM start) | **${ms(rt.step_p50_ms)}** |`,
+        '| phase | Hermes p50 ms | direct p50 ms |',
+        '|---|---:|---:|',
+        `| LLM call (\`LlmClient.chat\`) | ${ms(rt.llm_p50_ms)} | ${ms(b.direct_llm_call_p50_ms)} |`,
+        `| … of which: call start → request reaches the model (permit acquire, waiting for the results checkpoint, SDK, network) | ${ms(rt.llm_to_model_p50_ms)} | ${ms(b.direct_llm_to_model_p50_ms)} |`,
+        `| … of which: request reaches the model → answer in hand (model, SDK, event loop) | ${ms(rt.llm_from_model_p50_ms)} | ${ms(b.direct_llm_from_model_p50_ms)} |`,
+        `| checkpoint before the tool call | ${ms(rt.checkpoint_calls_p50_ms)} | – |`,
+        `| tool call (\`toolCall\` request/reply to the toolbus) | ${ms(rt.tools_p50_ms)} | local function |`,
+        `| checkpoint of the results (runs alongside the next call's permit acquire, so it is inside that LLM call) | ${ms(rt.checkpoint_results_p50_ms)} | – |`,
+        `| everything else in the loop (messages, events, validation) | ${ms(rt.other_p50_ms)} | |`,
+        `| **step** (LLM start to next LLM start) | **${ms(rt.step_p50_ms)}** | **${ms(r.direct_ms_per_step_p50)}** |`,
+        '',
+        'Medians of phases do not add up exactly to the median step. The split of the LLM call uses the machine clock in both processes (`performance.timeOrigin + performance.now()`).',
         '',
       );
     }
@@ -76,7 +79,7 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
 const HOP_USE: Record<string, string> = {
   nats_request_reply: 'the floor under every request and KV write',
   checkpoint_save: '2 (before the tool call, before the next LLM call)',
-  tool_record_get_absent: '1 (toolbus: is the key known?)',
+  tool_record_get_absent: '0 since the toolbus creates first (was 1: is the key known?); a replay still reads it',
   tool_record_create: '1 (toolbus: record as running)',
   tool_record_update: '1 (toolbus: record as done)',
   step_event_publish: '3, not awaited by the loop (llm_call, tool_call, tool_result); the audit record is a 4th on the toolbus',

@@ -36,7 +36,7 @@ export function answerFor(o: { steps: number; tool: StepTool; done: number }): S
 /**
  * The scripted model of the benchmark: every request of a tagged task asks for one tool call
  * until `steps - 1` results are in, then answers; it answers at once. It keeps, per run id, the
- * time (performance.now()) each request reached the responder, the moments steps are measured from.
+ * time each request reached the responder ({@link epochNow}), the moments steps are measured from.
  */
 export class StepScript {
   private readonly arrivals = new Map<string, number[]>();
@@ -44,7 +44,7 @@ export class StepScript {
   constructor(private readonly o: { steps: number; tool: StepTool; now?: () => number }) {}
 
   readonly responder: Responder = (req: RecordedRequest): ScriptedResponse => {
-    const at = this.o.now ? this.o.now() : performance.now();
+    const at = this.o.now ? this.o.now() : epochNow();
     const runId = runIdOf(req.body);
     if (runId === undefined) return { content: 'not a benchmark task' };
     let list = this.arrivals.get(runId);
@@ -57,6 +57,11 @@ export class StepScript {
   arrivalsOf(runId: string): readonly number[] {
     return this.arrivals.get(runId) ?? [];
   }
+}
+
+/** Epoch ms with sub-ms precision, comparable between processes on one machine. */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 /** Gaps between consecutive times: one per step that followed a tool call. */

@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   not_found: { retryable: false, summary: 'no such task, session or tool' },
   duplicate: { retryable: false, summary: 'this submission was already received' },
   session_forbidden: { retryable: false, summary: 'the session belongs to another user' },
+  session_busy: { retryable: true, summary: "another holder has the session's lock (one agent loop per session); retry after it is released or lapses" },
+  session_lock_lost: { retryable: false, summary: 'the lock token no longer holds the session (its lease lapsed or it never did)' },
   unavailable: { retryable: true, summary: 'a dependency of the service (e.g. Redis) is down' },
   no_responders: { retryable: true, summary: 'no replica of the target service is listening' },
   timeout: { retryable: true, summary: 'the target service did not answer in time' },

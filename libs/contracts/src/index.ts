@@ -63,6 +63,21 @@ export {
   SessionMessagesReply,
 } from './schemas/memory.js';
 export {
+  SessionContextRequest,
+  SessionContextReply,
+  ContextMessage,
+  SessionMessageRequest,
+  SessionMessageReply,
+  PinKind,
+  PinnedFact,
+  SessionPinRequest,
+  SessionPinReply,
+  SessionSummarizeRequest,
+  SessionSummarizeReply,
+} from './schemas/session-context.js';
+export { SessionLockRequest, SessionLockReply, SessionRenewRequest, SessionUnlockRequest, SessionUnlockReply } from './schemas/session-lock.js';
+export { WorkingEntry, WorkingSetRequest, WorkingGetRequest, WorkingEntriesReply, WorkingClearRequest, WorkingClearReply } from './schemas/working-memory.js';
+export {
   ToolSpec,
   ToolCallRequest,
   ToolCallReply,

@@ -54,6 +54,17 @@ export interface Subjects {
   /** Request/reply to the memory service. */
   readonly sessionAppend: string;
   readonly sessionRead: string;
+  readonly sessionContext: string;
+  readonly sessionMessage: string;
+  readonly sessionPin: string;
+  readonly sessionSummarize: string;
+  readonly sessionLock: string;
+  readonly sessionRenew: string;
+  readonly sessionUnlock: string;
+  /** Request/reply to the memory service: a task's working memory. */
+  readonly workingSet: string;
+  readonly workingGet: string;
+  readonly workingClear: string;
   readonly streams: {
     readonly taskSubmit: string;
     readonly taskEvents: string;
@@ -121,6 +132,16 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     mcpReloadAll: `${prefix}.toolbus.mcp.reload-all`,
     sessionAppend: `${prefix}.memory.session.append`,
     sessionRead: `${prefix}.memory.session.read`,
+    sessionContext: `${prefix}.memory.session.context`,
+    sessionMessage: `${prefix}.memory.session.message`,
+    sessionPin: `${prefix}.memory.session.pin`,
+    sessionSummarize: `${prefix}.memory.session.summarize`,
+    sessionLock: `${prefix}.memory.session.lock`,
+    sessionRenew: `${prefix}.memory.session.renew`,
+    sessionUnlock: `${prefix}.memory.session.unlock`,
+    workingSet: `${prefix}.memory.working.set`,
+    workingGet: `${prefix}.memory.working.get`,
+    workingClear: `${prefix}.memory.working.clear`,
     streams: {
       taskSubmit: `${upper}_TASK_SUBMIT`,
       taskEvents: `${upper}_TASK_EVENTS`,

@@ -30,3 +30,37 @@ export class SessionStoreUnavailableError extends MemoryError {
     this.operation = opts.operation;
   }
 }
+
+/** Another holder has the session's lock: retryable once it is released or its lease lapses. */
+export class SessionBusyError extends MemoryError {
+  readonly sessionId: string;
+  constructor(opts: { sessionId: string }) {
+    super('session_busy', `session ${opts.sessionId} is locked by another holder`);
+    this.sessionId = opts.sessionId;
+  }
+}
+
+/** The token no longer holds the session's lock (its lease lapsed, or it never did): not retryable. */
+export class SessionLockLostError extends MemoryError {
+  readonly sessionId: string;
+  constructor(opts: { sessionId: string }) {
+    super('session_lock_lost', `this token does not hold the lock of session ${opts.sessionId} (lease lapsed?)`);
+    this.sessionId = opts.sessionId;
+  }
+}
+
+/** The task's working memory belongs to another user: the caller's fault, never retryable. */
+export class WorkingMemoryForbiddenError extends MemoryError {
+  readonly taskId: string;
+  constructor(opts: { taskId: string }) {
+    super('forbidden', `the working memory of task ${opts.taskId} belongs to another user`);
+    this.taskId = opts.taskId;
+  }
+}
+
+/** No such message in the session: the caller's fault. */
+export class MessageNotFoundError extends MemoryError {
+  constructor(opts: { sessionId: string; messageId: string }) {
+    super('not_found', `no message ${opts.messageId} in session ${opts.sessionId}`);
+  }
+}

@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { NewSessionMessage, SessionMessage } from '@hermes/contracts';
 import { SessionForbiddenError, SessionStoreUnavailableError } from './memory-errors.js';
 import { newMessageId } from './message-id.js';
-import { estimateTokens } from './token-estimate.js';
+import { sessionKeys, type SessionKeys } from './session-keys.js';
+import { countMessage, type EncodingName } from './token-counter.js';
 
 const DEFAULT_READ_LIMIT = 50;
 
@@ -14,13 +15,19 @@ const APPEND_SCRIPT = `
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX') and redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
-redis.call('RPUSH', KEYS[2], unpack(ARGV, 2))
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 3))
+redis.call('INCRBY', KEYS[3], ARGV[2])
 return 1`;
+
+// How many messages getMessage reads per round trip while looking for an id (newest first).
+const SCAN_CHUNK = 200;
 
 export interface SessionStoreOptions {
   redis: Redis;
   /** Prepended to every key, so several deployments can share one Redis. */
   keyPrefix: string;
+  /** Encoding of the token count stored with each message (default o200k_base). */
+  encoding?: EncodingName;
 }
 
 /**
@@ -30,10 +37,13 @@ export interface SessionStoreOptions {
 export class SessionStore {
   private readonly redis: Redis;
   private readonly keyPrefix: string;
+  /** Encoding of the stored token counts; a context for another model family recounts. */
+  readonly encoding: EncodingName;
 
   constructor(opts: SessionStoreOptions) {
     this.redis = opts.redis;
     this.keyPrefix = opts.keyPrefix;
+    this.encoding = opts.encoding ?? 'o200k_base';
   }
 
   /** Appends messages (claiming a new session for `userId`) and returns them as stored. */
@@ -49,11 +59,12 @@ export class SessionStore {
       ...(m.tool_calls ? { tool_calls: m.tool_calls } : {}),
       ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
       created_at: createdAt,
-      tokens: estimateTokens(m),
+      tokens: countMessage(m, this.encoding),
     }));
     const keys = this.keysFor(sessionId);
+    const total = stored.reduce((sum, m) => sum + m.tokens, 0);
     const appended = await this.call('append', () =>
-      this.redis.eval(APPEND_SCRIPT, 2, keys.owner, keys.messages, userId, ...stored.map((m) => JSON.stringify(m))),
+      this.redis.eval(APPEND_SCRIPT, 3, keys.owner, keys.messages, keys.tokens, userId, total, ...stored.map((m) => JSON.stringify(m))),
     );
     if (appended !== 1) throw new SessionForbiddenError({ sessionId });
     return stored;
@@ -76,10 +87,53 @@ export class SessionStore {
     return items.map((item) => JSON.parse(item) as SessionMessage);
   }
 
-  // A hash tag ({session}) keeps both keys in one Redis Cluster slot, as the script requires.
-  private keysFor(sessionId: string): { owner: string; messages: string } {
-    const base = `${this.keyPrefix}session:{${sessionId}}`;
-    return { owner: `${base}:owner`, messages: `${base}:messages` };
+  /**
+   * Messages from index `start` (0 is the first ever appended) to the end, oldest first; [] for a
+   * session that does not exist.
+   */
+  async readFrom(userId: string, sessionId: string, start: number): Promise<SessionMessage[]> {
+    const keys = this.keysFor(sessionId);
+    const [owner, items] = await this.call('read', async () => {
+      const replies = await this.redis.multi().get(keys.owner).lrange(keys.messages, start, -1).exec();
+      const [ownerReply, itemsReply] = replies ?? [];
+      const failed = ownerReply?.[0] ?? itemsReply?.[0];
+      if (failed) throw failed;
+      return [ownerReply?.[1] as string | null, (itemsReply?.[1] ?? []) as string[]] as const;
+    });
+    if (owner === null) return [];
+    if (owner !== userId) throw new SessionForbiddenError({ sessionId });
+    return items.map((item) => JSON.parse(item) as SessionMessage);
+  }
+
+  /** Refuses another user's session; false when the session does not exist (yet). */
+  async checkOwner(userId: string, sessionId: string): Promise<boolean> {
+    const owner = await this.call('read', () => this.redis.get(this.keysFor(sessionId).owner));
+    if (owner === null) return false;
+    if (owner !== userId) throw new SessionForbiddenError({ sessionId });
+    return true;
+  }
+
+  /** One message by id, searched newest first (ids are not indexed: a truncated tool result is usually recent). */
+  async getMessage(userId: string, sessionId: string, messageId: string): Promise<SessionMessage | undefined> {
+    if (!(await this.checkOwner(userId, sessionId))) return undefined;
+    const key = this.keysFor(sessionId).messages;
+    for (let end = -1; ; end -= SCAN_CHUNK) {
+      const items = await this.call('read', () => this.redis.lrange(key, end - SCAN_CHUNK + 1, end));
+      for (const item of items) {
+        const message = JSON.parse(item) as SessionMessage;
+        if (message.message_id === messageId) return message;
+      }
+      if (items.length < SCAN_CHUNK) return undefined;
+    }
+  }
+
+  /** Total stored tokens ever appended to a session (0 when it does not exist). */
+  async totalTokens(sessionId: string): Promise<number> {
+    return Number((await this.call('read', () => this.redis.get(this.keysFor(sessionId).tokens))) ?? 0);
+  }
+
+  keysFor(sessionId: string): SessionKeys {
+    return sessionKeys(this.keyPrefix, sessionId);
   }
 
   private async call<T>(operation: string, fn: () => Promise<T>): Promise<T> {

@@ -5,6 +5,7 @@ import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startRedisServer } from '@hermes/testkit';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
 import { SessionStore } from '../src/session-store.js';
+import { countText } from '../src/token-counter.js';
 
 const text = (role: NewSessionMessage['role'], content: string): NewSessionMessage => ({ role, content });
 
@@ -41,8 +42,9 @@ describe('SessionStore against a real redis-server', () => {
       expect(Date.parse(m.created_at)).toBeGreaterThanOrEqual(before - 1);
       expect(new Date(m.created_at).toISOString()).toBe(m.created_at);
     }
-    expect(appended[1]?.tokens).toBe(Math.ceil('What time is it?'.length / 4));
-    expect(appended[2]?.tokens).toBe(Math.ceil(('time_now'.length + '{"timezone":"UTC"}'.length) / 4));
+    // o200k counts plus 4 tokens of per-message overhead.
+    expect(appended[1]?.tokens).toBe(countText('What time is it?', 'o200k_base') + 4);
+    expect(appended[2]?.tokens).toBe(countText('time_now', 'o200k_base') + countText('{"timezone":"UTC"}', 'o200k_base') + 4);
 
     expect(await store.read('u1', 's-roundtrip')).toEqual(appended);
   });

@@ -27,9 +27,14 @@ export interface JobRunnerOptions {
   cancellations?: CancellationWatch;
   /** Log each step's phase durations at debug level (RUNTIME_STEP_TIMING), to see where a step's time goes. */
   stepTiming?: boolean;
+  /** The worker model's context window in tokens (MODEL_CONTEXT_TOKENS); the session context is fitted into it. */
+  contextTokens?: number;
 }
 
 const SOURCE = 'hermes/runtime';
+// Kept free in the context window for the answer, and for tool schemas plus the system prompt.
+const RESERVE_OUTPUT_TOKENS = 4096;
+const RESERVE_TOOL_TOKENS = 8192;
 
 /**
  * Runs one job from the queue: resumes its checkpoint (or starts one from the session), runs the
@@ -168,7 +173,14 @@ export class JobRunner {
   }
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
-    const history = await request(this.o.bus, contracts.sessionRead, { user_id: job.user_id, session_id: job.session_id, limit: 20 });
+    const history = await request(this.o.bus, contracts.sessionContext, {
+      user_id: job.user_id,
+      session_id: job.session_id,
+      model: this.o.llm.modelFor('worker'),
+      context_limit: this.o.contextTokens ?? 128_000,
+      reserve_output: RESERVE_OUTPUT_TOKENS,
+      reserve_tools: RESERVE_TOOL_TOKENS,
+    });
     return {
       v: 1,
       job_id: job.job_id,

@@ -18,6 +18,7 @@ await hostService({
     AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
     TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
     APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
+    MODEL_CONTEXT_TOKENS: Type.Integer({ default: 128_000, minimum: 1024, description: "the worker model's context window; the session context sent to it is fitted into this" }),
     RUNTIME_STEP_TIMING: Type.Boolean({ default: false, description: 'log how long each phase of every agent step took (debug level), to see where the time goes' }),
   }),
   uses: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
@@ -36,6 +37,7 @@ await hostService({
       tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
       stepTiming: config.RUNTIME_STEP_TIMING,
+      contextTokens: config.MODEL_CONTEXT_TOKENS,
     });
     const consumer = await consumeContract(
       bus,

@@ -1,6 +1,9 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { RuntimeJob, SessionMessage } from '@hermes/contracts';
 
+/** What the opening needs of a session message (a stored one, or one of an assembled context). */
+type HistoryMessage = Pick<SessionMessage, 'role' | 'content'> & { kind?: 'message' | 'summary' | 'pinned' };
+
 /**
  * The system prompt carries the goal, and is sent with every call of the loop, so the model
  * keeps its aim however many tool turns pile up (goal anchoring).
@@ -17,12 +20,17 @@ export function systemPrompt(job: RuntimeJob, hasTools: boolean): string {
   ].join('\n');
 }
 
-/** The conversation before the loop: earlier session turns, then the goal and its inputs. */
-export function openingMessages(job: RuntimeJob, history: readonly SessionMessage[]): ChatCompletionMessageParam[] {
+/**
+ * The conversation before the loop: earlier session turns (with the session's summary and pinned
+ * facts as system messages, when the memory service sent them), then the goal and its inputs.
+ */
+export function openingMessages(job: RuntimeJob, history: readonly HistoryMessage[]): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [];
   // Only plain conversational turns are replayed; earlier tasks' tool turns stay in their own checkpoints.
   for (const m of history) {
     if ((m.role === 'user' || m.role === 'assistant') && m.content) messages.push({ role: m.role, content: m.content });
+    // A stored system message is an old prompt and stays out; the summary and pinned facts go in.
+    else if (m.role === 'system' && m.content && (m.kind === 'summary' || m.kind === 'pinned')) messages.push({ role: 'system', content: m.content });
   }
   const inputs = job.inputs && Object.keys(job.inputs).length > 0 ? `\n\nInputs (JSON):\n${JSON.stringify(job.inputs, null, 2)}` : '';
   messages.push({ role: 'user', content: `${job.goal}${inputs}` });

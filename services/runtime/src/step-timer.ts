@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 /** Where one agent step's time went, in ms: from an LLM call's start to the next one's (or the answer's checkpoint). */
 export interface StepTiming {
   step: number;
+  /** When the step began (its LLM call was made), in epoch ms with sub-ms precision, to line it up with other processes' clocks. */
+  started_at: number;
   total_ms: number;
   /** `LlmClient.chat`: permit, HTTP call, release. */
   llm_ms?: number;
@@ -46,7 +48,7 @@ export function stepTimer(report: (t: StepTiming) => void): StepTimer {
     const phases = Object.fromEntries(Object.entries(current.phases).map(([k, v]) => [`${k}_ms`, round(v)]));
     const alongside = current.alongside;
     const busy = Object.entries(current.phases).reduce((a, [k, v]) => (alongside.has(k) ? a : a + v), 0);
-    report({ step: current.step, total_ms: round(total), ...phases, other_ms: round(total - busy) });
+    report({ step: current.step, started_at: round(performance.timeOrigin + current.started), total_ms: round(total), ...phases, other_ms: round(total - busy) });
     current = undefined;
   };
   return {

@@ -85,7 +85,7 @@ describe('JobRunner', () => {
         ],
       },
     ]);
-    expect(f.reads).toEqual([{ user_id: 'u_alice', session_id: 'sess_1', limit: 20 }]);
+    expect(f.reads).toEqual([{ user_id: 'u_alice', session_id: 'sess_1', model: MODEL, context_limit: 128_000, reserve_output: 4096, reserve_tools: 8192 }]);
     expect(f.toolLists).toEqual([{ user_id: 'u_alice', roles: ['user'], allow: ['web_search'] }]);
     expect(f.toolCalls).toEqual([]);
   });

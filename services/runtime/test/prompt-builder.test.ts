@@ -73,6 +73,20 @@ describe('openingMessages', () => {
     ]);
   });
 
+  it("keeps the session's summary and pinned facts from the memory service's context", () => {
+    const history = [
+      { role: 'system' as const, content: 'Summary: the user migrates db1.', kind: 'summary' as const },
+      { role: 'system' as const, content: 'Pinned: never email the customer.', kind: 'pinned' as const },
+      { role: 'user' as const, content: 'status?', kind: 'message' as const },
+    ];
+
+    expect(openingMessages(job(), history).slice(0, 3)).toEqual([
+      { role: 'system', content: 'Summary: the user migrates db1.' },
+      { role: 'system', content: 'Pinned: never email the customer.' },
+      { role: 'user', content: 'status?' },
+    ]);
+  });
+
   it('appends the inputs as JSON to the goal when there are any', () => {
     const inputs = { repo: 'hermes', labels: ['bug', 'p1'] };
 

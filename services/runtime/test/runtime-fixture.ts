@@ -8,7 +8,7 @@ import {
   type RuntimeResult,
   type SessionAppendRequest,
   type SessionMessage,
-  type SessionReadRequest,
+  type SessionContextRequest,
   type TaskEvent,
   type TaskEventDataByKind,
   type ToolCallReply,
@@ -92,15 +92,16 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
   await bus.ensureConsumers(['runtimeJobs']);
   const kv = await bus.kv(bus.subjects.buckets.checkpoints);
 
-  const reads: SessionReadRequest[] = [];
+  const reads: SessionContextRequest[] = [];
   const appends: SessionAppendRequest[] = [];
   const toolLists: ToolsListRequest[] = [];
   const toolCalls: ToolCallRecord[] = [];
   const inFlight = { now: 0, max: 0 };
   if (opts.memory !== false) {
-    serve(bus, contracts.sessionRead, async (req) => {
+    serve(bus, contracts.sessionContext, async (req) => {
       reads.push(req);
-      return { messages: opts.history ?? [] };
+      const messages = (opts.history ?? []).map((m) => ({ role: m.role, content: m.content, message_id: m.message_id, kind: 'message' as const, tokens: m.tokens }));
+      return { messages, tokens: messages.reduce((sum, m) => sum + m.tokens, 0), budget: req.context_limit, summary_used: false, truncated_tool_results: 0, dropped_messages: 0 };
     });
     serve(bus, contracts.sessionAppend, async (req) => {
       await opts.onSessionAppend?.(req);

@@ -8,11 +8,12 @@ import { CliError, EXIT, UsageError, writeLine, type CliIo, type Command, type O
 import { llmCapacityCommand, llmStatusCommand } from './llm-commands.js';
 import { MCP_COMMANDS } from './mcp-commands.js';
 import { runCommand } from './run-command.js';
+import { sessionSummarizeCommand } from './session-commands.js';
 import { statusCommand } from './status-command.js';
 import { tasksCommand } from './tasks-command.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, ...MCP_COMMANDS];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, sessionSummarizeCommand, ...MCP_COMMANDS];
 
 const ENVIRONMENT = [
   ['NATS_URL', 'NATS servers, comma-separated (default nats://127.0.0.1:4222)'],

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { benchOptions } from '../src/bench-options.js';
+import { selectBenchmarks } from '../src/bench-selection.js';
+import { runLocalTool, toolMessageContent } from '../src/direct-agent.js';
+import { parseStepTiming } from '../src/step-breakdown.js';
+import { stepOverheadOptions } from '../src/step-overhead-options.js';
+import { StepScript, answerFor, goalFor, intervals, runIdOf } from '../src/step-script.js';
+
+describe('selecting benchmarks', () => {
+  it('runs every benchmark by default and passes the other flags on', () => {
+    expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({ only: ['semaphore', 'step-overhead'], argv: ['--capacity', '8'] });
+  });
+
+  it('--only (or BENCH_ONLY) picks some, in their usual order', () => {
+    expect(selectBenchmarks({ argv: ['--only', 'step-overhead'], env: {} }).only).toEqual(['step-overhead']);
+    expect(selectBenchmarks({ argv: ['--only=step-overhead,semaphore'], env: {} }).only).toEqual(['semaphore', 'step-overhead']);
+    expect(selectBenchmarks({ argv: [], env: { BENCH_ONLY: 'semaphore' } }).only).toEqual(['semaphore']);
+  });
+
+  it('an unknown benchmark name is an error', () => {
+    expect(() => selectBenchmarks({ argv: ['--only', 'steps'], env: {} })).toThrow(/unknown benchmark "steps"/);
+  });
+
+  it("each benchmark ignores the other's flags but not unknown ones", () => {
+    const argv = ['--steps', '5', '--capacity', '4'];
+    expect(benchOptions({ argv, env: {}, defaultResultsDir: '/r', ignore: ['steps'] }).capacity).toBe(4);
+    expect(stepOverheadOptions({ argv, env: {}, defaultResultsDir: '/r', ignore: ['capacity'] }).steps).toBe(5);
+    expect(() => stepOverheadOptions({ argv: ['--stepz', '5'], env: {}, defaultResultsDir: '/r' })).toThrow(/unknown argument "--stepz"/);
+  });
+});
+
+describe('stepOverheadOptions', () => {
+  it('defaults to 20 steps, 10 tasks after 2 warm-up tasks, echo, with the breakdown', () => {
+    expect(stepOverheadOptions({ argv: [], env: {}, defaultResultsDir: '/r' })).toEqual({ steps: 20, tasks: 10, warmupTasks: 2, tool: 'echo', breakdown: true, hopIterations: 300, resultsDir: '/r' });
+  });
+
+  it('takes env, then flags; refuses what a task budget cannot hold', () => {
+    expect(stepOverheadOptions({ argv: ['--tool', 'time_now', '--breakdown=false'], env: { BENCH_TASKS: '3' }, defaultResultsDir: '/r' })).toMatchObject({ tasks: 3, tool: 'time_now', breakdown: false });
+    expect(() => stepOverheadOptions({ argv: ['--steps', '101'], env: {}, defaultResultsDir: '/r' })).toThrow(/steps/);
+    expect(() => stepOverheadOptions({ argv: ['--tool', 'http_get'], env: {}, defaultResultsDir: '/r' })).toThrow(/tool/);
+  });
+});
+
+describe('the scripted steps', () => {
+  const body = (runId: string, toolResults: number) => ({
+    messages: [
+      { role: 'system', content: 'x' },
+      { role: 'user', content: goalFor(runId, 4) },
+      ...Array.from({ length: toolResults }, (_, i) => [
+        { role: 'assistant', content: null, tool_calls: [{ id: `c${i}`, type: 'function', function: { name: 'echo', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: `c${i}`, content: '{}' },
+      ]).flat(),
+    ],
+  });
+
+  it('asks for the tool with new arguments until steps - 1 results are in, then answers', () => {
+    expect(answerFor({ steps: 4, tool: 'echo', done: 0 })).toMatchObject({ toolCalls: [{ name: 'echo', arguments: { text: 'step 1' } }] });
+    expect(answerFor({ steps: 4, tool: 'echo', done: 2 })).toMatchObject({ toolCalls: [{ name: 'echo', arguments: { text: 'step 3' } }] });
+    expect(answerFor({ steps: 4, tool: 'echo', done: 3 })).toMatchObject({ content: 'done after 3 tool calls' });
+  });
+
+  it('records arrivals per run id, found in the goal', () => {
+    let t = 0;
+    const script = new StepScript({ steps: 4, tool: 'echo', now: () => (t += 2.5) });
+    expect(runIdOf(body('run-a', 0))).toBe('run-a');
+    for (let n = 0; n < 4; n++) script.responder({ body: body('run-a', n), headers: {}, receivedAt: 0 });
+    script.responder({ body: body('run-b', 0), headers: {}, receivedAt: 0 });
+    expect(script.arrivalsOf('run-a')).toEqual([2.5, 5, 7.5, 10]);
+    expect(intervals(script.arrivalsOf('run-a'))).toEqual([2.5, 2.5, 2.5]);
+    expect(script.arrivalsOf('run-b')).toEqual([12.5]);
+  });
+
+  it('the direct loop feeds back what the runtime would', () => {
+    expect(toolMessageContent(runLocalTool('echo', { text: 'step 1' }))).toBe('{"ok":true,"result":{"result":"step 1"}}');
+    expect(runLocalTool('time_now', {})).toMatchObject({ timezone: 'UTC' });
+  });
+});
+
+describe('the runtime step timings', () => {
+  it('are read from its debug log lines, with the task id', () => {
+    const line = JSON.stringify({ level: 20, task_id: 't_1', step_timing: { step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 }, msg: 'step timing' });
+    expect(parseStepTiming(`runtime-timed | ${line}`)).toEqual([{ task_id: 't_1', step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 }]);
+    expect(parseStepTiming('{"msg":"job started"}')).toEqual([]);
+  });
+});

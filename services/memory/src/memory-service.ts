@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+import type { Bus } from '@hermes/bus';
+import type { LlmClient } from '@hermes/llm';
+import type { Logger } from '@hermes/telemetry';
+import { serveContextHandlers } from './context-handlers.js';
+import { serveSessionHandlers } from './session-handlers.js';
+import { SessionLock } from './session-lock.js';
+import { SessionStore } from './session-store.js';
+import { Summarizer } from './summarizer.js';
+import { SummaryQueue } from './summary-queue.js';
+import { SummaryStore } from './summary-store.js';
+import type { EncodingName } from './token-counter.js';
+import { serveWorkingHandlers } from './working-handlers.js';
+import { WorkingMemory } from './working-memory.js';
+
+/** Tunables of the memory service (MEMORY_* settings). */
+export interface MemoryTuning {
+  keyPrefix: string;
+  encoding: EncodingName;
+  lockLeaseMs: number;
+  toolResultMaxTokens: number;
+  summaryTriggerTokens: number;
+  summaryKeepRecent: number;
+  summaryInputTokens: number;
+  workingTtlMs: number;
+  summaryDebounceMs?: number;
+}
+
+/** Serves every memory subject on `bus`; `stop` drains them and waits for a running summary job. */
+export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmClient, 'chat'>; logger: Logger; tuning: MemoryTuning }) {
+  const { bus, redis, tuning: t } = o;
+  const store = new SessionStore({ redis, keyPrefix: t.keyPrefix, encoding: t.encoding });
+  const summaries = new SummaryStore({ redis, keyPrefix: t.keyPrefix });
+  const summarizer = new Summarizer({
+    redis,
+    store,
+    summaries,
+    llm: o.llm,
+    keepRecent: t.summaryKeepRecent,
+    inputTokens: t.summaryInputTokens,
+    toolResultMaxTokens: t.toolResultMaxTokens,
+  });
+  const queue = new SummaryQueue({
+    store,
+    summaries,
+    summarizer,
+    logger: o.logger,
+    triggerTokens: t.summaryTriggerTokens,
+    ...(t.summaryDebounceMs !== undefined ? { debounceMs: t.summaryDebounceMs } : {}),
+  });
+  const locks = new SessionLock({ redis, keyPrefix: t.keyPrefix, defaultLeaseMs: t.lockLeaseMs });
+  const subs = [
+    ...serveSessionHandlers({ bus, store, onAppended: (user, session) => queue.consider(user, session) }),
+    ...serveContextHandlers({ bus, store, summaries, summarizer, queue, locks, toolResultMaxTokens: t.toolResultMaxTokens }),
+    ...serveWorkingHandlers({ bus, working: new WorkingMemory({ redis, keyPrefix: t.keyPrefix, ttlMs: t.workingTtlMs }) }),
+  ];
+  return {
+    queue,
+    async stop(): Promise<void> {
+      await Promise.all(subs.map((sub) => sub.drain()));
+      await queue.stop();
+    },
+  };
+}

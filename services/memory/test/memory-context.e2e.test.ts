@@ -1,0 +1,218 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Type } from '@sinclair/typebox';
+import { contracts } from '@hermes/contracts';
+import { Bus, RemoteError, request } from '@hermes/bus';
+import { loadConfig } from '@hermes/config';
+import { llmSettings, openLlmClient } from '@hermes/llm';
+import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer, startRedisServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
+import { startMemoryService } from '../src/memory-service.js';
+import { closeRedis, connectRedis } from '../src/redis-client.js';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+
+describe('memory: locks, context within a budget, summaries, working memory', () => {
+  let redis: Redis;
+  let service: Bus;
+  let client: Bus;
+  let llm: ScriptedLlm;
+  let memory: ReturnType<typeof startMemoryService>;
+  let closeLlm: () => Promise<void>;
+
+  const remoteError = async (promise: Promise<unknown>): Promise<RemoteError> => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RemoteError);
+    return err as RemoteError;
+  };
+  const say = (user_id: string, session_id: string, role: 'user' | 'assistant', content: string) =>
+    request(client, contracts.sessionAppend, { user_id, session_id, messages: [{ role, content }] });
+
+  beforeAll(async () => {
+    const [nats, redisServer] = await Promise.all([startNatsServer({ jetstream: true }), startRedisServer()]);
+    llm = await startScriptedLlm();
+    redis = await connectRedis({ url: redisServer.url, logger, commandTimeoutMs: 2000 });
+    service = await Bus.connect({ servers: nats.url, name: 'memory-test', logger });
+    client = await Bus.connect({ servers: nats.url, name: 'runtime-test', logger });
+    // The summariser's LLM client exactly as main builds it: through the semaphore on the bus.
+    const config = loadConfig(Type.Object(llmSettings), {
+      service: 'memory-test',
+      env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' },
+    });
+    const opened = await openLlmClient(config, await service.kv(service.subjects.buckets.llmSemaphore));
+    closeLlm = opened.close;
+    memory = startMemoryService({
+      bus: service,
+      redis,
+      llm: opened.llm,
+      logger,
+      tuning: {
+        keyPrefix: 'hermes-test:',
+        encoding: 'o200k_base',
+        lockLeaseMs: 1500,
+        toolResultMaxTokens: 200,
+        summaryTriggerTokens: 400,
+        summaryKeepRecent: 4,
+        summaryInputTokens: 100_000,
+        workingTtlMs: 60_000,
+        summaryDebounceMs: 20,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await memory?.stop();
+    await closeLlm?.();
+    await client?.drain();
+    await service?.drain();
+    if (redis) await closeRedis(redis);
+    await llm?.close();
+    await cleanupAll();
+  });
+
+  it('stores a real tokenizer count with each message', async () => {
+    const { messages } = await say('u1', 's-count', 'user', 'hello world, this is a test');
+    expect(messages[0]!.tokens).toBe(7 + 4);
+  });
+
+  describe('session lock', () => {
+    it('gives a second holder session_busy until the first releases', async () => {
+      const first = await request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lock' });
+      const busy = await remoteError(request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lock' }));
+      expect(busy.wire).toMatchObject({ code: 'session_busy', retryable: true });
+      expect(await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-lock', token: 'not-the-token' })).toEqual({ released: false });
+      expect((await remoteError(request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lock' }))).code).toBe('session_busy');
+      expect(await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-lock', token: first.token })).toEqual({ released: true });
+      const second = await request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lock' });
+      expect(second.token).not.toBe(first.token);
+      await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-lock', token: second.token });
+    });
+
+    it('keeps a renewed lock past its lease and frees one whose holder stopped renewing', async () => {
+      const held = await request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lease', lease_ms: 1000 });
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        await request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-lease', token: held.token, lease_ms: 1000 });
+      }
+      expect((await remoteError(request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lease' }))).code).toBe('session_busy');
+      // The holder "dies": no more renewals. A waiter gets the lock once the lease lapses.
+      const started = Date.now();
+      const next = await request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-lease', wait_ms: 3000 }, { timeoutMs: 5000 });
+      expect(Date.now() - started).toBeLessThan(2000);
+      const lost = await remoteError(request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-lease', token: held.token }));
+      expect(lost.wire).toMatchObject({ code: 'session_lock_lost', retryable: false });
+      await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-lease', token: next.token });
+    });
+  });
+
+  it('assembles context within the budget: summary, pinned facts, latest messages; truncated tool result retrievable', async () => {
+    const session = 's-ctx';
+    await say('u2', session, 'user', 'Hi. Whatever you do, never email the customer directly.');
+    await request(client, contracts.sessionPin, { user_id: 'u2', session_id: session, kind: 'constraint', text: 'Never email the customer directly.' });
+    await request(client, contracts.sessionPin, { user_id: 'u2', session_id: session, kind: 'deadline', text: 'The report is due Friday 17:00.' });
+    const big = Array.from({ length: 2000 }, (_, i) => `row ${i}: ok`).join('\n');
+    const appended = await request(client, contracts.sessionAppend, {
+      user_id: 'u2',
+      session_id: session,
+      messages: [
+        { role: 'assistant', content: null, tool_calls: [{ tool_call_id: 'c1', name: 'fetch_logs', arguments: '{}' }] },
+        { role: 'tool', tool_call_id: 'c1', content: big },
+      ],
+    });
+    // Checked before more turns arrive: the latest 4 messages are never summarised away.
+    const wide = await request(client, contracts.sessionContext, { user_id: 'u2', session_id: session, model: 'gpt-4', context_limit: 100_000 });
+    expect(wide.truncated_tool_results).toBe(1);
+    const tool = wide.messages.find((m) => m.role === 'tool')!;
+    expect(tool.truncated).toBe(true);
+    expect(tool.tokens).toBeLessThan(300);
+    const full = await request(client, contracts.sessionMessage, { user_id: 'u2', session_id: session, message_id: tool.message_id! });
+    expect(full.message.content).toBe(big);
+    expect(full.message.message_id).toBe(appended.messages[1]!.message_id);
+    for (let i = 0; i < 30; i++) await say('u2', session, i % 2 ? 'assistant' : 'user', `message ${i}: ${'lorem ipsum '.repeat(15)}`);
+
+    const ctx = await request(client, contracts.sessionContext, { user_id: 'u2', session_id: session, model: 'gpt-4o', context_limit: 1500, reserve_output: 300, reserve_tools: 200 });
+    expect(ctx.budget).toBe(1000);
+    expect(ctx.tokens).toBeLessThanOrEqual(1000);
+    const pinned = ctx.messages.find((m) => m.kind === 'pinned');
+    expect(pinned?.content).toContain('Never email the customer directly.');
+    expect(pinned?.content).toContain('Friday 17:00');
+    expect(ctx.messages.at(-1)?.content).toMatch(/^message 29:/);
+
+    await memory.queue.idle();
+  });
+
+  it('summarises off the request path, incrementally, and pins the constraints the model lists', async () => {
+    const session = 's-sum';
+    await memory.queue.idle();
+    llm.resetStats();
+    llm.enqueue({ content: JSON.stringify({ summary: 'SUMMARY-ONE: user plans a migration on 2025-03-01.', pinned: [{ kind: 'deadline', text: 'Migration must finish by 2025-03-01.' }] }) });
+    const started = Date.now();
+    for (let i = 0; i < 12; i++) await say('u3', session, i % 2 ? 'assistant' : 'user', `first part ${i}: ${'detail '.repeat(30)}`);
+    // Appends answered without waiting for the model: the job runs in the background.
+    expect(Date.now() - started).toBeLessThan(2000);
+    await expect.poll(() => llm.requests.length, { timeout: 5000 }).toBe(1);
+    await memory.queue.idle();
+    const firstPrompt = JSON.stringify(llm.requests[0]!.body.messages);
+    expect(firstPrompt).toContain('first part 0:');
+    expect(firstPrompt).not.toContain('first part 11:'); // the latest 4 stay verbatim
+
+    llm.enqueue({ content: JSON.stringify({ summary: 'SUMMARY-TWO', pinned: [] }) });
+    for (let i = 0; i < 12; i++) await say('u3', session, i % 2 ? 'assistant' : 'user', `second part ${i}: ${'detail '.repeat(30)}`);
+    await expect.poll(() => llm.requests.length, { timeout: 5000 }).toBe(2);
+    await memory.queue.idle();
+    const secondPrompt = JSON.stringify(llm.requests[1]!.body.messages);
+    expect(secondPrompt).toContain('SUMMARY-ONE');
+    expect(secondPrompt).not.toContain('first part 0:');
+    expect(secondPrompt).toContain('second part 0:');
+    expect(llm.requests[1]!.body.model).toBe('gpt-4o-mini');
+
+    const ctx = await request(client, contracts.sessionContext, { user_id: 'u3', session_id: session, model: 'gpt-4o', context_limit: 100_000 });
+    expect(ctx.summary_used).toBe(true);
+    expect(ctx.messages[0]).toMatchObject({ kind: 'summary' });
+    expect(ctx.messages[0]!.content).toContain('SUMMARY-TWO');
+    expect(ctx.messages[1]!.content).toContain('Migration must finish by 2025-03-01.');
+    expect(ctx.messages.filter((m) => m.kind === 'message')).toHaveLength(4);
+  });
+
+  it('forces a summary on request (hermes session summarize)', async () => {
+    llm.enqueue({ content: 'plain text summary, not JSON' });
+    await say('u4', 's-force', 'user', 'short');
+    const reply = await request(client, contracts.sessionSummarize, { user_id: 'u4', session_id: 's-force', keep_recent: 0 }, { timeoutMs: 10_000 });
+    expect(reply).toEqual({ summary: 'plain text summary, not JSON', covered_messages: 1, folded_messages: 1, pins_added: 0 });
+  });
+
+  it('keeps working memory per task and clears it', async () => {
+    await request(client, contracts.workingSet, { user_id: 'u5', task_id: 't1', entries: [{ subtask_id: 'a', key: 'host', value: { name: 'db1' } }] });
+    await request(client, contracts.workingSet, { user_id: 'u5', task_id: 't1', entries: [{ subtask_id: 'b', key: 'count', value: 3 }] });
+    const all = await request(client, contracts.workingGet, { user_id: 'u5', task_id: 't1' });
+    expect(all.entries.map((e) => [e.subtask_id, e.key, e.value])).toEqual([
+      ['a', 'host', { name: 'db1' }],
+      ['b', 'count', 3],
+    ]);
+    expect((await request(client, contracts.workingGet, { user_id: 'u5', task_id: 't1', subtask_id: 'b' })).entries).toHaveLength(1);
+    expect((await remoteError(request(client, contracts.workingGet, { user_id: 'mallory', task_id: 't1' }))).code).toBe('forbidden');
+    expect((await remoteError(request(client, contracts.workingClear, { user_id: 'mallory', task_id: 't1' }))).code).toBe('forbidden');
+    expect(await request(client, contracts.workingClear, { user_id: 'u5', task_id: 't1' })).toEqual({ cleared: 2 });
+    expect((await request(client, contracts.workingGet, { user_id: 'u5', task_id: 't1' })).entries).toEqual([]);
+  });
+
+  it("refuses another user's session on every session subject", async () => {
+    const { messages } = await say('alice', 's-private', 'user', 'secret');
+    const id = { user_id: 'mallory', session_id: 's-private' };
+    const attempts = [
+      () => request(client, contracts.sessionContext, { ...id, model: 'gpt-4o', context_limit: 10_000 }),
+      () => request(client, contracts.sessionMessage, { ...id, message_id: messages[0]!.message_id }),
+      () => request(client, contracts.sessionPin, { ...id, kind: 'fact', text: 'injected' }),
+      () => request(client, contracts.sessionSummarize, id, { timeoutMs: 10_000 }),
+      () => request(client, contracts.sessionLock, id),
+      () => request(client, contracts.sessionRenew, { ...id, token: 'x' }),
+      () => request(client, contracts.sessionUnlock, { ...id, token: 'x' }),
+    ];
+    for (const [i, attempt] of attempts.entries()) expect([i, (await remoteError(attempt())).code]).toEqual([i, 'session_forbidden']);
+    const own = await request(client, contracts.sessionContext, { user_id: 'alice', session_id: 's-private', model: 'gpt-4o', context_limit: 10_000 });
+    expect(own.messages.map((m) => m.content)).toEqual(['secret']);
+  });
+});
