@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from './stack.js';
+import { ModelScript, callTools, offeredTools, toolMessages } from './model-script.js';
+import { outcomeOf, runTask } from './tasks.js';
+
+// The reference MCP server from npm, run over stdio by the toolbus process.
+const everythingBin = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+
+let stack: Stack;
+let model: ModelScript;
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'hermes-mcp-e2e-'));
+  const configFile = join(dir, 'mcp.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({ servers: { everything: { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['echo', 'get-sum'] } } }),
+  );
+  stack = await startStack({ serviceEnv: { toolbus: { MCP_CONFIG_FILE: configFile } } });
+  model = new ModelScript(stack.llm);
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('MCP tools through the whole system', () => {
+  it("a task's model calls a tool of a real MCP server (stdio) and reads its result", async () => {
+    const goal = 'add two numbers with the MCP server';
+    model.on(goal, [callTools({ id: 'sum', name: 'everything_get-sum', arguments: { a: 19, b: 23 } })], { then: { content: 'The sum is 42.' } });
+
+    // The server is connected by the toolbus in the background: wait until its tools are offered.
+    let offered: string[] = [];
+    for (let i = 0; i < 50 && !offered.includes('everything_get-sum'); i++) {
+      const { events } = await runTask(stack.bus, { user_id: 'alice', goal: `list tools ${i}` });
+      expect(outcomeOf(events).kind).toBe('completed');
+      offered = offeredTools(stack.llm.requests.at(-1)!.body);
+      if (!offered.includes('everything_get-sum')) await new Promise((r) => setTimeout(r, 200));
+    }
+    // enabled_tools hides the rest of the server's tools; names are prefixed with the server.
+    expect(offered.filter((t) => t.startsWith('everything_')).sort()).toEqual(['everything_echo', 'everything_get-sum']);
+
+    const { events } = await runTask(stack.bus, { user_id: 'alice', goal });
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'The sum is 42.' });
+    const [reply] = toolMessages(model.requests(goal)[1]!.body);
+    expect(reply!.tool_call_id).toBe('sum');
+    expect(reply!.content.ok).toBe(true);
+    expect(JSON.stringify(reply!.content.result)).toContain('42');
+  });
+});
