@@ -29,12 +29,12 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
     '## How it was measured',
     '',
     `A task is ${r.steps} LLM calls: each of the first ${r.steps - 1} asks for one \`${r.settings.tool}\` call (a built-in tool of the toolbus) with new arguments, the tool result goes back, and the last call answers. ` +
-      'The scripted OpenAI-compatible model (from `@hermes/testkit`, in the bench process) answers at once (latency 0), so what is left is what surrounds the model.',
+      'The scripted OpenAI-compatible model (from `@hermes/testkit`, in a process of its own) answers at once (latency 0), so what is left is what surrounds the model.',
     '',
     '- **Hermes**: `startHermesStack` runs nats-server, redis-server and the dispatcher, runtime, toolbus, memory and gateway as real processes (`LOG_LEVEL=warn`, `LLM_MAX_RETRIES=0`). ' +
       'The task is submitted over NATS with `submitTask` and followed with `followTaskEvents` to `completed`. Every step goes: LLM call through the cluster-wide semaphore (permit acquire and release in KV), checkpoint, `toolCall` request to the toolbus (call record created and finished in KV, audit published), checkpoint, next LLM call; step events are published on the way.',
-    '- **direct**: the same loop in the bench process: `openai` SDK calls to the same scripted server with the same system prompt, tool list and message growth as the runtime sends, and the tool as a local function.',
-    `- **A step** is the gap between two consecutive LLM requests of one task reaching the scripted model (taken with \`performance.now()\` as the responder sees them), so each holds one answer, one tool call and its result; ${r.steps - 1} per task. ` +
+    '- **direct**: the same loop in the bench process: `openai` SDK calls to the same model process with the same system prompt, tool list and message growth as the runtime sends, and the tool as a local function.',
+    `- **A step** is the gap between two consecutive LLM requests of one task reaching the scripted model (taken on the machine clock as the model's responder sees them), so each holds one answer, one tool call and its result; ${r.steps - 1} per task. ` +
       `${r.tasks} tasks per side after ${r.settings.warmup_tasks} warm-up task(s) per side, run one at a time, Hermes and direct alternating so that load from elsewhere on the machine falls on both; ${r.samples} steps per side. Overhead = Hermes p50 − direct p50.`,
     '',
   ];
@@ -67,7 +67,7 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
       '|---|---:|---:|---|',
       ...Object.entries(b.hops).map(([name, s]) => `| ${name} | ${ms(s.p50_ms)} | ${ms(s.p99_ms)} | ${HOP_USE[name] ?? ''} |`),
       '',
-      `A mid-task checkpoint is about ${b.checkpoint_bytes_mid_task} bytes.`,
+      `A mid-task checkpoint is about ${b.checkpoint_bytes_mid_task} bytes. What was changed to get here, with the effect of each change, and what it would take to reach the goal: see \`bench/README.md\`.`,
       ...b.notes.map((n) => `- ${n}`),
       '',
     );
@@ -83,7 +83,7 @@ const HOP_USE: Record<string, string> = {
   tool_record_create: '1 (toolbus: record as running)',
   tool_record_update: '1 (toolbus: record as done)',
   step_event_publish: '3, not awaited by the loop (llm_call, tool_call, tool_result); the audit record is a 4th on the toolbus',
-  semaphore_acquire: '1',
-  semaphore_release: '1',
+  semaphore_acquire: '1 (alongside the results checkpoint)',
+  semaphore_release: '1, in the background (the answer is returned without waiting for it)',
   tool_call_request: '1 (the whole toolbus path: record, run, record, audit)',
 };
