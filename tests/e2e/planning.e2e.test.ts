@@ -77,6 +77,13 @@ describe('planned tasks', () => {
     const events = await watchTask(stack.bus, taskId, 30_000).done;
     expect(outcomeOf(events)).toEqual({ kind: 'completed', output: 'report from [LR]' });
     expect(kinds(events).slice(0, 2)).toEqual(['accepted', 'started']);
+    // D read B's and C's outputs from the task's working memory, which is cleared once the task ends.
+    let remaining: unknown[] = [undefined];
+    for (let i = 0; i < 40 && remaining.length > 0; i++) {
+      remaining = (await request(stack.bus, contracts.workingGet, { user_id: 'alice', task_id: taskId })).entries;
+      if (remaining.length > 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(remaining).toEqual([]);
     const planned = events.flatMap((e) => taskEventData(e, 'planned') ?? []);
     expect(planned).toEqual([
       {

@@ -1,5 +1,5 @@
 import { contracts, type RuntimeResult, type TaskView } from '@hermes/contracts';
-import type { Bus } from '@hermes/bus';
+import { request, type Bus } from '@hermes/bus';
 import { hermesMeter, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
@@ -115,6 +115,10 @@ export class PlanCoordinator {
             await emitTaskEvent(bus, a.kind, taskId, a.data as never);
             this.ended.add(1, { status: a.kind, ...(a.kind === 'failed' ? { 'error.type': a.data.error.code } : {}) });
             await this.o.index.deactivate(taskId);
+            // Best effort: entries also expire on their own (MEMORY_WORKING_TTL_MS).
+            await request(bus, contracts.workingClear, { user_id: a.userId, task_id: taskId }).catch((err: unknown) =>
+              log.warn({ err }, 'working memory not cleared; it will expire'),
+            );
             log.info({ status: a.kind }, 'task ended');
             return;
           case 'stop_jobs':

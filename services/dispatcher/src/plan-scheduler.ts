@@ -29,8 +29,8 @@ export interface PlanSettings {
 export type Action =
   | { kind: 'job'; job: RuntimeJob }
   | { kind: 'planned'; data: TaskEventDataByKind['planned'] }
-  | { kind: 'completed'; data: TaskEventDataByKind['completed'] }
-  | { kind: 'failed'; data: TaskEventDataByKind['failed'] }
+  | { kind: 'completed'; data: TaskEventDataByKind['completed']; userId: string }
+  | { kind: 'failed'; data: TaskEventDataByKind['failed']; userId: string }
   | { kind: 'stop_jobs'; reason: string };
 
 export interface Step {
@@ -286,14 +286,17 @@ function finish(v: TaskView, _ctx: Ctx, before: Action[] = []): Step {
 /** The terminal event of an ended task (published again by the sweep if a dispatcher died before it). */
 export function terminalActions(v: TaskView): Action[] {
   const subtasks = v.plan ? { subtasks: outcomes(v.plan) } : {};
-  if (v.status === 'completed' && v.result) return [{ kind: 'completed', data: { task_id: v.task_id, result: v.result, usage: v.usage, ...subtasks } }];
-  if (v.status === 'failed' && v.error) return [{ kind: 'failed', data: { task_id: v.task_id, error: v.error, usage: v.usage, ...subtasks } }];
+  if (v.status === 'completed' && v.result) return [{ kind: 'completed', userId: v.user_id, data: { task_id: v.task_id, result: v.result, usage: v.usage, ...subtasks } }];
+  if (v.status === 'failed' && v.error) return [{ kind: 'failed', userId: v.user_id, data: { task_id: v.task_id, error: v.error, usage: v.usage, ...subtasks } }];
   return [];
 }
 
-/** Inputs of a subtask's job: its own, the task's, and its dependencies' outputs (working memory is their later home). */
+/**
+ * Inputs of a subtask's job: its own and the task's, plus the ids of the subtasks it depends on.
+ * Their outputs are not copied here: each subtask writes its output to the task's working memory
+ * (memory service), and the runtime reads the dependencies' outputs from there.
+ */
 function subtaskJob(v: TaskView, s: SubtaskState, ctx: Ctx): RuntimeJob {
-  const deps = Object.fromEntries(s.depends_on.map((d) => [d, v.plan?.subtasks.find((o) => o.id === d)?.output ?? '']));
   const o = v.options ?? {};
   const tools = s.tools ?? o.tools;
   return {
@@ -310,7 +313,7 @@ function subtaskJob(v: TaskView, s: SubtaskState, ctx: Ctx): RuntimeJob {
       task_goal: v.goal,
       ...(o.inputs ? { task_inputs: o.inputs } : {}),
       ...(s.inputs ? { subtask_inputs: s.inputs } : {}),
-      ...(s.depends_on.length ? { dependencies: deps } : {}),
+      ...(s.depends_on.length ? { depends_on: s.depends_on } : {}),
     },
     ...(tools ? { tools } : {}),
     ...(o.budget ? { budget: o.budget } : {}),

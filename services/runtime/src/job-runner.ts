@@ -1,3 +1,4 @@
+import { recordSubtaskOutput, withDependencyOutputs } from './working-memory.js';
 import type { JsMsg } from '@nats-io/jetstream';
 import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type WireError } from '@hermes/contracts';
 import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bus';
@@ -86,6 +87,7 @@ export class JobRunner {
         await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
         return;
       }
+      await recordSubtaskOutput(this.o.bus, job, outcome.output);
       await this.writeSession(job, outcome.checkpoint, outcome.output);
       await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
@@ -185,7 +187,7 @@ export class JobRunner {
       v: 1,
       job_id: job.job_id,
       step: 0,
-      messages: openingMessages(job, history.messages),
+      messages: openingMessages(await withDependencyOutputs(this.o.bus, job), history.messages),
       usage: { input_tokens: 0, output_tokens: 0 },
       calls: [],
       pending: false,
