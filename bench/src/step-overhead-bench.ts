@@ -90,7 +90,8 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
   const stack = await startHermesStack({
     apiKeys: [{ key: 'bench-key-0123456789abcdef', user_id: USER, roles: ['user'] }],
     openai: { baseUrl: model.baseUrl, apiKey: 'scripted', model: MODEL },
-    env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', AGENT_MAX_REPEATS: '100', SHUTDOWN_TIMEOUT_MS: '3000' },
+    // One agent loop per task: the planning step is a per-task cost, not a per-step one.
+    env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', AGENT_MAX_REPEATS: '100', SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single' },
   }).catch(async (err: unknown) => {
     await model.stop();
     throw err;

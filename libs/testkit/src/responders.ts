@@ -23,7 +23,11 @@ export const defaultResponder: Responder = ({ body }) => ({ content: `Scripted a
 
 /** The offline demo model behind `npm run up`: friendly, deterministic, and honest about being scripted. */
 export const demoResponder: Responder = ({ body }) => {
-  const said = lastUserMessageText(body).trim();
+  // Planning requests (the runtime's planner prompt names the goal): one subtask, the goal itself.
+  const system = body.messages?.find((m) => m.role === 'system');
+  const planned = /^Goal to plan: (.*)$/m.exec(system ? messageText(system) : '')?.[1];
+  if (planned !== undefined) return { content: JSON.stringify({ subtasks: [{ id: 'answer', intent: planned, depends_on: [] }] }) };
+  const said = (lastUserMessageText(body).split('\n')[0] ?? '').trim();
   const echo = said === '' ? '' : ` You said: "${said.length > 200 ? `${said.slice(0, 200)}…` : said}".`;
   return {
     content:

@@ -19,7 +19,7 @@ await hostService({
       { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles] } }: roles tools are checked against' },
     ),
     TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
-    PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], { default: 'single', description: 'auto: a planner splits each task into a DAG of subtasks; single: one agent job with the goal (docs/planning.md)' }),
+    PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], { default: 'auto', description: 'auto: a planner splits each task into a DAG of subtasks (a simple task is one subtask); single: one agent job with the goal, no planning (docs/planning.md)' }),
     PLAN_MAX_SUBTASKS: Type.Integer({ default: 12, minimum: 1, maximum: 100, description: 'most subtasks in one plan or re-plan' }),
     SUBTASK_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of a subtask that failed with a retryable error' }),
     SUBTASK_RETRY_BASE_MS: Type.Integer({ default: 1000, minimum: 10, description: 'back-off before the first retry of a subtask; doubled for each further one' }),
