@@ -23,11 +23,12 @@ export async function request<Req extends TSchema, Res extends TSchema>(
   bus: Bus,
   contract: RequestContract<Req, Res>,
   payload: Static<Req>,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; subject?: string } = {},
 ): Promise<Static<Res>> {
   const checked = validate(contract.request, payload);
   if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
-  const subject = contract.subject(bus.subjects);
+  // A parameterised subject (e.g. one provider's toolExec) is given by the caller.
+  const subject = opts.subject ?? contract.subject(bus.subjects);
   const h = natsHeaders();
   injectTraceContext(h);
   let msg: Msg;

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { probeTcp } from './readiness.js';
 import { ServerProcess } from './server-process.js';
-import type { ServerContext, ServerRecipe } from './server-process.js';
+import type { ServerContext, ServerHandle, ServerRecipe } from './server-process.js';
 
 /** Options for {@link startNatsServer}. */
 export interface NatsServerOptions {
@@ -22,24 +22,12 @@ export interface NatsServerOptions {
   startTimeoutMs?: number;
 }
 
-/** A running nats-server started by {@link startNatsServer}. */
-export interface NatsServerHandle {
-  /** `nats://127.0.0.1:<port>` */
-  readonly url: string;
-  readonly port: number;
-  /** Temp dir holding the config file and the JetStream store (`<dir>/js`). */
-  readonly dir: string;
-  /** Pid of the current process; changes on restart(). */
-  readonly pid: number;
-  /** Output of the current process, one entry per line. */
-  readonly logs: readonly string[];
-  /** SIGTERM, wait for exit, remove the temp dir unless `keepDir`. */
-  stop(): Promise<void>;
-  /** SIGKILL and wait for exit; the store stays, so restart() brings the data back. */
-  kill(): Promise<void>;
-  /** Start again on the same port and store dir (stopping first if still running). */
-  restart(): Promise<void>;
-}
+/**
+ * A running nats-server started by {@link startNatsServer}: `url` is `nats://127.0.0.1:<port>`,
+ * `dir` holds the config file and the JetStream store (`<dir>/js`), which survives kill() and
+ * restart(), so JetStream data comes back.
+ */
+export type NatsServerHandle = ServerHandle;
 
 /** Starts `nats-server` from PATH on 127.0.0.1 and resolves once it is ready for clients. */
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServerHandle> {

@@ -1,6 +1,6 @@
 import { probeTcp } from './readiness.js';
 import { ServerProcess } from './server-process.js';
-import type { ServerRecipe } from './server-process.js';
+import type { ServerHandle, ServerRecipe } from './server-process.js';
 
 /** Options for {@link startRedisServer}. */
 export interface RedisServerOptions {
@@ -14,24 +14,8 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
 }
 
-/** A running redis-server started by {@link startRedisServer}. */
-export interface RedisServerHandle {
-  /** `redis://127.0.0.1:<port>` */
-  readonly url: string;
-  readonly port: number;
-  /** Temp working dir of the server. */
-  readonly dir: string;
-  /** Pid of the current process; changes on restart(). */
-  readonly pid: number;
-  /** Output of the current process, one entry per line. */
-  readonly logs: readonly string[];
-  /** SIGTERM, wait for exit, remove the temp dir unless `keepDir`. */
-  stop(): Promise<void>;
-  /** SIGKILL and wait for exit. */
-  kill(): Promise<void>;
-  /** Start again on the same port (stopping first if still running). Data is not persisted. */
-  restart(): Promise<void>;
-}
+/** A running redis-server started by {@link startRedisServer}: `url` is `redis://127.0.0.1:<port>`; data is not persisted. */
+export type RedisServerHandle = ServerHandle;
 
 const PING = '*1\r\n$4\r\nPING\r\n';
 

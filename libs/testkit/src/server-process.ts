@@ -119,3 +119,21 @@ export class ServerProcess {
     }
   }
 }
+
+/** What every server the kit starts offers: where it is, its output, and its lifecycle. */
+export interface ServerHandle {
+  readonly url: string;
+  readonly port: number;
+  /** Temp dir of the server (config, data). */
+  readonly dir: string;
+  /** Pid of the current process; changes on restart(). */
+  readonly pid: number;
+  /** Output of the current process, one entry per line. */
+  readonly logs: readonly string[];
+  /** SIGTERM, wait for exit, remove the temp dir unless `keepDir`. */
+  stop(): Promise<void>;
+  /** SIGKILL and wait for exit. */
+  kill(): Promise<void>;
+  /** Start again on the same port (stopping first if still running). */
+  restart(): Promise<void>;
+}

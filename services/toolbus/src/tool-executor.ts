@@ -1,5 +1,5 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { contracts, type RequestContract, type ToolError } from '@hermes/contracts';
+import { contracts, type ToolError } from '@hermes/contracts';
 import { RemoteError, request, type Bus } from '@hermes/bus';
 import { hermesTracer } from '@hermes/telemetry';
 import { ToolArgumentError, ToolRefusedError } from './toolbus-errors.js';
@@ -86,10 +86,13 @@ export class ToolExecutor {
   }
 
   private async runRemote(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome> {
-    // request() sends to the contract's subject; the provider's subject is parameterised.
-    const exec: RequestContract<typeof contracts.toolExec.request, typeof contracts.toolExec.reply> = { ...contracts.toolExec, subject: (s) => s.toolExec(provider) };
     try {
-      const reply = await request(this.o.bus, exec, { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: opts.context }, { timeoutMs: tool.timeoutMs });
+      const reply = await request(
+        this.o.bus,
+        contracts.toolExec,
+        { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: opts.context },
+        { timeoutMs: tool.timeoutMs, subject: this.o.bus.subjects.toolExec(provider) },
+      );
       return { ok: true, result: reply.result };
     } catch (err) {
       if (!(err instanceof RemoteError)) return { ok: false, error: { code: 'tool_failed', message: `calling provider "${provider}" failed: ${(err as Error).message}`, retryable: true } };

@@ -1,6 +1,7 @@
-import { RemoteError, request } from '@hermes/bus';
+import { request } from '@hermes/bus';
 import { ApprovalDecision, Id, contracts, validate } from '@hermes/contracts';
-import { CliError, EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { askService } from './service-request.js';
 
 const MAX_REASON_CHARS = 2000;
 
@@ -30,24 +31,18 @@ export const approveCommand: Command = {
     const decision = values.deny === true ? 'deny' : 'approve';
 
     const bus = await ctx.bus();
-    let reply;
-    try {
-      reply = await request(bus, contracts.toolApprovalDecide, {
-        task_id: taskId,
-        call_id: callId,
-        decision,
-        decided_by: decidedBy,
-        ...(reason !== undefined ? { reason } : {}),
-      });
-    } catch (err) {
-      if (err instanceof RemoteError && err.code === 'not_found') {
-        throw new CliError(`no call ${callId} of task ${taskId} waits for approval: ${err.wire.message}`, EXIT.failed, { cause: err });
-      }
-      if (err instanceof RemoteError && (err.code === 'no_responders' || err.code === 'timeout')) {
-        throw new CliError(`no toolbus answered (is Hermes running on this NATS?): ${err.wire.message}`, EXIT.failed, { cause: err });
-      }
-      throw err;
-    }
+    const reply = await askService(
+      'toolbus',
+      () =>
+        request(bus, contracts.toolApprovalDecide, {
+          task_id: taskId,
+          call_id: callId,
+          decision,
+          decided_by: decidedBy,
+          ...(reason !== undefined ? { reason } : {}),
+        }),
+      { notFound: (message) => `no call ${callId} of task ${taskId} waits for approval: ${message}` },
+    );
     writeLine(ctx.stdout, values.json === true ? JSON.stringify(reply) : `${reply.status} call ${reply.call_id} of task ${taskId}`);
     return EXIT.ok;
   },

@@ -1,6 +1,7 @@
 import { followSubject, type Bus } from '@hermes/bus';
 import { Id, validate, type ToolAuditRecord } from '@hermes/contracts';
 import { CliError, EXIT, UsageError, writeLine, type Command } from './command.js';
+import { formatTable } from './text-table.js';
 
 /** Give up on a replay that stops delivering before it reaches the last record (the record aged out meanwhile). */
 const IDLE_STOP_MS = 2000;
@@ -81,7 +82,5 @@ function formatAuditTable(records: readonly Partial<ToolAuditRecord>[]): string 
     if (r.decided_by) row.push(`by ${r.decided_by}`);
     return row;
   });
-  const table = [['TIME', 'TOOL', 'OUTCOME', 'DURATION', 'FLAGS', 'ERROR'], ...rows];
-  const widths = table[0]!.map((_, col) => Math.max(...table.map((row) => (row[col] ?? '').length)));
-  return table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]! + 2))).join('')).join('\n') + '\n';
+  return `${formatTable([['TIME', 'TOOL', 'OUTCOME', 'DURATION', 'FLAGS', 'ERROR'], ...rows])}\n`;
 }

@@ -1,7 +1,7 @@
 import { request } from '@hermes/bus';
 import { Id, contracts, validate } from '@hermes/contracts';
 import { EXIT, UsageError, writeLine, type Command } from './command.js';
-import { askDispatcher } from './dispatcher-request.js';
+import { askService } from './service-request.js';
 import { formatTaskView } from './event-format.js';
 
 /** `hermes cancel <task-id>`: stop a task; its running jobs are aborted and it ends `cancelled`. */
@@ -20,7 +20,7 @@ export const cancelCommand: Command = {
     if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
     const bus = await ctx.bus();
     const reason = typeof values.reason === 'string' ? values.reason : 'cancelled from the hermes CLI';
-    const view = await askDispatcher(taskId, () => request(bus, contracts.taskCancel, { task_id: taskId, reason }));
+    const view = await askService('dispatcher', () => request(bus, contracts.taskCancel, { task_id: taskId, reason }), { notFound: () => `task ${taskId} not found` });
     writeLine(ctx.stdout, values.json === true ? JSON.stringify(view, null, 2) : formatTaskView(view));
     return view.status === 'cancelled' ? EXIT.ok : EXIT.failed;
   },

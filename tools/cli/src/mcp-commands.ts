@@ -1,21 +1,14 @@
-import { RemoteError, request } from '@hermes/bus';
+import { request } from '@hermes/bus';
 import { contracts, type McpStatusReply, type ToolCallReply } from '@hermes/contracts';
-import { CliError, EXIT, UsageError, stringOption, writeLine, type Command, type CommandContext } from './command.js';
+import { EXIT, UsageError, stringOption, writeLine, type Command, type CommandContext } from './command.js';
+
+import { askService } from './service-request.js';
+import { formatTable } from './text-table.js';
 
 const json = { json: { type: 'boolean', description: 'print the reply as JSON' } } as const;
 
 /** Runs a toolbus request, turning "nobody answered" and wire errors into messages for people. */
-async function ask<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof RemoteError && (err.code === 'no_responders' || err.code === 'timeout')) {
-      throw new CliError(`no toolbus answered (is Hermes running on this NATS?): ${err.wire.message}`, EXIT.failed, { cause: err });
-    }
-    if (err instanceof RemoteError) throw new CliError(`${err.code}: ${err.wire.message}`, EXIT.failed, { cause: err });
-    throw err;
-  }
-}
+const ask = <T>(fn: () => Promise<T>): Promise<T> => askService('toolbus', fn, { explainErrors: true });
 
 function parseObject(text: string | undefined, what: string): Record<string, unknown> {
   if (text === undefined) return {};
@@ -36,9 +29,7 @@ function printJson(ctx: CommandContext, value: unknown): void {
 function statusTable(s: McpStatusReply): string {
   const lines = [`toolbus ${s.toolbus_id}${s.config_file ? `, config ${s.config_file}` : ''}${s.loaded_at ? ` (loaded ${s.loaded_at})` : ''}`];
   const rows = s.servers.map((x) => [x.name, x.transport + (x.http_mode ? `/${x.http_mode}` : ''), x.state, x.health, String(x.restarts), String(x.tools.length), x.last_error ?? '-']);
-  const head = ['SERVER', 'TRANSPORT', 'STATE', 'HEALTH', 'RESTARTS', 'TOOLS', 'LAST ERROR'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const r of [head, ...rows]) lines.push(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
+  lines.push(formatTable([['SERVER', 'TRANSPORT', 'STATE', 'HEALTH', 'RESTARTS', 'TOOLS', 'LAST ERROR'], ...rows]));
   for (const x of s.servers) for (const c of x.changed_tools) lines.push(`changed: ${x.name} tool "${c.tool}" at ${c.detected_at}${c.held ? ' — hidden until `hermes mcp approve-change`' : ''}`);
   for (const p of s.problems) lines.push(`config problem: ${p.message}`);
   for (const k of s.skipped_tools) lines.push(`skipped: ${k.server} tool "${k.tool}": ${k.reason}`);

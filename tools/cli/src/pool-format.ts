@@ -1,4 +1,5 @@
 import type { PoolStatus } from '@hermes/semaphore';
+import { formatTable } from './text-table.js';
 
 const HEADERS = ['POOL', 'CAPACITY', 'IN USE', 'WAITERS', 'BACK-OFF', 'TOKENS'] as const;
 
@@ -12,7 +13,5 @@ export function formatPoolTable(pools: readonly PoolStatus[]): string {
     p.backoff_until === null ? '-' : `until ${p.backoff_until}${p.backoff_reason ? ` (${p.backoff_reason})` : ''}`,
     p.tpm === null ? '-' : `${p.tokens_available ?? 0}/${p.tpm} per min`,
   ]);
-  const table = [[...HEADERS], ...rows];
-  const widths = HEADERS.map((_, col) => Math.max(...table.map((row) => row[col]!.length)));
-  return table.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]! + 2))).join('').trimEnd()).join('\n');
+  return formatTable([[...HEADERS], ...rows]);
 }

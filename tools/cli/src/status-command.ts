@@ -1,7 +1,7 @@
 import { request } from '@hermes/bus';
 import { Id, contracts, validate } from '@hermes/contracts';
 import { EXIT, UsageError, writeLine, type Command } from './command.js';
-import { askDispatcher } from './dispatcher-request.js';
+import { askService } from './service-request.js';
 import { formatTaskView } from './event-format.js';
 
 /** `hermes status <task-id>`: print a task's current state as the dispatcher reports it. */
@@ -18,7 +18,7 @@ export const statusCommand: Command = {
     const taskId = positionals[0] ?? '';
     if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
     const bus = await ctx.bus();
-    const view = await askDispatcher(taskId, () => request(bus, contracts.taskGet, { task_id: taskId }));
+    const view = await askService('dispatcher', () => request(bus, contracts.taskGet, { task_id: taskId }), { notFound: () => `task ${taskId} not found` });
     writeLine(ctx.stdout, values.json === true ? JSON.stringify(view, null, 2) : formatTaskView(view));
     return EXIT.ok;
   },

@@ -1,7 +1,7 @@
 import { request } from '@hermes/bus';
 import { contracts, validate, TaskListRequest } from '@hermes/contracts';
 import { EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
-import { askDispatcher } from './dispatcher-request.js';
+import { askService } from './service-request.js';
 
 /** `hermes tasks`: list a user's tasks (or everyone's with --all), newest first. */
 export const tasksCommand: Command = {
@@ -30,7 +30,7 @@ export const tasksCommand: Command = {
     const checked = validate(TaskListRequest, req);
     if (!checked.ok) throw new UsageError(`invalid options: ${checked.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`);
     const bus = await ctx.bus();
-    const reply = await askDispatcher('(list)', () => request(bus, contracts.taskList, checked.value));
+    const reply = await askService('dispatcher', () => request(bus, contracts.taskList, checked.value));
     if (values.json === true) {
       writeLine(ctx.stdout, JSON.stringify(reply, null, 2));
       return EXIT.ok;
