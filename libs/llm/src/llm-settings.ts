@@ -25,6 +25,11 @@ export const llmSettings = {
   LLM_DEFAULT_CAPACITY: Type.Integer({ default: 8, minimum: 0, description: 'calls in flight, cluster-wide, for a pool not in LLM_POOLS' }),
   LLM_DEFAULT_TPM: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per minute for a pool not in LLM_POOLS' })),
   LLM_PERMIT_LEASE_MS: Type.Integer({ default: 15_000, minimum: 500, description: 'a permit not renewed for this long (its process died) is given back' }),
+  LLM_PERMIT_KEEP_MS: Type.Integer({
+    default: 200,
+    minimum: 0,
+    description: 'a permit released while nobody waits for its pool stays with the process this long for its next call (no KV writes); given back at once when someone waits; 0 = off',
+  }),
   LLM_PERMIT_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1, description: 'how long a call waits for a permit before llm_permit_timeout' }),
 };
 
@@ -55,7 +60,7 @@ export function roleEndpoints(c: RoleSettings): Record<ModelRole, RoleEndpoint> 
  */
 export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmClient; close(): Promise<void> }> {
   const pools = new PoolResolver(c.LLM_POOLS, { capacity: c.LLM_DEFAULT_CAPACITY, tpm: c.LLM_DEFAULT_TPM ?? null });
-  const sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: c.LLM_PERMIT_LEASE_MS });
+  const sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: c.LLM_PERMIT_LEASE_MS, keepMs: c.LLM_PERMIT_KEEP_MS });
   const llm = new LlmClient({
     roles: roleEndpoints(c),
     pools,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { PermitAbortedError, PermitTimeoutError } from './errors.js';
 import { ServerClock } from './server-clock.js';
-import { expire, grant, grantable, newPoolState, release, type PoolSettings, type PoolState, type ReleaseReport } from './pool-state.js';
+import { expire, grant, grantable, inUse, newPoolState, release, type PoolSettings, type PoolState, type ReleaseReport } from './pool-state.js';
 import { nextWakeUp } from './wake-up.js';
 
 export interface SemaphoreOptions {
@@ -12,6 +12,13 @@ export interface SemaphoreOptions {
   poolSettings: (pool: string) => PoolSettings;
   /** A permit (or a place in the queue) not renewed for this long is given back. Default 15 s. */
   leaseMs?: number;
+  /**
+   * A permit released while nobody waits for the pool stays with this process this long, and its
+   * next acquire takes it without a write (an agent loop's next call follows a fast tool within
+   * milliseconds). It still counts against the cap, and is given back at once when someone
+   * starts waiting. 0 turns keeping off. Default 0.
+   */
+  keepMs?: number;
   logger?: { warn(obj: object, msg: string): void };
 }
 
@@ -51,6 +58,8 @@ interface LocalPool {
   waiters: LocalWaiter[];
   holders: Set<string>;
   releases: Map<string, { report: ReleaseReport; done: () => void }>;
+  /** Permits released by their caller but kept for our next acquire (see `keepMs`), with their give-back timers. */
+  kept: Map<string, NodeJS.Timeout>;
   cancels: Set<string>;
   pumping: boolean;
   again: boolean;
@@ -86,8 +95,10 @@ export class DistributedSemaphore {
   acquire(pool: string, opts: AcquireOptions = {}): Promise<Permit> {
     if (this.closed) return Promise.reject(new PermitAbortedError(pool));
     const lp = this.pool(pool);
+    if (opts.signal?.aborted) return Promise.reject(new PermitAbortedError(pool, { cause: opts.signal.reason }));
+    const kept = this.takeKept(lp);
+    if (kept) return Promise.resolve(this.permit(lp, kept, 0));
     return new Promise<Permit>((resolve, reject) => {
-      if (opts.signal?.aborted) return reject(new PermitAbortedError(pool, { cause: opts.signal.reason }));
       let timer: NodeJS.Timeout | undefined;
       const onAbort = () => giveUp(new PermitAbortedError(pool, { cause: opts.signal?.reason }));
       const w: LocalWaiter = {
@@ -121,8 +132,10 @@ export class DistributedSemaphore {
     });
   }
 
-  /** Stops watching and renewing; permits still held run out with their lease. */
+  /** Gives back kept permits, then stops watching and renewing; permits still held run out with their lease. */
   async close(): Promise<void> {
+    const givenBack = [...this.pools.values()].flatMap((lp) => this.giveBackKept(lp));
+    if (givenBack.length) await Promise.race([Promise.all(givenBack), new Promise((r) => setTimeout(r, 1000).unref())]);
     this.closed = true;
     this.watcher?.stop();
     for (const lp of this.pools.values()) {
@@ -134,7 +147,7 @@ export class DistributedSemaphore {
   private pool(name: string): LocalPool {
     let lp = this.pools.get(name);
     if (!lp) {
-      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), cancels: new Set(), pumping: false, again: false };
+      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), kept: new Map(), cancels: new Set(), pumping: false, again: false };
       this.pools.set(name, lp);
     }
     return lp;
@@ -150,6 +163,7 @@ export class DistributedSemaphore {
         if (!lp || e.operation !== 'PUT') continue;
         if (!lp.cached || e.revision > lp.cached.revision) {
           lp.cached = { state: e.json<PoolState>(), revision: e.revision };
+          if (lp.kept.size > 0 && !this.mayKeep(lp.cached.state)) void this.giveBackKept(lp);
           // A grant to one of our waiters written by another process is taken up by the next cycle
           // (adoptGrants), not here, so it never races the settling of a write of ours in flight.
           if (this.hasWork(lp)) void this.pump(lp);
@@ -318,14 +332,68 @@ export class DistributedSemaphore {
       pool: lp.name,
       waitedMs,
       release: (report = {}) => {
-        released ??= new Promise<void>((done) => {
-          lp.holders.delete(id);
-          lp.releases.set(id, { report, done });
-          void this.pump(lp);
-        });
+        released ??= this.keep(lp, id, report) ? Promise.resolve() : this.giveBack(lp, id, report);
         return released;
       },
     };
+  }
+
+  private giveBack(lp: LocalPool, id: string, report: ReleaseReport): Promise<void> {
+    return new Promise<void>((done) => {
+      lp.holders.delete(id);
+      lp.releases.set(id, { report, done });
+      void this.pump(lp);
+    });
+  }
+
+  /**
+   * Keeps a released permit for this process's next acquire when that cannot delay anyone: no
+   * waiter anywhere, nothing the pool must learn from the call (429, failure, or real token use
+   * against a budget), and the pool not over a lowered capacity.
+   */
+  private keep(lp: LocalPool, id: string, report: ReleaseReport): boolean {
+    const keepMs = this.o.keepMs ?? 0;
+    const s = lp.cached?.state;
+    if (keepMs <= 0 || this.closed || !s || report.failed || report.rateLimitedForMs !== undefined) return false;
+    if (lp.waiters.length > 0 || !this.mayKeep(s) || s.tpm !== null || s.failures > 0 || !s.holders[id]) return false;
+    const timer = setTimeout(() => {
+      if (lp.kept.delete(id)) void this.giveBack(lp, id, {});
+    }, keepMs);
+    timer.unref();
+    lp.kept.set(id, timer);
+    return true;
+  }
+
+  private mayKeep(s: PoolState): boolean {
+    return s.waiters.length === 0 && s.backoff_until <= this.clock.now() && inUse(s) <= s.capacity;
+  }
+
+  /** A kept permit for a new acquire, if one is still ours and the pool still lets us keep it. */
+  private takeKept(lp: LocalPool): string | undefined {
+    if (lp.kept.size === 0) return undefined;
+    const s = lp.cached?.state;
+    if (!s || lp.waiters.length > 0 || !this.mayKeep(s)) {
+      void this.giveBackKept(lp);
+      return undefined;
+    }
+    for (const [id, timer] of lp.kept) {
+      lp.kept.delete(id);
+      clearTimeout(timer);
+      // Its lease ran out while we kept it (the process stalled): another process may have it now.
+      if (s.holders[id]) return id;
+      void this.giveBack(lp, id, {});
+    }
+    return undefined;
+  }
+
+  private giveBackKept(lp: LocalPool): Promise<void>[] {
+    const out: Promise<void>[] = [];
+    for (const [id, timer] of lp.kept) {
+      clearTimeout(timer);
+      out.push(this.giveBack(lp, id, {}));
+    }
+    lp.kept.clear();
+    return out;
   }
 
   private async load(lp: LocalPool): Promise<void> {
