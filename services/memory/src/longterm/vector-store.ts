@@ -33,18 +33,31 @@ export interface VectorHit {
   similarity: number;
 }
 
+/** The fields `update` may change: never the user, id, content or vector. */
+export type MemoryRecordPatch = Partial<Pick<MemoryRecord, 'status' | 'superseded_by' | 'last_recalled_at' | 'updated_at'>>;
+
+/** One record with its embedding, for bulk writes. */
+export interface RecordWithVector {
+  record: MemoryRecord;
+  vector: Float32Array;
+}
+
 export interface VectorStore {
+  /** Length of every vector this store takes (the embedder's); any other length is refused. */
+  readonly dimensions: number;
   /** Creates collections / directories; idempotent. */
   init(): Promise<void>;
   /** Inserts or replaces a record and its vector (same memory_id → replaced: writes are retried). */
   upsert(record: MemoryRecord, vector: Float32Array): Promise<void>;
+  /** `upsert` for many records at once (one write and one index batch: imports, benchmarks). */
+  upsertMany(items: RecordWithVector[]): Promise<void>;
   /** Nearest `active` records of one user, best first. */
   search(userId: string, vector: Float32Array, limit: number): Promise<VectorHit[]>;
   get(userId: string, memoryId: string): Promise<MemoryRecord | undefined>;
   /** All records of a user, any status, newest first (for listing and archival sweeps). */
   list(userId: string, opts?: { status?: MemoryStatus; limit?: number }): Promise<MemoryRecord[]>;
   /** Changes status fields of a record; an `active` record leaving that status leaves the index. */
-  update(userId: string, memoryId: string, patch: Partial<Pick<MemoryRecord, 'status' | 'superseded_by' | 'last_recalled_at' | 'updated_at'>>): Promise<MemoryRecord | undefined>;
+  update(userId: string, memoryId: string, patch: MemoryRecordPatch): Promise<MemoryRecord | undefined>;
   /** Removes every record and vector of a user (forgetting); returns how many were removed. */
   purgeUser(userId: string): Promise<number>;
   close(): Promise<void>;

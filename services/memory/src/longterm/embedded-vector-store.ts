@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { KeyedSerial } from './keyed-serial.js';
+import { encodeVector, UserLog, type LogEntry } from './user-log.js';
+import { UserNamespace, type HnswTuning } from './user-namespace.js';
+import type { MemoryRecord, MemoryRecordPatch, MemoryStatus, RecordWithVector, VectorHit, VectorStore } from './vector-store.js';
+import { checkVector, VectorDimensionError, VectorStoreCorruptError, VectorStoreUnavailableError } from './vector-store-errors.js';
+
+export interface EmbeddedVectorStoreOptions {
+  /** Directory holding `store.json` and one log per user under `users/`. */
+  dataDir: string;
+  /** The embedder's dimension; fixed for the life of the data directory. */
+  dimensions: number;
+  /** `datasync` after every write, so an acknowledged write survives power loss (default true). */
+  durable?: boolean;
+  /** Compact a user's log once it has this many lines and more than twice its live records (default 1000). */
+  compactMinLines?: number;
+  hnsw?: Partial<HnswTuning>;
+}
+
+interface StoreMeta {
+  format: 1;
+  dimensions: number;
+}
+
+const DEFAULT_HNSW: HnswTuning = { connectivity: 16, expansionAdd: 128, expansionSearch: 64 };
+
+/**
+ * The default long-term store, with no server: one usearch HNSW index per user (cosine), so a
+ * query can only ever reach its own user's vectors, and one append-only log per user on disk.
+ * A user is loaded on first use after start (the index on first search). One process owns a
+ * data directory: run one replica with it, or use Qdrant for more.
+ */
+export class EmbeddedVectorStore implements VectorStore {
+  readonly dimensions: number;
+  private readonly usersDir: string;
+  private readonly namespaces = new Map<string, { log: UserLog; ns: UserNamespace }>();
+  private readonly serial = new KeyedSerial();
+  private readonly hnsw: HnswTuning;
+  private ready: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly opts: EmbeddedVectorStoreOptions) {
+    if (!Number.isInteger(opts.dimensions) || opts.dimensions <= 0) throw new RangeError(`dimensions must be a positive integer, got ${opts.dimensions}`);
+    this.dimensions = opts.dimensions;
+    this.usersDir = join(opts.dataDir, 'users');
+    this.hnsw = { ...DEFAULT_HNSW, ...opts.hnsw };
+  }
+
+  /** Creates the data directory, or checks that an existing one holds vectors of this dimension. */
+  init(): Promise<void> {
+    this.ready ??= this.openDataDir().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  upsert(record: MemoryRecord, vector: Float32Array): Promise<void> {
+    return this.upsertMany([{ record, vector }]);
+  }
+
+  async upsertMany(items: RecordWithVector[]): Promise<void> {
+    for (const { record, vector } of items) checkVector(vector, this.dimensions, `memory ${record.memory_id}`);
+    const byUser = new Map<string, Map<string, RecordWithVector>>();
+    for (const item of items) {
+      // Within one batch the last write of an id wins, as it would in sequence.
+      const forUser = byUser.get(item.record.user_id) ?? new Map<string, RecordWithVector>();
+      forUser.set(item.record.memory_id, item);
+      byUser.set(item.record.user_id, forUser);
+    }
+    await Promise.all(
+      Array.from(byUser, ([userId, forUser]) =>
+        this.withUser(userId, 'upsert', async ({ log, ns }) => {
+          const keyed = Array.from(forUser.values(), ({ record, vector }) => ({
+            // Copies: the caller may reuse its arrays and objects after we return.
+            record: structuredClone(record),
+            vector: Float32Array.from(vector),
+            key: ns.assignKey(record.memory_id),
+          }));
+          await log.append(keyed.map((k): LogEntry => ({ put: k.record, key: k.key.toString(), v: encodeVector(k.vector) })));
+          ns.putMany(keyed);
+          await this.compactIfDue(log, ns);
+        }),
+      ),
+    );
+  }
+
+  async search(userId: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
+    checkVector(vector, this.dimensions, 'search');
+    if (limit <= 0) return [];
+    return this.withUser(userId, 'search', async ({ ns }) => {
+      const hits = await ns.search(vector, limit);
+      return hits.map((h) => ({ record: structuredClone(h.record), similarity: h.similarity }));
+    });
+  }
+
+  get(userId: string, memoryId: string): Promise<MemoryRecord | undefined> {
+    return this.withUser(userId, 'get', async ({ ns }) => {
+      const record = ns.get(memoryId);
+      return record && structuredClone(record);
+    });
+  }
+
+  list(userId: string, opts: { status?: MemoryStatus; limit?: number } = {}): Promise<MemoryRecord[]> {
+    return this.withUser(userId, 'list', async ({ ns }) => {
+      const matching = ns.all().filter((r) => opts.status === undefined || r.status === opts.status);
+      matching.sort(newestFirst);
+      return structuredClone(opts.limit === undefined ? matching : matching.slice(0, opts.limit));
+    });
+  }
+
+  update(userId: string, memoryId: string, patch: MemoryRecordPatch): Promise<MemoryRecord | undefined> {
+    return this.withUser(userId, 'update', async ({ log, ns }) => {
+      if (!ns.get(memoryId)) return undefined;
+      const change = { ...pickPatch(patch), memory_id: memoryId };
+      await log.append([{ patch: change }]);
+      const updated = ns.patch(change);
+      await this.compactIfDue(log, ns);
+      return updated && structuredClone(updated);
+    });
+  }
+
+  purgeUser(userId: string): Promise<number> {
+    return this.withUser(userId, 'purgeUser', async ({ log, ns }) => {
+      const removed = ns.size;
+      await log.remove();
+      this.namespaces.delete(userId);
+      return removed;
+    });
+  }
+
+  /** Waits for writes in flight and closes the logs; the data stays on disk for the next open. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.serial.idle();
+    await Promise.all(Array.from(this.namespaces.values(), ({ log }) => log.close()));
+    this.namespaces.clear();
+  }
+
+  private async openDataDir(): Promise<void> {
+    await mkdir(this.usersDir, { recursive: true });
+    const metaPath = join(this.opts.dataDir, 'store.json');
+    let meta: StoreMeta;
+    try {
+      meta = JSON.parse(await readFile(metaPath, 'utf8')) as StoreMeta;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new VectorStoreCorruptError({ path: metaPath, detail: 'unreadable' }, { cause: err });
+      await writeFile(metaPath, `${JSON.stringify({ format: 1, dimensions: this.dimensions } satisfies StoreMeta)}\n`);
+      return;
+    }
+    if (meta.dimensions !== this.dimensions) {
+      // Another embedder wrote this directory: its vectors cannot be compared with ours.
+      throw new VectorDimensionError({ expected: this.dimensions, actual: meta.dimensions, where: `data directory ${this.opts.dataDir}` });
+    }
+  }
+
+  /** Runs `task` alone for this user, with the user's log and namespace loaded. */
+  private withUser<T>(userId: string, operation: string, task: (user: { log: UserLog; ns: UserNamespace }) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('store is closed') }));
+    return this.serial.run(userId, async () => {
+      await this.init();
+      const user = this.namespaces.get(userId) ?? (await this.load(userId));
+      try {
+        return await task(user);
+      } catch (err) {
+        if (err instanceof Error && 'code' in err && typeof err.code === 'string' && /^E[A-Z]+$/.test(err.code)) {
+          // A file-system failure (disk full, permissions): the in-memory state may be ahead of
+          // the log, so drop it; the next call reloads what is really on disk.
+          this.namespaces.delete(userId);
+          await user.log.close().catch(() => {});
+          throw new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: err });
+        }
+        throw err;
+      }
+    });
+  }
+
+  private async load(userId: string): Promise<{ log: UserLog; ns: UserNamespace }> {
+    // File names are hashes: user ids are arbitrary strings and must never become paths.
+    const file = join(this.usersDir, `${createHash('sha256').update(userId).digest('hex')}.jsonl`);
+    const log = new UserLog(file, this.opts.durable ?? true);
+    const ns = new UserNamespace(this.dimensions, this.hnsw, file);
+    for (const entry of await log.read()) {
+      if ('put' in entry && entry.put.user_id !== userId) {
+        throw new VectorStoreCorruptError({ path: file, detail: `holds a record of another user (${entry.put.memory_id})` });
+      }
+      ns.replay(entry);
+    }
+    const user = { log, ns };
+    this.namespaces.set(userId, user);
+    await this.compactIfDue(log, ns);
+    return user;
+  }
+
+  private async compactIfDue(log: UserLog, ns: UserNamespace): Promise<void> {
+    const minLines = this.opts.compactMinLines ?? 1000;
+    if (log.lines >= minLines && log.lines > 2 * ns.size) await log.rewrite(ns.snapshot(encodeVector));
+  }
+}
+
+function newestFirst(a: MemoryRecord, b: MemoryRecord): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? 1 : -1;
+  return a.memory_id < b.memory_id ? 1 : -1;
+}
+
+/** Only the fields `update` may change: a patch can never move a record to another user or id. */
+export function pickPatch(patch: MemoryRecordPatch): MemoryRecordPatch {
+  const out: MemoryRecordPatch = {};
+  if (patch.status !== undefined) out.status = patch.status;
+  if (patch.superseded_by !== undefined) out.superseded_by = patch.superseded_by;
+  if (patch.last_recalled_at !== undefined) out.last_recalled_at = patch.last_recalled_at;
+  if (patch.updated_at !== undefined) out.updated_at = patch.updated_at;
+  return out;
+}

@@ -1,0 +1,93 @@
+import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmbeddedVectorStore } from '../src/longterm/embedded-vector-store.js';
+import type { MemoryRecord } from '../src/longterm/vector-store.js';
+import { VectorDimensionError } from '../src/longterm/vector-store-errors.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'hermes-embedded-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function record(userId: string, memoryId: string, content: string): MemoryRecord {
+  const now = '2026-01-01T00:00:00.000Z';
+  return { memory_id: memoryId, user_id: userId, type: 'preference', content, confidence: 1, status: 'active', created_at: now, updated_at: now };
+}
+
+const unit = (axis: number) => {
+  const v = new Float32Array(4);
+  v[axis] = 1;
+  return v;
+};
+
+describe('EmbeddedVectorStore on disk', () => {
+  it('a write torn by a crash is dropped on reopen and later writes still land', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsert(record('u1', 'm1', 'whole'), unit(0));
+    await store.close();
+    const [log] = await readdir(join(dir, 'users'));
+    await appendFile(join(dir, 'users', log!), '{"put":{"memory_id":"m2","user_id":"u1","conte');
+
+    const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    expect((await reopened.list('u1')).map((r) => r.memory_id)).toEqual(['m1']);
+    await reopened.upsert(record('u1', 'm3', 'after crash'), unit(1));
+    await reopened.close();
+
+    const third = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    expect((await third.search('u1', unit(1), 1))[0]?.record.content).toBe('after crash');
+    await third.close();
+  });
+
+  it('a data directory written with another dimension is refused, not mixed', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.init();
+    await store.close();
+
+    const other = new EmbeddedVectorStore({ dataDir: dir, dimensions: 8 });
+    await expect(other.init()).rejects.toBeInstanceOf(VectorDimensionError);
+    await expect(other.list('u1')).rejects.toMatchObject({ code: 'vector_dimension_mismatch', expected: 8, actual: 4 });
+  });
+
+  it('user ids never become paths: ids with slashes and dots stay inside the data directory, apart', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsert(record('../../escape', 'm1', 'dots'), unit(0));
+    await store.upsert(record('a/b', 'm2', 'slash'), unit(0));
+    await store.close();
+
+    const files = await readdir(join(dir, 'users'));
+    expect(files).toHaveLength(2);
+    for (const file of files) expect(file).toMatch(/^[0-9a-f]{64}\.jsonl$/);
+    const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    expect((await reopened.search('a/b', unit(0), 5)).map((h) => h.record.content)).toEqual(['slash']);
+    await reopened.close();
+  });
+
+  it('compaction keeps one line per live record', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4, compactMinLines: 10 });
+    for (let i = 0; i < 25; i++) await store.upsert(record('u1', 'same', `v${i}`), unit(i % 4));
+    await store.close();
+    const [log] = await readdir(join(dir, 'users'));
+    const lines = (await readFile(join(dir, 'users', log!), 'utf8')).trim().split('\n');
+    // Compacted whenever the log reached 10 lines: never more than 10 lines for one record.
+    expect(lines.length).toBeLessThan(10);
+    expect(JSON.parse(lines.at(-1)!).put.content).toBe('v24');
+  });
+
+  it('calls after close are refused with a retryable unavailable error', async () => {
+    const store = new EmbeddedVectorStore({ dataDir: await dataDir(), dimensions: 4 });
+    await store.close();
+    await expect(store.get('u1', 'm1')).rejects.toMatchObject({ code: 'vector_store_unavailable' });
+  });
+});
