@@ -18,6 +18,7 @@ import {
   SessionSummarizeRequest,
 } from './schemas/session-context.js';
 import { SessionLockReply, SessionLockRequest, SessionRenewRequest, SessionUnlockReply, SessionUnlockRequest } from './schemas/session-lock.js';
+import { SessionDeleteReply, SessionDeleteRequest, SessionListReply, SessionListRequest } from './schemas/session-list.js';
 import { WorkingClearReply, WorkingClearRequest, WorkingEntriesReply, WorkingGetRequest, WorkingSetRequest } from './schemas/working-memory.js';
 import {
   ApprovalDecision,
@@ -313,7 +314,7 @@ export const contracts = {
     request: SessionReadRequest,
     reply: SessionMessagesReply,
     responder: 'memory',
-    requesters: ['runtime'],
+    requesters: ['runtime', 'gateway', 'cli'],
   }),
   sessionContext: request({
     name: 'sessionContext',
@@ -377,6 +378,24 @@ export const contracts = {
     reply: SessionUnlockReply,
     responder: 'memory',
     requesters: ['runtime', 'dispatcher'],
+  }),
+  sessionList: request({
+    name: 'sessionList',
+    summary: "List a user's sessions, most recently written first: message count, tokens, first and latest message time.",
+    subject: (s) => s.sessionList,
+    request: SessionListRequest,
+    reply: SessionListReply,
+    responder: 'memory',
+    requesters: ['gateway', 'cli'],
+  }),
+  sessionDelete: request({
+    name: 'sessionDelete',
+    summary: "Delete one of a user's sessions (messages, full tool results, summary, pins, lock); session_busy while an agent loop holds it.",
+    subject: (s) => s.sessionDelete,
+    request: SessionDeleteRequest,
+    reply: SessionDeleteReply,
+    responder: 'memory',
+    requesters: ['gateway', 'cli'],
   }),
   workingSet: request({
     name: 'workingSet',

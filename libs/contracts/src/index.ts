@@ -76,6 +76,7 @@ export {
   SessionSummarizeReply,
 } from './schemas/session-context.js';
 export { SessionLockRequest, SessionLockReply, SessionRenewRequest, SessionUnlockRequest, SessionUnlockReply } from './schemas/session-lock.js';
+export { SessionListRequest, SessionListReply, SessionSummaryRow, SessionDeleteRequest, SessionDeleteReply } from './schemas/session-list.js';
 export { WorkingEntry, WorkingSetRequest, WorkingGetRequest, WorkingEntriesReply, WorkingClearRequest, WorkingClearReply } from './schemas/working-memory.js';
 export {
   ToolSpec,

@@ -61,6 +61,8 @@ export interface Subjects {
   readonly sessionLock: string;
   readonly sessionRenew: string;
   readonly sessionUnlock: string;
+  readonly sessionList: string;
+  readonly sessionDelete: string;
   /** Request/reply to the memory service: a task's working memory. */
   readonly workingSet: string;
   readonly workingGet: string;
@@ -139,6 +141,8 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     sessionLock: `${prefix}.memory.session.lock`,
     sessionRenew: `${prefix}.memory.session.renew`,
     sessionUnlock: `${prefix}.memory.session.unlock`,
+    sessionList: `${prefix}.memory.session.list`,
+    sessionDelete: `${prefix}.memory.session.delete`,
     workingSet: `${prefix}.memory.working.set`,
     workingGet: `${prefix}.memory.working.get`,
     workingClear: `${prefix}.memory.working.clear`,

@@ -67,6 +67,7 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
         const lock = await o.locks.acquire(req.user_id, req.session_id, {
           ...(req.lease_ms !== undefined ? { leaseMs: req.lease_ms } : {}),
           ...(req.wait_ms !== undefined ? { waitMs: req.wait_ms } : {}),
+          ...(req.group !== undefined ? { group: req.group } : {}),
         });
         return { token: lock.token, lease_ms: lock.leaseMs };
       }),

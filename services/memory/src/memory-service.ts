@@ -3,7 +3,8 @@ import type { Bus } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { serveContextHandlers } from './context-handlers.js';
-import { serveSessionHandlers } from './session-handlers.js';
+import { SessionDirectory } from './session-directory.js';
+import { serveSessionDirectoryHandlers, serveSessionHandlers } from './session-handlers.js';
 import { SessionLock } from './session-lock.js';
 import { SessionStore } from './session-store.js';
 import { Summarizer } from './summarizer.js';
@@ -51,6 +52,7 @@ export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmCli
   const locks = new SessionLock({ redis, keyPrefix: t.keyPrefix, defaultLeaseMs: t.lockLeaseMs });
   const subs = [
     ...serveSessionHandlers({ bus, store, onAppended: (user, session) => queue.consider(user, session) }),
+    ...serveSessionDirectoryHandlers({ bus, directory: new SessionDirectory({ redis, keyPrefix: t.keyPrefix }) }),
     ...serveContextHandlers({ bus, store, summaries, summarizer, queue, locks, toolResultMaxTokens: t.toolResultMaxTokens }),
     ...serveWorkingHandlers({ bus, working: new WorkingMemory({ redis, keyPrefix: t.keyPrefix, ttlMs: t.workingTtlMs }) }),
   ];

@@ -7,6 +7,8 @@ export interface SessionKeys {
   summary: string;
   pins: string;
   lock: string;
+  /** Per-token lease expiries (ms) of the lock's holders: several when a group shares the lock. */
+  lockHolds: string;
   /** Held while a summary job runs for the session, so replicas do not summarise it twice at once. */
   summarizing: string;
 }
@@ -20,6 +22,7 @@ export function sessionKeys(keyPrefix: string, sessionId: string): SessionKeys {
     summary: `${base}:summary`,
     pins: `${base}:pins`,
     lock: `${base}:lock`,
+    lockHolds: `${base}:lock:holds`,
     summarizing: `${base}:summarizing`,
   };
 }

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { NewSessionMessage, SessionMessage } from '@hermes/contracts';
 import { SessionForbiddenError, SessionStoreUnavailableError } from './memory-errors.js';
 import { newMessageId } from './message-id.js';
+import { noteSession } from './session-index.js';
 import { sessionKeys, type SessionKeys } from './session-keys.js';
 import { countMessage, type EncodingName } from './token-counter.js';
 
@@ -63,9 +64,10 @@ export class SessionStore {
     }));
     const keys = this.keysFor(sessionId);
     const total = stored.reduce((sum, m) => sum + m.tokens, 0);
-    const appended = await this.call('append', () =>
-      this.redis.eval(APPEND_SCRIPT, 3, keys.owner, keys.messages, keys.tokens, userId, total, ...stored.map((m) => JSON.stringify(m))),
-    );
+    const appended = await this.call('append', async () => {
+      await noteSession(this.redis, this.keyPrefix, userId, sessionId, { touch: true });
+      return this.redis.eval(APPEND_SCRIPT, 3, keys.owner, keys.messages, keys.tokens, userId, total, ...stored.map((m) => JSON.stringify(m)));
+    });
     if (appended !== 1) throw new SessionForbiddenError({ sessionId });
     return stored;
   }

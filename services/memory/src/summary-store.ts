@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PinnedFact } from '@hermes/contracts';
 import { SessionForbiddenError, SessionStoreUnavailableError } from './memory-errors.js';
+import { noteSession } from './session-index.js';
 import { CLAIM_OR_REFUSE, sessionKeys } from './session-keys.js';
 
 /** A session's running summary: it stands for the first `coveredCount` messages. */
@@ -65,7 +66,10 @@ export class SummaryStore {
     }
     const keys = sessionKeys(this.o.keyPrefix, sessionId);
     const args = added.flatMap((p) => [p.pin_id, JSON.stringify(p)]);
-    const result = await this.call('pin', () => this.o.redis.eval(PIN_SCRIPT, 2, keys.owner, keys.pins, userId, ...args));
+    const result = await this.call('pin', async () => {
+      await noteSession(this.o.redis, this.o.keyPrefix, userId, sessionId, { touch: false });
+      return this.o.redis.eval(PIN_SCRIPT, 2, keys.owner, keys.pins, userId, ...args);
+    });
     if (result === -1) throw new SessionForbiddenError({ sessionId });
     return added;
   }

@@ -106,6 +106,34 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       expect(lost.wire).toMatchObject({ code: 'session_lock_lost', retryable: false });
       await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-lease', token: next.token });
     });
+
+    it('lets holders of one group share the lock, and frees it only when the last releases', async () => {
+      const lock = (group?: string) => request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-group', ...(group ? { group } : {}) });
+      const a = await lock('task-1');
+      const b = await lock('task-1');
+      expect(a.token).not.toBe(b.token);
+      expect((await remoteError(lock('task-2'))).code).toBe('session_busy');
+      expect((await remoteError(lock())).code).toBe('session_busy');
+      expect(await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group', token: a.token })).toEqual({ released: true });
+      // b still holds it: renewable, and other groups still wait.
+      await request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-group', token: b.token });
+      expect((await remoteError(request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-group', token: a.token }))).code).toBe('session_lock_lost');
+      expect((await remoteError(lock('task-2'))).code).toBe('session_busy');
+      expect(await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group', token: b.token })).toEqual({ released: true });
+      const c = await lock('task-2');
+      await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group', token: c.token });
+    });
+
+    it("frees a group's lock when a member died and the others released", async () => {
+      const lock = (group: string, lease_ms?: number) => request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-group-dead', group, ...(lease_ms ? { lease_ms } : {}) });
+      await lock('task-1', 1000); // never renewed nor released: its holder "died"
+      const alive = await lock('task-1', 3000);
+      await new Promise((r) => setTimeout(r, 1200));
+      expect((await remoteError(lock('task-2'))).code).toBe('session_busy');
+      await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group-dead', token: alive.token });
+      const next = await lock('task-2');
+      await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group-dead', token: next.token });
+    });
   });
 
   it('assembles context within the budget: summary, pinned facts, latest messages; truncated tool result retrievable', async () => {
@@ -210,9 +238,70 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       () => request(client, contracts.sessionLock, id),
       () => request(client, contracts.sessionRenew, { ...id, token: 'x' }),
       () => request(client, contracts.sessionUnlock, { ...id, token: 'x' }),
+      () => request(client, contracts.sessionDelete, id),
     ];
     for (const [i, attempt] of attempts.entries()) expect([i, (await remoteError(attempt())).code]).toEqual([i, 'session_forbidden']);
     const own = await request(client, contracts.sessionContext, { user_id: 'alice', session_id: 's-private', model: 'gpt-4o', context_limit: 10_000 });
     expect(own.messages.map((m) => m.content)).toEqual(['secret']);
+    const listed = await request(client, contracts.sessionList, { user_id: 'mallory' });
+    expect(listed.sessions.map((s) => s.session_id)).not.toContain('s-private');
+  });
+
+  describe('session list, read, delete', () => {
+    const ids = (sessions: { session_id: string }[]) => sessions.map((s) => s.session_id);
+
+    it("lists a user's sessions newest first with counts and times, and only that user's", async () => {
+      // Apart by a few ms, so the order by write time is not a tie.
+      const tick = () => new Promise((r) => setTimeout(r, 5));
+      const a = await say('lister', 'ls-a', 'user', 'first session');
+      await tick();
+      await say('lister', 'ls-b', 'user', 'second session');
+      await tick();
+      await request(client, contracts.sessionPin, { user_id: 'lister', session_id: 'ls-c', kind: 'constraint', text: 'only a pin' });
+      await tick();
+      await say('lister', 'ls-a', 'assistant', 'answered later, so ls-a moves to the top');
+      await say('other-lister', 'ls-other', 'user', 'not yours');
+      const { sessions, next_cursor } = await request(client, contracts.sessionList, { user_id: 'lister' });
+      expect(ids(sessions)).toEqual(['ls-a', 'ls-c', 'ls-b']);
+      expect(next_cursor).toBeNull();
+      const [rowA] = sessions;
+      expect(rowA).toMatchObject({ message_count: 2, pinned: 0, locked: false, created_at: a.messages[0]!.created_at });
+      expect(rowA!.tokens).toBeGreaterThan(10);
+      expect(Date.parse(rowA!.updated_at)).toBeGreaterThanOrEqual(Date.parse(rowA!.created_at));
+      expect(sessions[1]).toMatchObject({ message_count: 0, tokens: 0, pinned: 1 });
+
+      const page1 = await request(client, contracts.sessionList, { user_id: 'lister', limit: 2 });
+      expect(ids(page1.sessions)).toEqual(['ls-a', 'ls-c']);
+      const page2 = await request(client, contracts.sessionList, { user_id: 'lister', limit: 2, cursor: page1.next_cursor! });
+      expect(ids(page2.sessions)).toEqual(['ls-b']);
+      expect(page2.next_cursor).toBeNull();
+    });
+
+    it("does not list a session the user was refused (another user's)", async () => {
+      await say('owner-x', 'ls-taken', 'user', 'mine');
+      await remoteError(say('intruder', 'ls-taken', 'user', 'trying to write into it'));
+      expect(ids((await request(client, contracts.sessionList, { user_id: 'intruder' })).sessions)).toEqual([]);
+    });
+
+    it('deletes a session with every key it has; refuses another user and a locked session', async () => {
+      await say('deleter', 'ls-del', 'user', 'to be deleted');
+      await request(client, contracts.sessionAppend, { user_id: 'deleter', session_id: 'ls-del', messages: [{ role: 'tool', content: 'x'.repeat(5000), tool_call_id: 'c1' }] });
+      await request(client, contracts.sessionPin, { user_id: 'deleter', session_id: 'ls-del', kind: 'constraint', text: 'never on Sundays' });
+      await request(client, contracts.sessionSummarize, { user_id: 'deleter', session_id: 'ls-del', keep_recent: 0 }, { timeoutMs: 10_000 });
+      expect(await redis.keys('hermes-test:session:{ls-del}:*')).toEqual(expect.arrayContaining(['hermes-test:session:{ls-del}:summary', 'hermes-test:session:{ls-del}:pins']));
+
+      expect((await remoteError(request(client, contracts.sessionDelete, { user_id: 'mallory', session_id: 'ls-del' }))).code).toBe('session_forbidden');
+      const lock = await request(client, contracts.sessionLock, { user_id: 'deleter', session_id: 'ls-del' });
+      expect((await remoteError(request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' }))).code).toBe('session_busy');
+      await request(client, contracts.sessionUnlock, { user_id: 'deleter', session_id: 'ls-del', token: lock.token });
+
+      expect(await request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' })).toEqual({ deleted: true, messages: 2 });
+      expect(await redis.keys('hermes-test:session:{ls-del}:*')).toEqual([]);
+      expect(ids((await request(client, contracts.sessionList, { user_id: 'deleter' })).sessions)).toEqual([]);
+      expect((await request(client, contracts.sessionRead, { user_id: 'deleter', session_id: 'ls-del' })).messages).toEqual([]);
+      expect(await request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' })).toEqual({ deleted: false, messages: 0 });
+      // Deleted means free: another user may now start a session of that name.
+      await say('mallory', 'ls-del', 'user', 'a new session');
+    });
   });
 });

@@ -11,6 +11,13 @@ export const SessionLockRequest = Type.Object(
       Type.Integer({ minimum: 0, maximum: 60_000, description: 'wait up to this long for a busy lock before session_busy (0: fail at once); waiters are not served in order' }),
     ),
     holder: Type.Optional(Type.String({ maxLength: 200, description: 'who holds it (e.g. a job id), for logs' })),
+    group: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9][A-Za-z0-9_:@-]{0,127}$',
+        description:
+          'holders naming the same group share the lock (e.g. the parallel subtasks of one task): each gets its own token and lease, and the lock is free once every one released or lapsed; another group (or none) gets session_busy',
+      }),
+    ),
   },
   { title: 'SessionLockRequest', additionalProperties: false },
 );
