@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { QdrantClient } from '@qdrant/js-client-rest';
 import { EmbeddedVectorStore } from '../src/longterm/embedded-vector-store.js';
+import { QdrantVectorStore } from '../src/longterm/qdrant-vector-store.js';
 import type { MemoryRecord, VectorStore } from '../src/longterm/vector-store.js';
 import { VectorDimensionError } from '../src/longterm/vector-store-errors.js';
 
@@ -38,7 +40,24 @@ const embedded: StoreFactory = {
   },
 };
 
-const factories: StoreFactory[] = [embedded];
+/** Registered only when a Qdrant is given (`QDRANT_URL=http://localhost:6333 npx vitest run ...`). */
+function qdrant(url: string): StoreFactory {
+  return {
+    name: `QdrantVectorStore (${url})`,
+    reopenable: false,
+    async open() {
+      // A collection per test: tests never see each other's points, and nothing is left behind.
+      const collection = `hermes_contract_${randomUUID().replaceAll('-', '')}`;
+      const apiKey = process.env.QDRANT_API_KEY;
+      const store = new QdrantVectorStore({ url, collection, dimensions: DIMS, ...(apiKey ? { apiKey } : {}) });
+      await store.init();
+      cleanups.push(() => new QdrantClient({ url, ...(apiKey ? { apiKey } : {}), checkCompatibility: false }).deleteCollection(collection).then(() => {}));
+      return { store };
+    },
+  };
+}
+
+const factories: StoreFactory[] = [embedded, ...(process.env.QDRANT_URL ? [qdrant(process.env.QDRANT_URL)] : [])];
 
 /** A unit vector leaning towards axis `axis`, tilted by `tilt` towards the next axis. */
 function direction(axis: number, tilt = 0): Float32Array {

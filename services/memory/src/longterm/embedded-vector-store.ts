@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KeyedSerial } from './keyed-serial.js';
+import { onceUntilSuccess } from './once-until-success.js';
+import { newestFirst, pickPatch } from './record-rules.js';
 import { encodeVector, UserLog, type LogEntry } from './user-log.js';
 import { UserNamespace, type HnswTuning } from './user-namespace.js';
 import type { MemoryRecord, MemoryRecordPatch, MemoryStatus, RecordWithVector, VectorHit, VectorStore } from './vector-store.js';
@@ -38,7 +40,6 @@ export class EmbeddedVectorStore implements VectorStore {
   private readonly namespaces = new Map<string, { log: UserLog; ns: UserNamespace }>();
   private readonly serial = new KeyedSerial();
   private readonly hnsw: HnswTuning;
-  private ready: Promise<void> | undefined;
   private closed = false;
 
   constructor(private readonly opts: EmbeddedVectorStoreOptions) {
@@ -49,13 +50,7 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   /** Creates the data directory, or checks that an existing one holds vectors of this dimension. */
-  init(): Promise<void> {
-    this.ready ??= this.openDataDir().catch((err: unknown) => {
-      this.ready = undefined;
-      throw err;
-    });
-    return this.ready;
-  }
+  readonly init = onceUntilSuccess(() => this.openDataDir());
 
   upsert(record: MemoryRecord, vector: Float32Array): Promise<void> {
     return this.upsertMany([{ record, vector }]);
@@ -198,19 +193,4 @@ export class EmbeddedVectorStore implements VectorStore {
     const minLines = this.opts.compactMinLines ?? 1000;
     if (log.lines >= minLines && log.lines > 2 * ns.size) await log.rewrite(ns.snapshot(encodeVector));
   }
-}
-
-function newestFirst(a: MemoryRecord, b: MemoryRecord): number {
-  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? 1 : -1;
-  return a.memory_id < b.memory_id ? 1 : -1;
-}
-
-/** Only the fields `update` may change: a patch can never move a record to another user or id. */
-export function pickPatch(patch: MemoryRecordPatch): MemoryRecordPatch {
-  const out: MemoryRecordPatch = {};
-  if (patch.status !== undefined) out.status = patch.status;
-  if (patch.superseded_by !== undefined) out.superseded_by = patch.superseded_by;
-  if (patch.last_recalled_at !== undefined) out.last_recalled_at = patch.last_recalled_at;
-  if (patch.updated_at !== undefined) out.updated_at = patch.updated_at;
-  return out;
 }

@@ -22,6 +22,13 @@ export class InvalidVectorError extends MemoryError {
   }
 }
 
+/** An embedding model answered with a different number of vectors than texts sent: not retryable. */
+export class EmbedderAnswerError extends MemoryError {
+  constructor(opts: { embedder: string; sent: number; received: number }) {
+    super('embedder_bad_answer', `${opts.embedder} returned ${opts.received} vectors for ${opts.sent} texts`);
+  }
+}
+
 /** The vector store (disk or Qdrant) failed or could not be reached: retryable, mostly transient. */
 export class VectorStoreUnavailableError extends MemoryError {
   readonly operation: string;
