@@ -2,8 +2,8 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { nanos } from '@nats-io/transport-node';
 import type { Subjects } from '@hermes/contracts';
 
-export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit';
-export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs';
+export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs';
+export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites';
 
 export interface StreamTuning {
   /** How long JetStream remembers a submission's Nats-Msg-Id to drop a duplicate publish. */
@@ -53,6 +53,15 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
       };
     case 'runtimeResults':
       return { ...base, name: s.streams.runtimeResults, subjects: [s.runtimeResults], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+    case 'memoryJobs':
+      // Extraction and memory writes; 7 days bounds how long a write waits out a vector-store outage.
+      return {
+        ...base,
+        name: s.streams.memoryJobs,
+        subjects: [s.memoryExtract, s.memoryWrite],
+        retention: RetentionPolicy.Workqueue,
+        max_age: nanos(7 * DAY),
+      };
   }
 }
 
@@ -68,6 +77,17 @@ export function consumerConfig(s: Subjects, key: ConsumerKey, t: StreamTuning = 
       return {
         stream: s.streams.runtimeJobs,
         config: { ...common, durable_name: s.consumers.runtimeJobs, ack_wait: nanos(t.runtimeAckWaitMs ?? 30_000), max_ack_pending: 10_000 },
+      };
+    // One stream, two work-queue consumers on disjoint subjects (a work queue allows that).
+    case 'memoryExtract':
+      return {
+        stream: s.streams.memoryJobs,
+        config: { ...common, durable_name: s.consumers.memoryExtract, filter_subject: s.memoryExtract, ack_wait: nanos(60_000), max_ack_pending: 1000 },
+      };
+    case 'memoryWrites':
+      return {
+        stream: s.streams.memoryJobs,
+        config: { ...common, durable_name: s.consumers.memoryWrites, filter_subject: s.memoryWrite, ack_wait: nanos(30_000), max_ack_pending: 10_000 },
       };
   }
 }

@@ -17,8 +17,11 @@ export interface WorkConsumerOptions {
   concurrency?: number;
   /** How often to tell JetStream a long handler is still working (must be < ack_wait). */
   heartbeatMs?: number;
-  /** Delay before a message whose handler threw is redelivered. */
-  retryDelayMs?: number;
+  /**
+   * Delay before a message whose handler threw is redelivered; a function of the delivery count
+   * (1 on the first attempt) gives back-off.
+   */
+  retryDelayMs?: number | ((deliveryCount: number) => number);
 }
 
 export interface WorkConsumer {
@@ -114,7 +117,8 @@ async function handleOne(bus: Bus, opts: WorkConsumerOptions, handler: RawHandle
     bus.logger.error({ err, subject: msg.subject, delivery: msg.info.deliveryCount }, 'handler failed; message will be redelivered');
     span.recordException(err as Error);
     span.setStatus({ code: SpanStatusCode.ERROR });
-    msg.nak(opts.retryDelayMs ?? 1000);
+    const delay = typeof opts.retryDelayMs === 'function' ? opts.retryDelayMs(msg.info.deliveryCount) : opts.retryDelayMs;
+    msg.nak(delay ?? 1000);
   } finally {
     clearInterval(heartbeat);
     span.end();

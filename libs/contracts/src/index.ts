@@ -79,6 +79,23 @@ export { SessionLockRequest, SessionLockReply, SessionRenewRequest, SessionUnloc
 export { SessionListRequest, SessionListReply, SessionSummaryRow, SessionDeleteRequest, SessionDeleteReply } from './schemas/session-list.js';
 export { WorkingEntry, WorkingSetRequest, WorkingGetRequest, WorkingEntriesReply, WorkingClearRequest, WorkingClearReply } from './schemas/working-memory.js';
 export {
+  MemoryType,
+  MemoryStatus,
+  MemorySource,
+  LongTermMemory,
+  MemoryExtractJob,
+  MemoryWriteJob,
+  MemoryRecallRequest,
+  RecalledMemory,
+  MemoryRecallReply,
+  MemoryListRequest,
+  MemoryListReply,
+  MemoryForgetRequest,
+  MemoryForgetReply,
+  MemoryRestoreRequest,
+  MemoryRestoreReply,
+} from './schemas/long-term-memory.js';
+export {
   ToolSpec,
   ToolCallRequest,
   ToolCallReply,

@@ -67,17 +67,29 @@ export interface Subjects {
   readonly workingSet: string;
   readonly workingGet: string;
   readonly workingClear: string;
+  /** Request/reply to the memory service: a user's long-term memories. */
+  readonly memoryRecall: string;
+  readonly memoryList: string;
+  readonly memoryForget: string;
+  readonly memoryRestore: string;
+  /** JetStream (work queue): extraction jobs (a session has new messages to learn from). */
+  readonly memoryExtract: string;
+  /** JetStream (work queue): one extracted memory to embed and store, retried until it is. */
+  readonly memoryWrite: string;
   readonly streams: {
     readonly taskSubmit: string;
     readonly taskEvents: string;
     readonly runtimeJobs: string;
     readonly runtimeResults: string;
     readonly toolAudit: string;
+    readonly memoryJobs: string;
   };
   readonly consumers: {
     readonly dispatcherIntake: string;
     readonly dispatcherResults: string;
     readonly runtimeJobs: string;
+    readonly memoryExtract: string;
+    readonly memoryWrites: string;
   };
   readonly buckets: {
     readonly tasks: string;
@@ -146,17 +158,26 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     workingSet: `${prefix}.memory.working.set`,
     workingGet: `${prefix}.memory.working.get`,
     workingClear: `${prefix}.memory.working.clear`,
+    memoryRecall: `${prefix}.memory.longterm.recall`,
+    memoryList: `${prefix}.memory.longterm.list`,
+    memoryForget: `${prefix}.memory.longterm.forget`,
+    memoryRestore: `${prefix}.memory.longterm.restore`,
+    memoryExtract: `${prefix}.memory.jobs.extract`,
+    memoryWrite: `${prefix}.memory.jobs.write`,
     streams: {
       taskSubmit: `${upper}_TASK_SUBMIT`,
       taskEvents: `${upper}_TASK_EVENTS`,
       runtimeJobs: `${upper}_RUNTIME_JOBS`,
       runtimeResults: `${upper}_RUNTIME_RESULTS`,
       toolAudit: `${upper}_TOOL_AUDIT`,
+      memoryJobs: `${upper}_MEMORY_JOBS`,
     },
     consumers: {
       dispatcherIntake: 'dispatcher-intake',
       dispatcherResults: 'dispatcher-results',
       runtimeJobs: 'runtime-jobs',
+      memoryExtract: 'memory-extract',
+      memoryWrites: 'memory-writes',
     },
     buckets: {
       tasks: `${prefix}_tasks`,

@@ -3,6 +3,9 @@ import type { Bus } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { serveContextHandlers } from './context-handlers.js';
+import { startLongTermMemory, type LongTermTuning } from './longterm/longterm-memory.js';
+import type { Embedder } from './longterm/embedder.js';
+import type { VectorStore } from './longterm/vector-store.js';
 import { SessionDirectory } from './session-directory.js';
 import { serveSessionDirectoryHandlers, serveSessionHandlers } from './session-handlers.js';
 import { SessionLock } from './session-lock.js';
@@ -27,8 +30,18 @@ export interface MemoryTuning {
   summaryDebounceMs?: number;
 }
 
-/** Serves every memory subject on `bus`; `stop` drains them and waits for a running summary job. */
-export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmClient, 'chat'>; logger: Logger; tuning: MemoryTuning }) {
+/** Long-term memory's parts: the store (initialised; closed by the caller) and embedder, and its tunables. */
+export interface LongTermParts {
+  store: VectorStore;
+  embedder: Pick<Embedder, 'embed'>;
+  tuning: LongTermTuning;
+}
+
+/**
+ * Serves every memory subject on `bus` (the long-term ones when `longTerm` is given); `stop`
+ * drains them and waits for a running summary job.
+ */
+export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmClient, 'chat'>; logger: Logger; tuning: MemoryTuning; longTerm?: LongTermParts }) {
   const { bus, redis, tuning: t } = o;
   const store = new SessionStore({ redis, keyPrefix: t.keyPrefix, encoding: t.encoding });
   const summaries = new SummaryStore({ redis, keyPrefix: t.keyPrefix });
@@ -49,18 +62,30 @@ export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmCli
     triggerTokens: t.summaryTriggerTokens,
     ...(t.summaryDebounceMs !== undefined ? { debounceMs: t.summaryDebounceMs } : {}),
   });
+  const longTerm = o.longTerm
+    ? startLongTermMemory({ bus, redis, logger: o.logger, llm: o.llm, sessions: store, keyPrefix: t.keyPrefix, ...o.longTerm })
+    : undefined;
   const locks = new SessionLock({ redis, keyPrefix: t.keyPrefix, defaultLeaseMs: t.lockLeaseMs });
   const subs = [
-    ...serveSessionHandlers({ bus, store, onAppended: (user, session) => queue.consider(user, session) }),
+    ...serveSessionHandlers({
+      bus,
+      store,
+      onAppended: (user, session) => {
+        queue.consider(user, session);
+        longTerm?.onAppended(user, session);
+      },
+    }),
     ...serveSessionDirectoryHandlers({ bus, directory: new SessionDirectory({ redis, keyPrefix: t.keyPrefix }) }),
     ...serveContextHandlers({ bus, store, summaries, summarizer, queue, locks, toolResultMaxTokens: t.toolResultMaxTokens }),
     ...serveWorkingHandlers({ bus, working: new WorkingMemory({ redis, keyPrefix: t.keyPrefix, ttlMs: t.workingTtlMs }) }),
   ];
   return {
     queue,
+    longTerm,
     async stop(): Promise<void> {
       await Promise.all(subs.map((sub) => sub.drain()));
       await queue.stop();
+      await longTerm?.stop();
     },
   };
 }

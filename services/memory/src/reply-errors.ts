@@ -8,6 +8,7 @@ import {
   SessionStoreUnavailableError,
   WorkingMemoryForbiddenError,
 } from './memory-errors.js';
+import { LongTermStoreUnavailableError, MemoryNotFoundError } from './longterm/longterm-errors.js';
 
 /**
  * Local errors become wire errors here and nowhere else; anything unexpected is rethrown so
@@ -21,6 +22,11 @@ export function toReplyError(err: unknown, bus: Bus): unknown {
   if (err instanceof SessionLockLostError) return new ReplyError(wireError('session_lock_lost', err.message, { session_id: err.sessionId }));
   if (err instanceof WorkingMemoryForbiddenError) return new ReplyError(wireError('forbidden', err.message, { task_id: err.taskId }));
   if (err instanceof MessageNotFoundError) return new ReplyError(wireError('not_found', err.message));
+  if (err instanceof MemoryNotFoundError) return new ReplyError(wireError('not_found', err.message, { memory_id: err.memoryId }));
+  if (err instanceof LongTermStoreUnavailableError) {
+    bus.logger.warn({ err: err.message, operation: err.operation }, 'long-term memory store unavailable');
+    return new ReplyError(wireError('unavailable', 'the long-term memory store is unavailable; retry later', { operation: err.operation }));
+  }
   if (err instanceof SessionStoreUnavailableError) {
     bus.logger.warn({ err: err.message, operation: err.operation }, 'session store unavailable');
     return new ReplyError(wireError('unavailable', 'the session store (Redis) is unavailable; retry later', { operation: err.operation }));

@@ -11,6 +11,10 @@ export interface SessionKeys {
   lockHolds: string;
   /** Held while a summary job runs for the session, so replicas do not summarise it twice at once. */
   summarizing: string;
+  /** How many of the session's messages long-term extraction has read (its cursor). */
+  extracted: string;
+  /** Held while an extraction job runs for the session (one replica at a time). */
+  extracting: string;
 }
 
 export function sessionKeys(keyPrefix: string, sessionId: string): SessionKeys {
@@ -24,6 +28,8 @@ export function sessionKeys(keyPrefix: string, sessionId: string): SessionKeys {
     lock: `${base}:lock`,
     lockHolds: `${base}:lock:holds`,
     summarizing: `${base}:summarizing`,
+    extracted: `${base}:extracted`,
+    extracting: `${base}:extracting`,
   };
 }
 

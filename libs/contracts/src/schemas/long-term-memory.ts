@@ -1,0 +1,126 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp } from './common.js';
+
+export const MemoryType = Type.Union([Type.Literal('preference'), Type.Literal('fact'), Type.Literal('task_progress'), Type.Literal('correction')], {
+  description: 'what kind of thing was learnt about the user',
+});
+export type MemoryType = Static<typeof MemoryType>;
+
+/** `archived`: in cold storage (not recalled, restorable); `superseded`: a later memory corrected it. */
+export const MemoryStatus = Type.Union([Type.Literal('active'), Type.Literal('superseded'), Type.Literal('deleted'), Type.Literal('archived')]);
+export type MemoryStatus = Static<typeof MemoryStatus>;
+
+const MemoryId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' });
+const Confidence = Type.Number({ minimum: 0, maximum: 1 });
+const MemoryContent = Type.String({ minLength: 1, maxLength: 2000 });
+
+/** Where a memory came from, for whoever reads it later. */
+export const MemorySource = Type.Object(
+  { session_id: Type.Optional(Id), task_id: Type.Optional(Id), message_ids: Type.Optional(Type.Array(Type.String(), { maxItems: 200 })) },
+  { title: 'MemorySource', additionalProperties: false },
+);
+
+/** One long-term memory of one user, as the memory service shows it. */
+export const LongTermMemory = Type.Object(
+  {
+    memory_id: MemoryId,
+    user_id: Id,
+    type: MemoryType,
+    content: Type.String(),
+    confidence: Confidence,
+    status: MemoryStatus,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    last_recalled_at: Type.Optional(Timestamp),
+    superseded_by: Type.Optional(MemoryId),
+    source: Type.Optional(MemorySource),
+  },
+  { title: 'LongTermMemory', additionalProperties: false },
+);
+export type LongTermMemory = Static<typeof LongTermMemory>;
+
+/**
+ * Work-queue job: read a session's messages not yet looked at and extract memories from them.
+ * It names the session only; the worker reads from its own cursor, so a lost or duplicated job
+ * costs nothing.
+ */
+export const MemoryExtractJob = Type.Object(
+  { user_id: Id, session_id: Id, requested_at: Timestamp },
+  { title: 'MemoryExtractJob', additionalProperties: false },
+);
+export type MemoryExtractJob = Static<typeof MemoryExtractJob>;
+
+/** Work-queue job: embed and store one extracted memory (retried with back-off until the store takes it). */
+export const MemoryWriteJob = Type.Object(
+  {
+    memory_id: MemoryId,
+    user_id: Id,
+    type: MemoryType,
+    content: MemoryContent,
+    confidence: Confidence,
+    created_at: Timestamp,
+    supersedes: Type.Optional(MemoryId),
+    source: Type.Optional(MemorySource),
+  },
+  { title: 'MemoryWriteJob', additionalProperties: false },
+);
+export type MemoryWriteJob = Static<typeof MemoryWriteJob>;
+
+export const MemoryRecallRequest = Type.Object(
+  {
+    user_id: Id,
+    query: Type.String({ minLength: 1, maxLength: 20_000 }),
+    k: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'at most this many memories (default 5)' })),
+    min_score: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'minimum combined score (default MEMORY_RECALL_MIN_SCORE, 0.35)' })),
+  },
+  { title: 'MemoryRecallRequest', additionalProperties: false },
+);
+export type MemoryRecallRequest = Static<typeof MemoryRecallRequest>;
+
+export const RecalledMemory = Type.Object(
+  {
+    memory: LongTermMemory,
+    similarity: Type.Number({ description: 'cosine similarity of query and memory' }),
+    score: Type.Number({ description: 'similarity weighted by recency (see docs/memory.md)' }),
+  },
+  { title: 'RecalledMemory', additionalProperties: false },
+);
+export type RecalledMemory = Static<typeof RecalledMemory>;
+
+export const MemoryRecallReply = Type.Object(
+  {
+    memories: Type.Array(RecalledMemory),
+    background: Type.String({ description: 'the memories rendered for a prompt, each with its date and confidence; "" when none' }),
+  },
+  { title: 'MemoryRecallReply', additionalProperties: false },
+);
+export type MemoryRecallReply = Static<typeof MemoryRecallReply>;
+
+export const MemoryListRequest = Type.Object(
+  { user_id: Id, status: Type.Optional(MemoryStatus), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  { title: 'MemoryListRequest', additionalProperties: false },
+);
+export type MemoryListRequest = Static<typeof MemoryListRequest>;
+
+export const MemoryListReply = Type.Object({ memories: Type.Array(LongTermMemory) }, { title: 'MemoryListReply', additionalProperties: false });
+export type MemoryListReply = Static<typeof MemoryListReply>;
+
+/** Forget a user: every long-term memory and every session of theirs. */
+export const MemoryForgetRequest = Type.Object({ user_id: Id }, { title: 'MemoryForgetRequest', additionalProperties: false });
+export type MemoryForgetRequest = Static<typeof MemoryForgetRequest>;
+
+export const MemoryForgetReply = Type.Object(
+  { memories_removed: Type.Integer({ minimum: 0 }), sessions_removed: Type.Integer({ minimum: 0 }) },
+  { title: 'MemoryForgetReply', additionalProperties: false },
+);
+export type MemoryForgetReply = Static<typeof MemoryForgetReply>;
+
+/** Bring archived memories back into recall: one, or all of the user's. */
+export const MemoryRestoreRequest = Type.Object(
+  { user_id: Id, memory_id: Type.Optional(MemoryId) },
+  { title: 'MemoryRestoreRequest', additionalProperties: false },
+);
+export type MemoryRestoreRequest = Static<typeof MemoryRestoreRequest>;
+
+export const MemoryRestoreReply = Type.Object({ restored: Type.Array(LongTermMemory) }, { title: 'MemoryRestoreReply', additionalProperties: false });
+export type MemoryRestoreReply = Static<typeof MemoryRestoreReply>;

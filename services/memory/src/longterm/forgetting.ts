@@ -1,0 +1,69 @@
+import type { Redis } from 'ioredis';
+import type { MemoryForgetReply } from '@hermes/contracts';
+import type { Logger } from '@hermes/telemetry';
+import { SessionBusyError } from '../memory-errors.js';
+import type { SessionDirectory } from '../session-directory.js';
+import { storeCall } from './longterm-errors.js';
+import type { LongTermKeys } from './longterm-keys.js';
+import type { VectorStore } from './vector-store.js';
+
+export interface ForgettingOptions {
+  store: VectorStore;
+  sessions: Pick<SessionDirectory, 'list' | 'delete'>;
+  redis: Redis;
+  keys: LongTermKeys;
+  logger: Logger;
+  /** How long the "forgotten at" mark outlives the forget: longer than a queued write can wait (the stream's max age). */
+  markTtlMs?: number;
+}
+
+const PAGE = 200;
+
+/**
+ * Forgetting a user: every long-term memory (any status: history goes too, this is the user's
+ * right to be forgotten) and every session with all its keys. Idempotent, so a forget that
+ * failed half-way (a store outage, a busy session) is finished by asking again.
+ */
+export class Forgetting {
+  constructor(private readonly o: ForgettingOptions) {}
+
+  async forget(userId: string): Promise<MemoryForgetReply> {
+    const { redis, keys } = this.o;
+    // First, so a write extracted before this moment and still queued is dropped, not stored after the purge.
+    await redis.set(keys.forgottenAt(userId), new Date().toISOString(), 'PX', this.o.markTtlMs ?? 8 * 86_400_000);
+    const memoriesRemoved = await storeCall('purgeUser', () => this.o.store.purgeUser(userId));
+    const sessionsRemoved = await this.deleteSessions(userId);
+    await redis.srem(keys.users, userId);
+    this.o.logger.info({ user_id: userId, memories_removed: memoriesRemoved, sessions_removed: sessionsRemoved }, 'user forgotten');
+    return { memories_removed: memoriesRemoved, sessions_removed: sessionsRemoved };
+  }
+
+  /**
+   * Deletes the user's sessions page by page. A session an agent loop holds is not deleted under
+   * it (the loop would write it back): the others go, then the caller is told `session_busy`
+   * (retryable) and forgets again once the loop ends.
+   */
+  private async deleteSessions(userId: string): Promise<number> {
+    let removed = 0;
+    const busy = new Set<string>();
+    for (;;) {
+      const page = await this.o.sessions.list(userId, { limit: PAGE });
+      const todo = page.sessions.filter((s) => !busy.has(s.session_id));
+      if (todo.length === 0) break;
+      for (const s of todo) {
+        try {
+          if ((await this.o.sessions.delete(userId, s.session_id)).deleted) removed += 1;
+        } catch (err) {
+          if (!(err instanceof SessionBusyError)) throw err;
+          busy.add(s.session_id);
+        }
+      }
+    }
+    const [firstBusy] = busy;
+    if (firstBusy !== undefined) {
+      this.o.logger.warn({ user_id: userId, busy: [...busy], sessions_removed: removed }, 'forget left sessions an agent loop holds');
+      throw new SessionBusyError({ sessionId: firstBusy });
+    }
+    return removed;
+  }
+}

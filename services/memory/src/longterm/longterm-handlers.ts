@@ -1,0 +1,69 @@
+import { contracts } from '@hermes/contracts';
+import { consumeContract, serve, type Bus, type WorkConsumer } from '@hermes/bus';
+import type { Logger } from '@hermes/telemetry';
+import { answer } from '../reply-errors.js';
+import type { Archival } from './archival.js';
+import type { Extractor } from './extractor.js';
+import type { Forgetting } from './forgetting.js';
+import { storeCall } from './longterm-errors.js';
+import type { MemoryWriter } from './memory-writer.js';
+import { toWireMemory, type Recall } from './recall.js';
+import type { VectorStore } from './vector-store.js';
+
+type Subscription = ReturnType<typeof serve>;
+
+/** Answers memoryRecall, memoryList, memoryForget and memoryRestore; each is scoped to the request's user. */
+export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall: Recall; forgetting: Forgetting; archival: Archival }): Subscription[] {
+  const { bus } = o;
+  return [
+    serve(bus, contracts.memoryRecall, (req) =>
+      answer(bus, () => o.recall.recall(req.user_id, req.query, { ...(req.k !== undefined ? { k: req.k } : {}), ...(req.min_score !== undefined ? { minScore: req.min_score } : {}) })),
+    ),
+    serve(bus, contracts.memoryList, (req) =>
+      answer(bus, async () => {
+        const records = await storeCall('list', () => o.store.list(req.user_id, { ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 100 }));
+        return { memories: records.map(toWireMemory) };
+      }),
+    ),
+    serve(bus, contracts.memoryForget, (req) => answer(bus, () => o.forgetting.forget(req.user_id))),
+    serve(bus, contracts.memoryRestore, (req) =>
+      answer(bus, async () => ({ restored: (await o.archival.restore(req.user_id, req.memory_id)).map(toWireMemory) })),
+    ),
+  ];
+}
+
+/** Exponential back-off for a redelivered job: 0.5 s, 1 s, 2 s, … capped at `maxMs`. */
+export function backoffMs(deliveryCount: number, maxMs = 60_000): number {
+  return Math.min(maxMs, 500 * 2 ** Math.max(0, deliveryCount - 1));
+}
+
+/**
+ * The two work-queue consumers of long-term memory. A write that fails (store or embedder down)
+ * is nak-ed with back-off and retried until it succeeds or the stream's max age passes; an
+ * extraction that fails for a retryable reason is retried a bounded number of times, after which
+ * its messages wait behind the session's cursor for the next append.
+ */
+export async function startLongTermConsumers(o: {
+  bus: Bus;
+  logger: Logger;
+  extractor: Extractor;
+  writer: MemoryWriter;
+  maxExtractAttempts?: number;
+  retryMaxMs?: number;
+}): Promise<WorkConsumer[]> {
+  const { bus, logger } = o;
+  const retryDelayMs = (n: number) => backoffMs(n, o.retryMaxMs);
+  const writes = await consumeContract(bus, contracts.memoryWrite, { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, concurrency: 8, retryDelayMs }, async (job, msg) => {
+    const outcome = await o.writer.write(job);
+    if (msg.info.deliveryCount > 1 || outcome !== 'written') logger.info({ memory_id: job.memory_id, outcome, delivery: msg.info.deliveryCount }, 'memory write');
+  });
+  const extractions = await consumeContract(bus, contracts.memoryExtract, { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryExtract, concurrency: 4, retryDelayMs }, async (job, msg) => {
+    try {
+      await o.extractor.extract(job);
+    } catch (err) {
+      if (msg.info.deliveryCount < (o.maxExtractAttempts ?? 8)) throw err;
+      logger.error({ err: (err as Error).message, session_id: job.session_id }, 'memory extraction gave up; the messages wait for the next append');
+    }
+  });
+  return [writes, extractions];
+}

@@ -1,0 +1,65 @@
+import type { Redis } from 'ioredis';
+import type { MemoryWriteJob } from '@hermes/contracts';
+import type { Logger } from '@hermes/telemetry';
+import { storeCall } from './longterm-errors.js';
+import type { LongTermKeys } from './longterm-keys.js';
+import type { Embedder } from './embedder.js';
+import type { MemoryRecord, VectorStore } from './vector-store.js';
+
+export interface MemoryWriterOptions {
+  store: VectorStore;
+  embedder: Pick<Embedder, 'embed'>;
+  redis: Redis;
+  keys: LongTermKeys;
+  logger: Logger;
+}
+
+export type WriteOutcome = 'written' | 'already_written' | 'dropped_forgotten';
+
+/**
+ * Stores one extracted memory: embeds it, upserts it, and marks what it supersedes. Runs from the
+ * memory-writes work queue; any failure throws, so the job is nak-ed and retried with back-off
+ * (a vector-store outage delays writes, it never loses them). Every step is idempotent: a job
+ * redelivered after a crash half-way finishes the same way.
+ */
+export class MemoryWriter {
+  constructor(private readonly o: MemoryWriterOptions) {}
+
+  async write(job: MemoryWriteJob): Promise<WriteOutcome> {
+    const { store } = this.o;
+    // A user forgotten after this memory was extracted stays forgotten.
+    const forgottenAt = await this.o.redis.get(this.o.keys.forgottenAt(job.user_id));
+    if (forgottenAt !== null && job.created_at <= forgottenAt) return 'dropped_forgotten';
+    const existing = await storeCall('get', () => store.get(job.user_id, job.memory_id));
+    let outcome: WriteOutcome = 'already_written';
+    if (!existing) {
+      const [vector] = await storeCall('embed', () => this.o.embedder.embed([job.content]));
+      const record: MemoryRecord = {
+        memory_id: job.memory_id,
+        user_id: job.user_id,
+        type: job.type,
+        content: job.content,
+        confidence: job.confidence,
+        status: 'active',
+        created_at: job.created_at,
+        updated_at: new Date().toISOString(),
+        ...(job.source ? { source: job.source } : {}),
+      };
+      // Registered before the write, so an archival sweep can never miss a user that has memories.
+      await this.o.redis.sadd(this.o.keys.users, job.user_id);
+      await storeCall('upsert', () => store.upsert(record, vector!));
+      outcome = 'written';
+    }
+    if (job.supersedes) await this.supersede(job.user_id, job.supersedes, job.memory_id);
+    return outcome;
+  }
+
+  /** Marks the old memory superseded by the new one; history is kept (the old record stays, out of recall). */
+  private async supersede(userId: string, oldId: string, newId: string): Promise<void> {
+    // Scoped by user like every store call: an id of another user's memory is simply not found.
+    const old = await storeCall('get', () => this.o.store.get(userId, oldId));
+    if (!old || old.status === 'superseded' || old.status === 'deleted') return;
+    await storeCall('update', () => this.o.store.update(userId, oldId, { status: 'superseded', superseded_by: newId, updated_at: new Date().toISOString() }));
+    this.o.logger.info({ user_id: userId, memory_id: oldId, superseded_by: newId }, 'memory superseded');
+  }
+}
