@@ -1,13 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import { hostService } from '@hermes/bus';
 import { llmSettings, openLlmClient } from '@hermes/llm';
+import { longTermSettings, longTermTuning } from './longterm/longterm-settings.js';
+import { createEmbedder, createVectorStore, longTermStoreSettings } from './longterm/longterm-stores.js';
 import { startMemoryService } from './memory-service.js';
 import { closeRedis, connectRedis } from './redis-client.js';
 
 await hostService({
   service: 'memory',
+  // Extraction jobs and memory writes: a work queue this service both fills and drains.
+  streams: ['memoryJobs'],
+  consumers: ['memoryExtract', 'memoryWrites'],
   settings: Type.Object({
     ...llmSettings,
+    ...longTermStoreSettings,
+    ...longTermSettings,
     REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis holding sessions' }),
     MEMORY_KEY_PREFIX: Type.String({ default: 'hermes:', description: 'prefix of every Redis key this service writes' }),
     REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 50, description: 'bound on one Redis command; a request fails (retryably) after it' }),
@@ -25,6 +32,9 @@ await hostService({
   start: async ({ bus, logger, config }) => {
     const redis = await connectRedis({ url: config.REDIS_URL, logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
     const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
+    const embedder = createEmbedder(config, llm);
+    const store = createVectorStore(config, embedder);
+    await store.init();
     const memory = startMemoryService({
       bus,
       redis,
@@ -40,11 +50,14 @@ await hostService({
         summaryInputTokens: config.MEMORY_SUMMARY_INPUT_TOKENS,
         workingTtlMs: config.MEMORY_WORKING_TTL_MS,
       },
+      longTerm: { store, embedder, tuning: longTermTuning(config) },
     });
-    logger.info({ summarizer: llm.modelFor('summarizer') }, 'memory serving sessions');
+    await memory.longTerm?.ready;
+    logger.info({ summarizer: llm.modelFor('summarizer'), embedder: embedder.name, store: config.QDRANT_URL ? 'qdrant' : 'embedded' }, 'memory serving sessions and long-term memory');
     return {
       stop: async () => {
         await memory.stop();
+        await store.close();
         await close();
         await closeRedis(redis);
       },

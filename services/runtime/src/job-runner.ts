@@ -6,6 +6,7 @@ import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
+import { recallBackground } from './memory-recall.js';
 import { openingMessages } from './prompt-builder.js';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
@@ -175,6 +176,7 @@ export class JobRunner {
   }
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
+    const background = recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) });
     const history = await request(this.o.bus, contracts.sessionContext, {
       user_id: job.user_id,
       session_id: job.session_id,
@@ -187,7 +189,7 @@ export class JobRunner {
       v: 1,
       job_id: job.job_id,
       step: 0,
-      messages: openingMessages(await withDependencyOutputs(this.o.bus, job), history.messages),
+      messages: openingMessages(await withDependencyOutputs(this.o.bus, job), history.messages, await background),
       usage: { input_tokens: 0, output_tokens: 0 },
       calls: [],
       pending: false,

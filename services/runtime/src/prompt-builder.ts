@@ -21,11 +21,13 @@ export function systemPrompt(job: RuntimeJob, hasTools: boolean): string {
 }
 
 /**
- * The conversation before the loop: earlier session turns (with the session's summary and pinned
+ * The conversation before the loop: what long-term memory recalled about the user (a system
+ * message, when there is any), earlier session turns (with the session's summary and pinned
  * facts as system messages, when the memory service sent them), then the goal and its inputs.
  */
-export function openingMessages(job: RuntimeJob, history: readonly HistoryMessage[]): ChatCompletionMessageParam[] {
+export function openingMessages(job: RuntimeJob, history: readonly HistoryMessage[], background = ''): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [];
+  if (background) messages.push({ role: 'system', content: background });
   // Only plain conversational turns are replayed; earlier tasks' tool turns stay in their own checkpoints.
   for (const m of history) {
     if ((m.role === 'user' || m.role === 'assistant') && m.content) messages.push({ role: m.role, content: m.content });

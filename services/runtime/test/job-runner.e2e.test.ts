@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RemoteError } from '@hermes/bus';
-import { contracts, taskEventData, type SessionMessage } from '@hermes/contracts';
+import { RemoteError, ReplyError } from '@hermes/bus';
+import { contracts, taskEventData, wireError, type SessionMessage } from '@hermes/contracts';
 import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import { systemPrompt } from '../src/prompt-builder.js';
 import { MODEL, makeJob as job, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
@@ -193,6 +193,33 @@ describe('JobRunner', () => {
     await f.runner.run(j, msg);
 
     expect(await f.results()).toMatchObject([{ outcome: 'failed', attempt: 1, error: { code: 'no_responders', retryable: true } }]);
+  });
+
+  it("the opening context starts with the background long-term memory recalled for the goal", async () => {
+    const background = 'Background: what you remember about this user from earlier conversations.\n- (2026-11-01, preference, confidence 0.90) The user wants summaries as bullet points.';
+    const f = await runtimeFixture({ onRecall: async () => ({ memories: [], background }) });
+    const j = job();
+    await f.runner.run(j, await f.deliver(j));
+
+    expect(f.recalls).toEqual([{ user_id: j.user_id, query: j.goal, k: 5 }]);
+    const messages = llm.requests[0]?.body.messages;
+    expect(messages?.[0]).toEqual({ role: 'system', content: systemPrompt(j, true) });
+    expect(messages?.[1]).toEqual({ role: 'system', content: background });
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded' }]);
+  });
+
+  it('a failing recall does not fail the job: it starts without background', async () => {
+    const f = await runtimeFixture({
+      onRecall: async () => {
+        throw new ReplyError(wireError('unavailable', 'the long-term memory store is unavailable; retry later'));
+      },
+    });
+    const j = job();
+    await f.runner.run(j, await f.deliver(j));
+
+    expect(f.recalls).toHaveLength(1);
+    expect(llm.requests[0]?.body.messages?.filter((m) => m.role === 'system')).toHaveLength(1);
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'Scripted answer: summarise the incident' }]);
   });
 
   it('with no tools offered, the model gets the tool-less system prompt and no tool definitions', async () => {

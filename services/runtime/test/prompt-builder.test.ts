@@ -57,6 +57,19 @@ describe('openingMessages', () => {
     ]);
   });
 
+  it('puts recalled long-term memory first, as a system message before the session, and leaves it out when empty', () => {
+    const history = [message('user', 'first question'), message('assistant', 'first answer')];
+    const background = 'Background: what you remember about this user from earlier conversations.\n- (2026-11-01, fact, confidence 0.80) The user is on the billing team.';
+
+    expect(openingMessages(job(), history, background)).toEqual([
+      { role: 'system', content: background },
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'first answer' },
+      { role: 'user', content: 'what did we decide?' },
+    ]);
+    expect(openingMessages(job(), history, '')).toEqual(openingMessages(job(), history));
+  });
+
   it('skips tool and system messages of the session and turns without content', () => {
     const history = [
       message('system', 'an old system prompt'),

@@ -4,6 +4,8 @@ import { consumeContract, serve, type WorkConsumer } from '@hermes/bus';
 import {
   contracts,
   taskEventData,
+  type MemoryRecallReply,
+  type MemoryRecallRequest,
   type RuntimeJob,
   type RuntimeResult,
   type SessionAppendRequest,
@@ -69,6 +71,8 @@ export interface FixtureOptions {
   /** Register the memory stand-in (default true); false leaves nobody answering memory requests. */
   memory?: boolean;
   history?: SessionMessage[];
+  /** Answers memoryRecall (default: nobody does, so recall fails with no_responders). */
+  onRecall?: (req: MemoryRecallRequest) => Promise<MemoryRecallReply>;
   /** Answers sessionAppend (default: records the request and replies with no messages). */
   onSessionAppend?: (req: SessionAppendRequest) => Promise<void>;
   /** What the toolbus stand-in lists (default: web_search). */
@@ -107,6 +111,14 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       await opts.onSessionAppend?.(req);
       appends.push(req);
       return { messages: [] };
+    });
+  }
+  const recalls: MemoryRecallRequest[] = [];
+  if (opts.onRecall) {
+    const onRecall = opts.onRecall;
+    serve(bus, contracts.memoryRecall, async (req) => {
+      recalls.push(req);
+      return onRecall(req);
     });
   }
   serve(bus, contracts.toolsList, async (req) => {
@@ -153,6 +165,8 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     runner,
     reads,
     appends,
+    /** memoryRecall requests the onRecall stand-in received. */
+    recalls,
     toolLists,
     /** toolCall requests the toolbus stand-in received, in arrival order. */
     toolCalls,
