@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { cleanupAll } from '@hermes/testkit';
 import { benchOptions, semaphoreSettings } from './bench-options.js';
 import { selectBenchmarks } from './bench-selection.js';
+import { runMemoryRecallBench } from './memory-recall-bench.js';
+import { memoryRecallOptions, memoryRecallSettings } from './memory-recall-options.js';
+import { memoryRecallVerdict, renderMemoryRecallMarkdown } from './memory-recall-report.js';
 import { goalVerdicts, renderMarkdown } from './report.js';
 import { runSemaphoreBench } from './semaphore-bench.js';
 import { runStepOverheadBench } from './step-overhead-bench.js';
@@ -20,9 +23,11 @@ try {
   const { only, argv } = selectBenchmarks({ argv: process.argv.slice(2), env: process.env });
   const semaphoreFlags = semaphoreSettings.map((s) => s.flag);
   const stepFlags = stepOverheadSettings.map((s) => s.flag);
+  const memoryFlags = memoryRecallSettings.map((s) => s.flag);
   // Parse every selected bench's options first, so a typo fails before anything starts.
-  const semOpts = benchOptions({ argv, env: process.env, defaultResultsDir, ignore: stepFlags });
-  const stepOpts = stepOverheadOptions({ argv, env: process.env, defaultResultsDir, ignore: semaphoreFlags });
+  const semOpts = benchOptions({ argv, env: process.env, defaultResultsDir, ignore: [...stepFlags, ...memoryFlags] });
+  const stepOpts = stepOverheadOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...memoryFlags] });
+  const memoryOpts = memoryRecallOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...stepFlags] });
 
   if (only.includes('semaphore')) {
     const report = await runSemaphoreBench(semOpts, say);
@@ -44,6 +49,15 @@ try {
     await writeFile(join(stepOpts.resultsDir, 'step-overhead.md'), renderStepOverheadMarkdown(report));
     say(`wrote ${join(stepOpts.resultsDir, 'step-overhead.json')} and step-overhead.md`);
     say(stepOverheadVerdict(report));
+  }
+
+  if (only.includes('memory-recall')) {
+    const report = await runMemoryRecallBench(memoryOpts, say);
+    await mkdir(memoryOpts.resultsDir, { recursive: true });
+    await writeFile(join(memoryOpts.resultsDir, 'memory-recall.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(memoryOpts.resultsDir, 'memory-recall.md'), renderMemoryRecallMarkdown(report));
+    say(`wrote ${join(memoryOpts.resultsDir, 'memory-recall.json')} and memory-recall.md`);
+    say(memoryRecallVerdict(report));
   }
 } catch (err) {
   process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
