@@ -49,6 +49,8 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
   invalid_payload: 400,
   no_responders: 503,
   timeout: 503,
+  unavailable: 503,
+  session_busy: 409,
 };
 
 /** Passes a bus-side failure on to the HTTP caller as its structured wire error. */

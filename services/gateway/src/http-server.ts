@@ -8,6 +8,7 @@ import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
+import { createForgetRoute } from './memory-routes.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
 import { createTaskRoutes, type RouteHandler } from './task-routes.js';
@@ -59,6 +60,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', methods: { GET: tasks.events } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', methods: { POST: approvals.decide } },
+    { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { DELETE: createForgetRoute({ bus: opts.bus }) } },
   ];
   const authenticate = createAuthenticator(opts.apiKeys);
   let inFlight = 0;

@@ -1,0 +1,83 @@
+import { Bus, ReplyError, serve } from '@hermes/bus';
+import { contracts, wireError, type MemoryForgetRequest } from '@hermes/contracts';
+import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createGatewayServer, type GatewayServer } from '../src/index.js';
+
+const ALICE = 'alice-key-0123456789abcdef';
+const ADMIN = 'admin-key-0123456789abcdef00';
+const apiKeys = [
+  { key: ALICE, user_id: 'alice', roles: ['user'] },
+  { key: ADMIN, user_id: 'ops', roles: ['admin'] },
+];
+const logger = createLogger({ service: 'gateway-test', level: 'silent' });
+
+let bus: Bus;
+let gateway: GatewayServer;
+let base: string;
+/** Every forget the stand-in memory service received. */
+const forgets: MemoryForgetRequest[] = [];
+/** Users whose forget the stand-in refuses as busy (a loop holds one of their sessions). */
+const busy = new Set<string>();
+
+beforeAll(async () => {
+  const nats = await startNatsServer();
+  bus = await Bus.connect({ servers: nats.url, name: 'gateway-memory-test', logger });
+  serve(bus, contracts.memoryForget, async (req) => {
+    forgets.push(req);
+    if (busy.has(req.user_id)) throw new ReplyError(wireError('session_busy', 'session s-1 is locked by another holder', { session_id: 's-1' }));
+    return { memories_removed: 3, sessions_removed: 2 };
+  });
+  await bus.nc.flush();
+  gateway = createGatewayServer({ bus, apiKeys, logger });
+  const { port } = await gateway.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${port}`;
+});
+
+beforeEach(() => {
+  forgets.length = 0;
+  busy.clear();
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await bus?.drain();
+  await cleanupAll();
+});
+
+async function forget(user: string, key?: string) {
+  const res = await fetch(`${base}/v1/users/${user}/memory`, { method: 'DELETE', headers: key ? { authorization: `Bearer ${key}` } : {} });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> & { error?: { code: string; retryable?: boolean } } };
+}
+
+describe('DELETE /v1/users/:id/memory', () => {
+  it("forgets the caller's own memory and answers what was removed", async () => {
+    expect(await forget('alice', ALICE)).toEqual({ status: 200, json: { memories_removed: 3, sessions_removed: 2 } });
+    expect(forgets).toEqual([{ user_id: 'alice' }]);
+  });
+
+  it("refuses another user's memory with 403 without asking the memory service; an admin may", async () => {
+    const refused = await forget('bob', ALICE);
+    expect(refused.status).toBe(403);
+    expect(refused.json.error?.code).toBe('forbidden');
+    expect(forgets).toEqual([]);
+    expect((await forget('bob', ADMIN)).status).toBe(200);
+    expect(forgets).toEqual([{ user_id: 'bob' }]);
+  });
+
+  it('answers 401 without credentials and 400 for an invalid user id', async () => {
+    expect((await forget('alice')).status).toBe(401);
+    const invalid = await forget('bad%2Fid', ADMIN);
+    expect(invalid.status).toBe(400);
+    expect(invalid.json.error?.code).toBe('invalid_user_id');
+    expect(forgets).toEqual([]);
+  });
+
+  it('passes a busy session on as 409 session_busy, retryable', async () => {
+    busy.add('alice');
+    const res = await forget('alice', ALICE);
+    expect(res.status).toBe(409);
+    expect(res.json.error).toMatchObject({ code: 'session_busy', retryable: true });
+  });
+});
