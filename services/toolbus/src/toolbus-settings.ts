@@ -15,7 +15,7 @@ export const toolbusSettings = Type.Object({
   TOOL_HTTP_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'let http_get reach loopback, private and link-local addresses' }),
   TOOL_HTTP_MAX_BYTES: Type.Integer({ default: 1_000_000, minimum: 1024, description: 'bytes of a response body http_get reads at most' }),
   MCP_CONFIG_FILE: Type.String({ default: '', description: 'the MCP servers config file (JSON, or YAML); empty = no MCP servers' }),
-  MCP_CONFIG_WATCH: Type.Boolean({ default: false, description: 're-read the MCP config file when it changes (hermes mcp reload always works)' }),
+  MCP_CONFIG_WATCH: Type.Boolean({ default: true, description: 're-read the MCP config file when it changes, on this replica (hermes mcp reload always works, on every replica)' }),
   MCP_HEALTH_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'how often each MCP server is pinged; two failures in a row reconnect it' }),
   MCP_RECONNECT_MAX_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'longest back-off between attempts to restart or reconnect an MCP server' }),
   MCP_DESCRIPTION_MAX_CHARS: Type.Integer({ default: 1024, minimum: 64, maximum: 1900, description: 'MCP tool descriptions (untrusted) are cut to this length' }),

@@ -1,72 +1,44 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts, type McpStatusReply } from '@hermes/contracts';
 import { request, RemoteError, type Bus } from '@hermes/bus';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
-import type { Toolbus } from '../src/toolbus.js';
-import { callRequest, callTool, connect, freshPrefix, sleep, startTestToolbus } from './helpers.js';
+import { callRequest, callTool, freshPrefix, sleep } from './helpers.js';
+import { everythingBin, mcpStatus, memoryBin, startMcpRig, toolNames as offered, waitFor, type McpTestRig } from './mcp-helpers.js';
 import { startTestMcpHttpServer, type TestMcpHttpServer } from './mcp-test-server.js';
 
-const modules = new URL('../../../node_modules/@modelcontextprotocol/', import.meta.url);
-const everythingBin = fileURLToPath(new URL('server-everything/dist/index.js', modules));
-const memoryBin = fileURLToPath(new URL('server-memory/dist/index.js', modules));
-
-let natsUrl: string;
 let web: TestMcpHttpServer;
-let dir: string;
-let configFile: string;
+let rig: McpTestRig;
 let bus: Bus;
-let toolbus: Toolbus;
-
-function config(servers: Record<string, unknown>): void {
-  writeFileSync(configFile, JSON.stringify({ servers }, null, 2));
-}
+const memoryFile = join(tmpdir(), `${freshPrefix()}-memory.jsonl`);
 
 const everything = { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['echo', 'get-sum', 'trigger-long-running-operation'] };
 const memory = () => ({ transport: 'stdio', command: process.execPath, args: [memoryBin], env: { MEMORY_FILE_PATH: '${HERMES_TEST_MEMORY_FILE}' } });
 const webServer = () => ({ transport: 'http', url: web.url, headers: { authorization: 'Bearer ${HERMES_TEST_MCP_TOKEN}' }, tools: { fail: { timeout_ms: 5000 } } });
 
-async function toolNames(roles: string[] = ['admin']): Promise<string[]> {
-  return (await request(bus, contracts.toolsList, { roles })).tools.map((t) => t.name);
-}
-
-async function status(): Promise<McpStatusReply> {
-  return request(bus, contracts.mcpStatus, {});
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const config = (servers: Record<string, unknown>): void => rig.writeConfig(servers);
+const toolNames = (): Promise<string[]> => offered(bus);
+const status = (): Promise<McpStatusReply> => mcpStatus(bus);
 
 const call = (tool: string, args: unknown) => callTool(bus, callRequest({ tool, arguments: JSON.stringify(args), roles: ['admin'] }), 20_000);
 
 beforeAll(async () => {
-  natsUrl = (await startNatsServer()).url;
-  dir = mkdtempSync(join(tmpdir(), 'hermes-mcp-'));
-  configFile = join(dir, 'mcp.yaml');
-  process.env.HERMES_TEST_MEMORY_FILE = join(dir, 'memory.jsonl');
+  process.env.HERMES_TEST_MEMORY_FILE = memoryFile;
   process.env.HERMES_TEST_MCP_TOKEN = 'sekret-token-value';
   web = await startTestMcpHttpServer({ slowStartMs: 1500 });
-  config({ everything, memory: memory(), web: webServer(), broken: { transport: 'carrier-pigeon' } });
-  bus = await connect(natsUrl, freshPrefix());
-  toolbus = await startTestToolbus(bus, { MCP_CONFIG_FILE: configFile, MCP_HEALTH_INTERVAL_MS: 300, MCP_RECONNECT_MAX_MS: 1000 });
+  rig = await startMcpRig({
+    servers: { everything, memory: memory(), web: webServer(), broken: { transport: 'carrier-pigeon' } },
+    // Reloads here are asked for (hermes mcp reload); watching the file is tested in mcp-config-watch.e2e.test.ts.
+    settings: { MCP_CONFIG_WATCH: false, MCP_HEALTH_INTERVAL_MS: 300, MCP_RECONNECT_MAX_MS: 1000 },
+  });
+  bus = rig.bus;
 }, 30_000);
 
 afterAll(async () => {
-  await toolbus?.stop(2000);
-  await bus?.drain();
+  await rig?.stop();
   await web?.close();
-  await cleanupAll();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(memoryFile, { force: true });
 });
 
 describe('MCP servers as tool providers', () => {

@@ -27,7 +27,11 @@ function printJson(ctx: CommandContext, value: unknown): void {
 }
 
 function statusTable(s: McpStatusReply): string {
-  const lines = [`toolbus ${s.toolbus_id}${s.config_file ? `, config ${s.config_file}` : ''}${s.loaded_at ? ` (loaded ${s.loaded_at})` : ''}`];
+  // Each replica runs its own clients (and stdio children), so say whose view this is.
+  const lines = [
+    `MCP servers of toolbus replica ${s.toolbus_id} (each replica runs its own; another may differ)`,
+    ...(s.config_file ? [`config ${s.config_file}${s.loaded_at ? ` (loaded ${s.loaded_at})` : ''}`] : []),
+  ];
   const rows = s.servers.map((x) => [x.name, x.transport + (x.http_mode ? `/${x.http_mode}` : ''), x.state, x.health, String(x.restarts), String(x.tools.length), x.last_error ?? '-']);
   lines.push(formatTable([['SERVER', 'TRANSPORT', 'STATE', 'HEALTH', 'RESTARTS', 'TOOLS', 'LAST ERROR'], ...rows]));
   for (const x of s.servers) for (const c of x.changed_tools) lines.push(`changed: ${x.name} tool "${c.tool}" at ${c.detected_at}${c.held ? ' — hidden until `hermes mcp approve-change`' : ''}`);
@@ -36,7 +40,7 @@ function statusTable(s: McpStatusReply): string {
   return lines.join('\n');
 }
 
-/** `hermes mcp status`: the MCP servers of one toolbus replica. */
+/** `hermes mcp status`: the MCP servers of the one toolbus replica that answers. */
 export const mcpStatusCommand: Command = {
   path: ['mcp', 'status'],
   summary: 'state, health and tools of the MCP servers (of the toolbus replica that answers)',
@@ -67,6 +71,7 @@ export const mcpReloadCommand: Command = {
     if (values.json === true) printJson(ctx, r);
     else {
       const list = (xs: string[]) => (xs.length ? xs.join(', ') : '-');
+      writeLine(ctx.stdout, `reloaded on replica ${r.toolbus_id} (every other replica reloads too)`);
       writeLine(ctx.stdout, `added: ${list(r.added)}\nremoved: ${list(r.removed)}\nrestarted: ${list(r.restarted)}\nunchanged: ${list(r.unchanged)}`);
       for (const p of r.problems) writeLine(ctx.stderr, `config problem: ${p.message}`);
     }

@@ -45,9 +45,10 @@ async function hermes(argv: string[]) {
 }
 
 describe('hermes mcp and tools commands', () => {
-  it('mcp status prints one line per server and the config problems', async () => {
+  it('mcp status prints whose replica it shows, one line per server and the config problems', async () => {
     const { code, out } = await hermes(['mcp', 'status']);
     expect(code).toBe(0);
+    expect(out.split('\n')[0]).toBe('MCP servers of toolbus replica toolbus-1 (each replica runs its own; another may differ)');
     expect(out).toMatch(/everything\s+stdio\s+ready\s+ok\s+1\s+1/);
     expect(out).toContain('config problem: server "bad": url: is not a valid URL');
   });

@@ -1,4 +1,6 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import type { ToolSpec } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { ArgumentValidator } from '../argument-validator.js';
@@ -15,7 +17,7 @@ export interface McpHostOptions {
   configFile?: string;
   /** Instead of a file (tests, embedding): the parsed config document. */
   config?: unknown;
-  /** Re-read the file when it changes. */
+  /** Re-read the file when it changes (saved in place, replaced by rename, or a Kubernetes ConfigMap update). */
   watch?: boolean;
   validator: ArgumentValidator;
   logger: Logger;
@@ -49,6 +51,9 @@ export interface McpRoute {
   tool: string;
 }
 
+/** How long the config file must stay quiet after a change before it is re-read (editors write in several steps). */
+const WATCH_DEBOUNCE_MS = 300;
+
 /** The provider name of a server's tools in the registry and the audit. */
 export const mcpProvider = (server: string): string => `mcp:${server}`;
 
@@ -66,23 +71,28 @@ export class McpHost implements ToolSource {
   private loadedAt: string | undefined;
   private watcher: FSWatcher | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
+  /** The file's text when the watcher last looked: events that leave it unchanged reload nothing. */
+  private watchedText: string | undefined;
+  private stopped = false;
   private offered: SourcedTool[] = [];
   private routes = new Map<string, McpRoute>();
   private skipped: McpHostStatus['skipped_tools'] = [];
   private dirty = true;
   private readonly listeners = new Set<() => void>();
-  private reloading: Promise<McpReloadReport> = Promise.resolve({ added: [], removed: [], restarted: [], unchanged: [], problems: [] });
+  private reloading: Promise<McpReloadReport> = Promise.resolve(nothingReloaded());
 
   constructor(private readonly o: McpHostOptions) {}
 
   /** Reads the config and starts every server in the background (their tools appear as each becomes ready). */
   async start(): Promise<McpReloadReport> {
+    if (this.o.watch && this.o.configFile) this.watchedText = await readText(this.o.configFile);
     const report = await this.reload();
     if (this.o.watch && this.o.configFile) this.watchFile(this.o.configFile);
     return report;
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.watcher?.close();
     clearTimeout(this.watchTimer);
     await this.reloading.catch(() => undefined);
@@ -104,6 +114,8 @@ export class McpHost implements ToolSource {
   }
 
   private async applyConfig(): Promise<McpReloadReport> {
+    // A reload that was queued (a file event, another replica's request) must not start servers after stop().
+    if (this.stopped) return nothingReloaded();
     const config = this.o.configFile ? await loadMcpConfig(this.o.configFile, this.o.env) : parseMcpConfig(this.o.config, this.o.env);
     for (const p of config.problems) this.o.logger.error({ mcp_server: p.server, field: p.field }, p.message);
     this.problems = config.problems;
@@ -275,17 +287,48 @@ export class McpHost implements ToolSource {
     return server;
   }
 
+  /**
+   * Watches the file's directory rather than the file: editors that save by writing a new file and
+   * renaming it over the old one, and Kubernetes ConfigMap updates (a symlink swap), leave a watch
+   * on the file itself following the old inode. Events are debounced and a reload happens only when
+   * the text changed. A watch-triggered reload is this replica's own: every replica watches its file.
+   */
   private watchFile(path: string): void {
+    const name = basename(path);
     try {
-      this.watcher = watch(path, () => {
+      this.watcher = watch(dirname(path), (_event, filename) => {
+        // ConfigMap updates touch `..data` and `..<timestamp>` entries, not the file's own name.
+        if (filename !== null && filename !== name && !filename.startsWith('..')) return;
         clearTimeout(this.watchTimer);
-        this.watchTimer = setTimeout(() => void this.reload(), 300);
+        this.watchTimer = setTimeout(() => void this.reloadIfChanged(path), WATCH_DEBOUNCE_MS);
         this.watchTimer.unref();
       });
+      this.watcher.on('error', (err) => this.o.logger.warn({ err: err.message, path }, 'stopped watching the MCP config file; use hermes mcp reload'));
       this.watcher.unref();
     } catch (err) {
       this.o.logger.warn({ err: (err as Error).message, path }, 'cannot watch the MCP config file; use hermes mcp reload');
     }
+  }
+
+  private async reloadIfChanged(path: string): Promise<void> {
+    const text = await readText(path);
+    // Unreadable (mid-replace, deleted): wait for the next event; the running servers stay.
+    if (text === undefined || text === this.watchedText) return;
+    this.watchedText = text;
+    this.o.logger.info({ path }, 'MCP config file changed; reloading');
+    await this.reload();
+  }
+}
+
+function nothingReloaded(): McpReloadReport {
+  return { added: [], removed: [], restarted: [], unchanged: [], problems: [] };
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return undefined;
   }
 }
 

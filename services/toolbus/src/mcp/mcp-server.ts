@@ -251,21 +251,30 @@ export class McpServerConnection {
     }
     const url = new URL(c.url);
     const requestInit = { headers: c.headers };
+    let refused: { status: number; message: string } | undefined;
     if (this.httpMode !== 'sse') {
       try {
         const client = await this.handshake(new StreamableHTTPClientTransport(url, { requestInit, reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 5000, reconnectionDelayGrowFactor: 2, maxRetries: 2 } }), gen, timeout);
         this.httpMode = 'streamable';
         return client;
       } catch (err) {
-        // A server that only speaks the old SSE transport refuses the POST with a 4xx.
+        // A server that only speaks the old SSE transport refuses the POST with a 4xx (the MCP spec's
+        // backwards-compatibility rule). Once a server answered Streamable HTTP, a 4xx is its answer.
         const status = err instanceof StreamableHTTPError ? err.code : undefined;
         if (this.httpMode === 'streamable' || status === undefined || status < 400 || status >= 500) throw err;
         this.o.logger.info({ mcp_server: this.name, status }, 'Streamable HTTP refused; trying the SSE transport');
+        refused = { status, message: (err as Error).message };
       }
     }
-    const client = await this.handshake(new SSEClientTransport(url, { requestInit }), gen, timeout);
-    this.httpMode = 'sse';
-    return client;
+    try {
+      const client = await this.handshake(new SSEClientTransport(url, { requestInit }), gen, timeout);
+      this.httpMode = 'sse';
+      return client;
+    } catch (err) {
+      if (refused === undefined) throw err;
+      // Neither worked: say both, since the 4xx may be the real problem (a wrong path, a missing token).
+      throw new Error(`Streamable HTTP refused with HTTP ${refused.status} (${refused.message}); the SSE transport failed too: ${(err as Error).message}`, { cause: err });
+    }
   }
 
   private async handshake(transport: StdioClientTransport | StreamableHTTPClientTransport | SSEClientTransport, gen: number, timeout: number): Promise<Client> {
