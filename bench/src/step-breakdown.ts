@@ -23,7 +23,6 @@ export interface RuntimePhases {
   /** The toolCall requests (in parallel; one here) until every reply is in. */
   tools_p50_ms: number;
   /** Checkpoint of the tool results, before the next LLM call. */
-  checkpoint_results_p50_ms: number;
   /** The rest: building messages, events, validation, the event loop. */
   other_p50_ms: number;
   /** The LLM phase split at the model's clock: from the call's start to the request reaching the model (permit acquire, waiting for the results checkpoint, the SDK, the network)... */
@@ -104,7 +103,6 @@ export async function measureBreakdown(i: BreakdownInput): Promise<StepBreakdown
       llm_p50_ms: p50((l) => l.llm_ms),
       checkpoint_calls_p50_ms: p50((l) => l.checkpoint_ms),
       tools_p50_ms: p50((l) => l.tools_ms),
-      checkpoint_results_p50_ms: p50((l) => l.checkpoint_results_ms),
       other_p50_ms: p50((l) => l.other_ms),
       ...(toModel.length ? { llm_to_model_p50_ms: summarise(toModel).p50_ms, llm_from_model_p50_ms: summarise(fromModel).p50_ms } : {}),
     };
@@ -128,7 +126,6 @@ export interface StepTimingLine {
   llm_ms?: number;
   checkpoint_ms?: number;
   tools_ms?: number;
-  checkpoint_results_ms?: number;
   other_ms?: number;
 }
 

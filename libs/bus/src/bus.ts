@@ -21,6 +21,8 @@ export interface BusOptions {
   token?: string;
   credsFile?: string;
   tuning?: StreamTuning;
+  /** Prefix of this connection's reply inboxes (default `_INBOX`); least-privilege users get one of their own. */
+  inboxPrefix?: string;
   /**
    * Keep retrying the first connection (default true: services wait for NATS, readiness stays
    * false meanwhile). Interactive tools set false to fail fast with a clear error.
@@ -72,6 +74,7 @@ export class Bus {
         if (s.type === 'ping' || s.type === 'staleConnection') continue;
         const level = s.type === 'disconnect' || s.type === 'error' ? 'warn' : 'info';
         opts.logger[level]({ nats_status: s.type, detail: 'server' in s ? s.server : undefined }, `NATS ${s.type}`);
+      ...(opts.inboxPrefix ? { inboxPrefix: opts.inboxPrefix } : {}),
       }
     })();
     const jsm = await jetstreamManager(nc);

@@ -78,6 +78,7 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   if (opts.consumers?.length) await bus.ensureConsumers(opts.consumers);
   const running = await opts.start({ config, bus, logger });
   ready = true;
+    ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
   logger.info('ready');
 
   process.off('SIGTERM', early);

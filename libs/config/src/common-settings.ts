@@ -7,6 +7,9 @@ export const commonSettings = {
   NATS_PASSWORD: Type.Optional(Type.String()),
   NATS_TOKEN: Type.Optional(Type.String()),
   NATS_CREDS_FILE: Type.Optional(Type.String({ description: 'path to a NATS .creds file' })),
+  NATS_INBOX_PREFIX: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prefix of reply inboxes (default _INBOX); the generated NATS users expect _INBOX_<user>' }),
+  ),
   HERMES_SUBJECT_PREFIX: Type.String({ default: 'hermes', pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'first token of every subject' }),
   HEALTH_PORT: Type.Integer({ default: 0, minimum: 0, maximum: 65535, description: 'port for /healthz and /readyz; 0 picks a free one' }),
   LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace')], {

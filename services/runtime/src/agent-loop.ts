@@ -28,9 +28,11 @@ export interface AgentLoopDeps {
 
 /**
  * The tool-calling loop for one job. Each LLM answer is checkpointed before its tool calls run,
- * and each batch of tool results before the next LLM call, so a redelivered job continues from
- * the last finished step. Tool calls carry a key of task, subtask, step and index, so calls that
- * had already run are replayed by the toolbus, not run again.
+ * so a redelivered job continues from the last finished step without repeating an LLM call.
+ * Tool calls carry a key of task, subtask, step and index, and the toolbus records every reply
+ * under it: the records are the durable half of a step's state. A resumed job re-sends the
+ * checkpointed turn's calls and the toolbus replays their recorded replies, which is why tool
+ * results need no checkpoint write of their own before the next LLM call.
  */
 export class AgentLoop {
   constructor(private readonly d: AgentLoopDeps) {}
@@ -64,9 +66,7 @@ export class AgentLoop {
       if (budget !== undefined && used >= budget) {
         return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
       }
-      // The results' checkpoint is written while the LLM call waits for its permit; the call itself
-      // goes out only once the checkpoint is stored (and fails with the checkpoint's error if not).
-      const results = cp.pending ? await this.runPendingTools(job, cp, timer, o.signal) : undefined;
+      if (cp.pending) await this.runPendingTools(job, cp, timer, o.signal);
 
       const step = cp.step + 1;
       const onDelta = o.onDelta;
@@ -78,7 +78,6 @@ export class AgentLoop {
           ...(toolSpecs.length ? { tools: toolSpecs } : {}),
           ...(o.signal ? { signal: o.signal } : {}),
           ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
-          ...(results ? { after: results.saved } : {}),
         }),
       );
       model = answer.model;
@@ -109,11 +108,12 @@ export class AgentLoop {
   }
 
   /**
-   * Runs the tool calls of the last assistant turn in parallel; results go back in call order.
-   * Returns once the results are in the checkpoint's messages, with the write of that checkpoint
-   * still in flight (`saved`), for the next LLM call to wait on.
+   * Runs the tool calls of the last assistant turn in parallel; results go back in call order,
+   * into the checkpoint's messages (stored with the next turn: until then the toolbus's call
+   * records hold them). A runtime that lost the job to another may so make one more LLM call
+   * before its next checkpoint write fails; it never runs a tool for it.
    */
-  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, timer: StepTimer, signal?: AbortSignal): Promise<{ saved: Promise<void> }> {
+  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, timer: StepTimer, signal?: AbortSignal): Promise<void> {
     const assistant = cp.messages.at(-1);
     const calls = assistant && assistant.role === 'assistant' ? (assistant.tool_calls ?? []) : [];
     const replies = await timer.time('tools', () => Promise.all(
@@ -142,10 +142,6 @@ export class AgentLoop {
     ));
     calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
     cp.pending = false;
-    const saved = timer.time('checkpoint_results', () => this.d.checkpoints.save(cp), { alongside: true });
-    // Its failure is the LLM call's to report (it rejects with it); never an unhandled rejection meanwhile.
-    saved.catch(() => undefined);
-    return { saved };
   }
 
   private stop(cp: Checkpoint, error: WireError): LoopOutcome {

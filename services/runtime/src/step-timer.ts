@@ -12,21 +12,19 @@ export interface StepTiming {
   checkpoint_ms?: number;
   /** The step's tool calls, from the first sent to the last reply. */
   tools_ms?: number;
-  /** Checkpoint of the tool results; it runs alongside the next LLM call's permit acquire, so it is inside `llm_ms` of the next step. */
-  checkpoint_results_ms?: number;
   /** Everything else (building messages, events, the event loop): the total less the phases that do not overlap. */
   other_ms: number;
 }
 
-export type StepPhase = 'llm' | 'checkpoint' | 'tools' | 'checkpoint_results';
+export type StepPhase = 'llm' | 'checkpoint' | 'tools';
 
 /**
  * Times the phases of each agent step (RUNTIME_STEP_TIMING), to show where a step's time goes.
  * The default {@link noStepTimer} only runs what it is given.
  */
 export interface StepTimer {
-  /** Runs `work` and adds its duration to the current step's `phase`; `alongside` work overlaps other phases, so it is not subtracted for `other_ms`. */
-  time<T>(phase: StepPhase, work: () => Promise<T>, opts?: { alongside?: boolean }): Promise<T>;
+  /** Runs `work` and adds its duration to the current step's `phase`. */
+  time<T>(phase: StepPhase, work: () => Promise<T>): Promise<T>;
   /** Ends the current step (reporting it) and starts step `step`. */
   startStep(step: number): void;
   /** Ends the current step, reporting it. */
@@ -41,31 +39,29 @@ export const noStepTimer: StepTimer = {
 
 /** A timer that reports every finished step to `report`. */
 export function stepTimer(report: (t: StepTiming) => void): StepTimer {
-  let current: { step: number; started: number; phases: Partial<Record<StepPhase, number>>; alongside: Set<string> } | undefined;
+  let current: { step: number; started: number; phases: Partial<Record<StepPhase, number>> } | undefined;
   const end = () => {
     if (!current) return;
     const total = performance.now() - current.started;
     const phases = Object.fromEntries(Object.entries(current.phases).map(([k, v]) => [`${k}_ms`, round(v)]));
-    const alongside = current.alongside;
-    const busy = Object.entries(current.phases).reduce((a, [k, v]) => (alongside.has(k) ? a : a + v), 0);
+    const busy = Object.values(current.phases).reduce((a, v) => a + v, 0);
     report({ step: current.step, started_at: round(performance.timeOrigin + current.started), total_ms: round(total), ...phases, other_ms: round(total - busy) });
     current = undefined;
   };
   return {
-    async time(phase, work, opts) {
+    async time(phase, work) {
       const started = performance.now();
       try {
         return await work();
       } finally {
         if (current) {
           current.phases[phase] = (current.phases[phase] ?? 0) + performance.now() - started;
-          if (opts?.alongside) current.alongside.add(phase);
         }
       }
     },
     startStep(step) {
       end();
-      current = { step, started: performance.now(), phases: {}, alongside: new Set() };
+      current = { step, started: performance.now(), phases: {} };
     },
     end,
   };

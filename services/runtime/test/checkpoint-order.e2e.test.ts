@@ -5,7 +5,7 @@ import { cleanupAll, startNatsServer, startScriptedLlm, type NatsServerHandle, t
 import { CheckpointStore, type Checkpoint } from '../src/checkpoint-store.js';
 import { JobRunner } from '../src/job-runner.js';
 import { ToolCaller } from '../src/tool-caller.js';
-import { MODEL, makeJob as job, runtimeFixture, type RuntimeFixture } from './runtime-fixture.js';
+import { MODEL, makeJob as job, okReply, runtimeFixture, type RuntimeFixture } from './runtime-fixture.js';
 import { silentLogger } from './support.js';
 
 let nats: NatsServerHandle;
@@ -20,9 +20,18 @@ class SlowCheckpointStore extends CheckpointStore {
   }
 }
 
+const toolSaw: { step: number; checkpointStep?: number; pending?: boolean }[] = [];
+
 beforeAll(async () => {
   [nats, llm] = await Promise.all([startNatsServer(), startScriptedLlm()]);
-  f = await runtimeFixture(nats.url, llm);
+  // The toolbus stand-in reads the checkpoint as each call reaches it: what a runtime taking over would resume from.
+  f = await runtimeFixture(nats.url, llm, {
+    onToolCall: async (req) => {
+      const cp = await (await f.otherRuntime()).load(req.task_id + '-main');
+      toolSaw.push({ step: req.step, ...(cp ? { checkpointStep: cp.step, pending: cp.pending } : {}) });
+      return okReply(req, { q: req.arguments });
+    },
+  });
 });
 
 afterAll(async () => {
@@ -31,7 +40,7 @@ afterAll(async () => {
 });
 
 describe('checkpoints around a step', () => {
-  it('every LLM call after a tool call goes out only once the tool results are checkpointed', async () => {
+  it('a tool call goes out only once the turn that asked for it is checkpointed; its results ride on the toolbus records, not a checkpoint write', async () => {
     const worker: RoleEndpoint = { baseUrl: llm.baseUrl, apiKey: 'test-key', model: MODEL };
     const runner = new JobRunner({
       bus: f.bus,
@@ -45,7 +54,6 @@ describe('checkpoints around a step', () => {
     const j = job();
     const seen: { request: number; step?: number; pending?: boolean; toolMessages?: number }[] = [];
     let n = 0;
-    // The model reads the checkpoint as each request reaches it: what a runtime taking over would resume from.
     llm.setResponder(async ({ body }) => {
       const request = ++n;
       const cp = await (await f.otherRuntime()).load(j.job_id);
@@ -57,11 +65,18 @@ describe('checkpoints around a step', () => {
     await runner.run(j, await f.deliver(j));
 
     expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'done' }]);
+    // Each call found the turn that asked for it stored, with its calls pending (a resume re-sends them and the toolbus replays).
+    expect(toolSaw).toEqual([
+      { step: 1, checkpointStep: 1, pending: true },
+      { step: 2, checkpointStep: 2, pending: true },
+      { step: 3, checkpointStep: 3, pending: true },
+    ]);
+    // The next LLM call does not wait for a write of the results: the checkpoint is still the turn before.
     expect(seen).toEqual([
       { request: 1 },
-      { request: 2, step: 1, pending: false, toolMessages: 1 },
-      { request: 3, step: 2, pending: false, toolMessages: 2 },
-      { request: 4, step: 3, pending: false, toolMessages: 3 },
+      { request: 2, step: 1, pending: true, toolMessages: 0 },
+      { request: 3, step: 2, pending: true, toolMessages: 1 },
+      { request: 4, step: 3, pending: true, toolMessages: 2 },
     ]);
   });
 });

@@ -19,6 +19,7 @@ export const echoTool: BuiltinTool = {
       additionalProperties: false,
     },
     timeout_ms: 1000,
+    idempotent: true,
   },
   async run(args) {
     return String(args.text);

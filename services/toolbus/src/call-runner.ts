@@ -23,7 +23,8 @@ export interface CallRunnerOptions {
 /**
  * Executes a call whose `running` record this instance holds: renews the lease while the tool
  * runs (so other replicas wait instead of running it again), then writes the final reply into
- * the record with compare-and-set and audits it.
+ * the record with compare-and-set and audits it. Side-effect-free tools skip the `running`
+ * record (see `runUnrecorded`).
  */
 export class CallRunner {
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -36,10 +37,7 @@ export class CallRunner {
   }
 
   run(key: string, held: StoredRecord, note?: string): Promise<ToolCallReply> {
-    const p = this.execute(key, held, note);
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p)).catch(() => undefined);
-    return p;
+    return this.track(this.execute(key, held, note));
   }
 
   /** Waits for the calls this instance is executing (bounded by the caller). */
@@ -47,22 +45,64 @@ export class CallRunner {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  /**
+   * Runs a side-effect-free (`idempotent`) tool before any record exists and records only the
+   * final reply: one KV write instead of two. Running it twice (a crash before the write, or two
+   * requests at once) is harmless by the tool's own declaration; the first reply recorded wins.
+   * Undefined when another request recorded the call first (the caller replays that record).
+   */
+  runUnrecorded(key: string, checked: CallRecord): Promise<ToolCallReply | undefined> {
+    return this.track(
+      (async () => {
+        const { reply, done } = this.finalize(key, checked, await this.executeTool(checked));
+        if ((await this.o.store.create(key, done)) === undefined) return undefined;
+        this.audit(checked, reply);
+        return reply;
+      })(),
+    );
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
   private async execute(key: string, held: StoredRecord, note?: string): Promise<ToolCallReply> {
     const { record } = held;
     const lease = new Lease(this.o.store, key, held, this.o.leaseMs, this.o.logger);
-    const tool = this.o.registry.resolve(record.origin.tool);
     let outcome: ExecOutcome & { duration_ms: number };
     try {
-      outcome = tool
-        ? await this.o.executor.execute(tool, record.arguments ?? {}, {
-            callId: record.call_id,
-            idempotencyKey: record.origin.idempotency_key,
-            context: { task_id: record.origin.task_id, user_id: record.origin.user_id, roles: record.origin.roles },
-          })
-        : { ok: false, duration_ms: 0, error: { code: 'provider_unavailable', message: `tool "${record.origin.tool}" is not offered by any provider right now`, retryable: true } };
+      outcome = await this.executeTool(record);
     } finally {
       await lease.release();
     }
+    const { reply, done } = this.finalize(key, record, outcome);
+    const written = await this.o.store.replace(key, done, lease.revision);
+    if (written === undefined) {
+      // The lease was lost (this process stalled past it) and another toolbus took the call over.
+      const now = await this.o.store.get(key);
+      this.o.logger.warn({ call_id: record.call_id, state: now?.record.state }, 'lost the lease on a tool call while it ran');
+      if (now?.record.state === 'done' && now.record.reply) return { ...now.record.reply, replayed: true };
+    }
+    this.audit(record, reply, note);
+    return reply;
+  }
+
+  private executeTool(record: CallRecord): Promise<ExecOutcome & { duration_ms: number }> {
+    const tool = this.o.registry.resolve(record.origin.tool);
+    if (!tool) {
+      return Promise.resolve({ ok: false, duration_ms: 0, error: { code: 'provider_unavailable', message: `tool "${record.origin.tool}" is not offered by any provider right now`, retryable: true } });
+    }
+    return this.o.executor.execute(tool, record.arguments ?? {}, {
+      callId: record.call_id,
+      idempotencyKey: record.origin.idempotency_key,
+      context: { task_id: record.origin.task_id, user_id: record.origin.user_id, roles: record.origin.roles },
+    });
+  }
+
+  /** The reply for the model and the `done` record that makes every later request replay it. */
+  private finalize(key: string, record: CallRecord, outcome: ExecOutcome & { duration_ms: number }): { reply: ToolCallReply; done: CallRecord } {
     const reply: ToolCallReply = { call_id: record.call_id, status: outcome.ok ? 'ok' : 'error', duration_ms: outcome.duration_ms };
     let full: unknown;
     if (outcome.ok) {
@@ -73,6 +113,7 @@ export class CallRunner {
         Object.assign(reply, { truncated: true, full_result_ref: key });
         full = normalized;
       }
+      const tool = this.o.registry.resolve(record.origin.tool);
       if (tool && ResultCache.applies(tool.spec)) {
         this.o.cache.put(tool.spec, record.arguments ?? {}, normalized).catch((err: unknown) => this.o.logger.warn({ err, tool: tool.spec.name }, 'could not cache a result'));
       }
@@ -80,16 +121,11 @@ export class CallRunner {
       reply.error = outcome.error;
     }
     const { owner: _owner, lease_until: _lease, ...rest } = record;
-    const done: CallRecord = { ...rest, state: 'done', reply, ...(full !== undefined ? { full_result: full } : {}) };
-    const written = await this.o.store.replace(key, done, lease.revision);
-    if (written === undefined) {
-      // The lease was lost (this process stalled past it) and another toolbus took the call over.
-      const now = await this.o.store.get(key);
-      this.o.logger.warn({ call_id: record.call_id, state: now?.record.state }, 'lost the lease on a tool call while it ran');
-      if (now?.record.state === 'done' && now.record.reply) return { ...now.record.reply, replayed: true };
-    }
+    return { reply, done: { ...rest, state: 'done', reply, ...(full !== undefined ? { full_result: full } : {}) } };
+  }
+
+  private audit(record: CallRecord, reply: ToolCallReply, note?: string): void {
     this.o.audit.record(record.origin, { call_id: record.call_id, provider: record.provider, reply, ...(record.approval?.decided_by ? { decided_by: record.approval.decided_by } : {}), ...(note ? { note } : {}) });
-    return reply;
   }
 }
 

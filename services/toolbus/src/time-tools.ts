@@ -55,6 +55,7 @@ export const dateAddTool: BuiltinTool = {
       additionalProperties: false,
     },
     timeout_ms: 1000,
+    idempotent: true,
   },
   async run(args) {
     const input = parseDateInput(String(args.date), '/date');
@@ -80,6 +81,7 @@ export const dateDiffTool: BuiltinTool = {
       additionalProperties: false,
     },
     timeout_ms: 1000,
+    idempotent: true,
   },
   async run(args) {
     const diffMs = instantOf(parseDateInput(String(args.to), '/to')) - instantOf(parseDateInput(String(args.from), '/from'));

@@ -114,6 +114,7 @@ export class ToolCallHandler {
       this.o.audit.record(origin, { call_id: key, provider: tool.provider, reply });
       return reply;
     }
+    if (tool.spec.idempotent) return this.o.runner.runUnrecorded(key, checked);
     const running = this.o.runner.runningRecord(checked);
     const revision = await this.o.store.create(key, running);
     if (revision === undefined) return undefined;

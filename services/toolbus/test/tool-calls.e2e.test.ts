@@ -151,6 +151,27 @@ describe('exactly once', () => {
     expect(p.received[0]).toMatchObject({ idempotency_key: req.idempotency_key, arguments: { q: 'a' }, context: { task_id: req.task_id, user_id: 'u1', roles: ['member'] } });
   });
 
+  it('records a call of a side-effect-free tool with one write (no running record) and replays it like any other', async () => {
+    const { bus } = await setup();
+    const kv = await bus.kv(bus.subjects.buckets.toolCalls);
+    const writes = async () => (await kv.status()).streamInfo.state.last_seq;
+    const p = await provider(bus, bus, { provider: 'pure', tools: [{ ...remoteTool('upper'), idempotent: true }], run: async (r) => ({ q: String(r.arguments.q).toUpperCase(), run: p.received.length }) });
+    const before = await writes();
+    const req = callRequest({ tool: 'upper', arguments: '{"q": "a"}' });
+    const first = await callTool(bus, req);
+    expect(first).toMatchObject({ status: 'ok', result: { q: 'A', run: 1 } });
+    expect((await writes()) - before).toBe(1);
+    // Without a record read first, a replay may run the tool again (harmless by its declaration);
+    // the reply recorded first is still the one returned.
+    expect(await callTool(bus, req)).toEqual({ ...first, replayed: true });
+    expect((await writes()) - before).toBe(1);
+    // A tool with side effects still gets its running record first, then its result.
+    const withEffects = await writes();
+    await provider(bus, bus, { provider: 'effects', tools: [remoteTool('send')], run: async () => 'sent' });
+    await callTool(bus, callRequest({ tool: 'send', arguments: '{"q": "x"}' }));
+    expect((await writes()) - withEffects).toBe(2);
+  });
+
   it('refuses an idempotency key reused for another tool', async () => {
     const { bus } = await setup();
     const req = callRequest({ tool: 'echo', arguments: '{"text": "a"}' });
