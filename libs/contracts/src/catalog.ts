@@ -114,7 +114,8 @@ export const contracts = {
     subject: (s) => s.taskEvents('{task_id}'),
     stream: (s) => s.streams.taskEvents,
     payload: TaskEvent,
-    producers: ['dispatcher', 'runtime'],
+    // The toolbus publishes the approval-request step events of parked tool calls.
+    producers: ['dispatcher', 'runtime', 'toolbus'],
     consumers: ['submitter', 'gateway'],
   }),
   taskRejected: message({
@@ -151,7 +152,8 @@ export const contracts = {
     request: TaskGetRequest,
     reply: TaskView,
     responder: 'dispatcher',
-    requesters: ['gateway', 'submitter'],
+    // The runtime asks before starting a job whether its task already ended.
+    requesters: ['gateway', 'submitter', 'runtime'],
   }),
   taskList: request({
     name: 'taskList',

@@ -10,6 +10,7 @@ const cliSettings = Type.Object({
   NATS_PASSWORD: commonSettings.NATS_PASSWORD,
   NATS_TOKEN: commonSettings.NATS_TOKEN,
   NATS_CREDS_FILE: commonSettings.NATS_CREDS_FILE,
+  NATS_INBOX_PREFIX: commonSettings.NATS_INBOX_PREFIX,
   HERMES_SUBJECT_PREFIX: commonSettings.HERMES_SUBJECT_PREFIX,
 });
 
@@ -35,6 +36,7 @@ export async function connectBus(io: CliIo): Promise<Bus> {
       ...(config.NATS_USER ? { user: config.NATS_USER, password: config.NATS_PASSWORD } : {}),
       ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
       ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
+      ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
     });
   } catch (err) {
     throw new CliError(`cannot reach NATS at ${config.NATS_URL} (set NATS_URL): ${(err as Error).message}`, EXIT.failed, { cause: err });

@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { contracts, subjectsFor } from '../src/index.js';
+import { HERMES_SERVICES, JETSTREAM_ROLES, NATS_USERS, inboxPrefixFor, natsPermissions, passwordVariableFor, renderNatsUsersConf } from '../src/nats-permissions.js';
+
+const confPath = fileURLToPath(new URL('../../../deploy/nats/hermes-users.conf', import.meta.url));
+const perms = natsPermissions();
+const s = subjectsFor();
+
+/** NATS subject matching: `*` one token, `>` the rest. */
+function matches(pattern: string, subject: string): boolean {
+  const p = pattern.split(' ')[0]!.split('.');
+  const t = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return t.length > i;
+    if (i >= t.length || (p[i] !== '*' && p[i] !== t[i])) return false;
+  }
+  return p.length === t.length;
+}
+const mayPublish = (user: keyof typeof perms, subject: string) => perms[user].publish.some((p) => matches(p, subject));
+const maySubscribe = (user: keyof typeof perms, subject: string) => perms[user].subscribe.some((p) => matches(p, subject));
+
+describe('deploy/nats/hermes-users.conf', () => {
+  it('is exactly what the contracts generate', () => {
+    let current: string | undefined;
+    try {
+      current = readFileSync(confPath, 'utf8');
+    } catch {
+      current = undefined;
+    }
+    expect(current, 'deploy/nats/hermes-users.conf is missing or stale: run `npm run build && npm run nats-permissions`').toBe(renderNatsUsersConf());
+  });
+
+  it('names every user once, with its password from a variable, and no wildcard that opens everything', () => {
+    const text = renderNatsUsersConf();
+    for (const user of NATS_USERS) {
+      expect(text.split(`user: "${user}"`)).toHaveLength(2);
+      expect(text).toContain(`password: $${passwordVariableFor(user)}`);
+    }
+    for (const user of NATS_USERS) {
+      for (const p of [...perms[user].publish, ...perms[user].subscribe]) {
+        expect(p, user).not.toMatch(/^(>|\*\.>|\$JS\.API\.>|\$JS\.>|_INBOX\.>|\$KV\.>)$/);
+      }
+    }
+  });
+});
+
+describe('natsPermissions', () => {
+  it('lets each party publish what the catalog says it produces or requests, and nothing of the others', () => {
+    for (const user of NATS_USERS) {
+      for (const c of Object.values(contracts)) {
+        const subject = c.subject(s).replace(/\{[^}]+\}/g, 'x1');
+        const sends = c.kind === 'request' ? (c.requesters as readonly string[]).includes(user) : (c.producers as readonly string[]).includes(user);
+        expect(mayPublish(user, subject), `${user} publish ${c.name}`).toBe(sends);
+      }
+    }
+  });
+
+  it('lets only the responder of a request subscribe to it, in its queue group, and allows it to answer', () => {
+    for (const c of Object.values(contracts)) {
+      if (c.kind !== 'request') continue;
+      const subject = c.subject(s).replace(/\{[^}]+\}/g, 'x1');
+      for (const user of NATS_USERS) expect(maySubscribe(user, subject), `${user} serve ${c.name}`).toBe(c.responder === user);
+      if ((NATS_USERS as readonly string[]).includes(c.responder)) {
+        const responder = c.responder as (typeof NATS_USERS)[number];
+        expect(perms[responder].subscribe).toContain(`${c.subject(s).replace(/\{[^}]+\}/g, '*')} ${s.queueGroup(c.responder)}`);
+        expect(perms[responder].allowResponses).toBe(true);
+      }
+    }
+  });
+
+  it('gives each user its own inbox and no one else’s', () => {
+    for (const user of NATS_USERS) {
+      for (const other of NATS_USERS) expect(maySubscribe(user, `${inboxPrefixFor(other)}.abc.1`), `${user} -> ${other}`).toBe(user === other);
+      expect(maySubscribe(user, '_INBOX.abc.1')).toBe(false);
+    }
+  });
+
+  it('keeps the toolbus from publishing task results and the submitter away from jobs, audit, KV and other streams', () => {
+    expect(mayPublish('toolbus', s.runtimeResults)).toBe(false);
+    expect(mayPublish('submitter', s.taskSubmit)).toBe(true);
+    expect(mayPublish('submitter', s.taskEvents('t_1'))).toBe(false);
+    expect(mayPublish('submitter', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('t_1')}`)).toBe(true);
+    for (const denied of [
+      `$JS.API.CONSUMER.CREATE.${s.streams.toolAudit}.c1.${s.toolAudit('t_1')}`,
+      `$JS.API.CONSUMER.MSG.NEXT.${s.streams.runtimeJobs}.${s.consumers.runtimeJobs}`,
+      `$JS.API.STREAM.INFO.${s.streams.toolAudit}`,
+      `$JS.API.DIRECT.GET.KV_${s.buckets.tasks}`,
+      `$KV.${s.buckets.tasks}.t_1`,
+      `$JS.API.STREAM.CREATE.${s.streams.taskEvents}`,
+      `$JS.API.STREAM.DELETE.${s.streams.taskEvents}`,
+    ]) {
+      expect(mayPublish('submitter', denied), denied).toBe(false);
+    }
+    expect(maySubscribe('submitter', s.runtimeJobs)).toBe(false);
+    expect(perms.submitter.allowResponses).toBe(false);
+  });
+
+  it('opens exactly the KV buckets and durable consumers of each role, and no stream deletion to anyone', () => {
+    for (const user of NATS_USERS) {
+      const role = JETSTREAM_ROLES[user];
+      for (const [key, bucket] of Object.entries(s.buckets)) {
+        const has = (role.buckets ?? []).includes(key as keyof typeof s.buckets);
+        expect(mayPublish(user, `$KV.${bucket}.k1`), `${user} ${bucket}`).toBe(has);
+        expect(mayPublish(user, `$JS.API.STREAM.INFO.KV_${bucket}`), `${user} ${bucket} info`).toBe(has);
+      }
+      // Every durable consumer, on the stream it reads: only its role may pull from and ack it.
+      for (const { stream, consumer } of Object.values(JETSTREAM_ROLES).flatMap((r) => r.durables ?? [])) {
+        const has = (role.durables ?? []).some((d) => d.consumer === consumer);
+        const [name, durable] = [s.streams[stream], s.consumers[consumer]];
+        expect(mayPublish(user, `$JS.API.CONSUMER.MSG.NEXT.${name}.${durable}`), `${user} ${name}/${durable}`).toBe(has);
+        expect(mayPublish(user, `$JS.ACK.${name}.${durable}.1.2.3.4.5`), `${user} ack ${name}/${durable}`).toBe(has);
+      }
+      expect(perms[user].publish.some((p) => p.includes('.DELETE.') && !p.includes('.CONSUMER.DELETE.'))).toBe(false);
+    }
+  });
+
+  it('writes the subjects, streams and buckets of another prefix', () => {
+    const acme = natsPermissions({ prefix: 'acme' });
+    expect(acme.dispatcher.publish).toContain('acme.runtime.jobs');
+    expect(acme.dispatcher.publish).toContain('$KV.acme_tasks.>');
+    expect(acme.runtime.publish).toContain('$JS.API.CONSUMER.MSG.NEXT.ACME_RUNTIME_JOBS.runtime-jobs');
+    expect(JSON.stringify(acme)).not.toContain('hermes');
+  });
+
+  it('has one user per deployable service plus the submitter', () => {
+    expect([...NATS_USERS]).toEqual([...HERMES_SERVICES, 'submitter']);
+    expect(Object.keys(JETSTREAM_ROLES).sort()).toEqual([...NATS_USERS].sort());
+  });
+});
