@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { contracts, type McpStatusReply } from '@hermes/contracts';
-import { request, type Bus } from '@hermes/bus';
+import { Bus, request } from '@hermes/bus';
+import type { Logger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
@@ -52,13 +53,14 @@ export interface McpTestRig {
 
 export const configText = (servers: Record<string, unknown>): string => JSON.stringify({ servers }, null, 2);
 
-export async function startMcpRig(o: { servers: Record<string, unknown>; settings?: Partial<ToolbusSettings>; fileName?: string }): Promise<McpTestRig> {
+/** `logger`: where the toolbus logs (silent unless given). */
+export async function startMcpRig(o: { servers: Record<string, unknown>; settings?: Partial<ToolbusSettings>; fileName?: string; logger?: Logger }): Promise<McpTestRig> {
   const natsUrl = (await startNatsServer()).url;
   const dir = mkdtempSync(join(tmpdir(), 'hermes-mcp-'));
   const configFile = join(dir, o.fileName ?? 'mcp.yaml');
   const writeConfig = (servers: Record<string, unknown>): void => writeFileSync(configFile, configText(servers));
   writeConfig(o.servers);
-  const bus = await connect(natsUrl, freshPrefix());
+  const bus = o.logger ? await Bus.connect({ servers: natsUrl, name: 'toolbus-test', logger: o.logger, prefix: freshPrefix(), waitOnFirstConnect: false }) : await connect(natsUrl, freshPrefix());
   const toolbus = await startTestToolbus(bus, { MCP_CONFIG_FILE: configFile, ...o.settings });
   return {
     bus,
