@@ -32,7 +32,7 @@ export function renderMemoryRecallMarkdown(r: MemoryRecallReport): string {
     `- **Recall**: ${r.settings.queries} top-10 \`search\` calls through the public API (the per-user queue, the index, and the copy of the records returned) after 50 warm-up searches.`,
     `- **Writes**: the store filled through \`upsertMany\` in batches of ${r.settings.batch} (one log append and one index batch each), with the index live; then ${r.settings.single_writes} single \`upsert\` calls, one at a time.`,
     `- **recall@10**: share of the exact top 10 (a full scan) that the store returned, over ${r.settings.recall_queries} queries. **Source in top 10**: share of queries whose paraphrased memory came back.`,
-    '- **Reload**: close, reopen and the first search of the user (log replay and index build), timed only up to 20,000 memories.',
+    '- **Reload**: close (which saves the index beside the log), reopen and the first search of the user: log replay, checksum and load of the saved index.',
     `- **js-exact-scan**: the same queries answered by a plain JavaScript scan over one Float32Array (dot products, top-10 selection), at ${r.settings.exact_scan_at.toLocaleString('en-US')} memories, for comparison.`,
     '',
   ].join('\n');

@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ describe('EmbeddedVectorStore on disk', () => {
     const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
     await store.upsert(record('u1', 'm1', 'whole'), unit(0));
     await store.close();
-    const [log] = await readdir(join(dir, 'users'));
+    const log = (await readdir(join(dir, 'users'))).find((f) => f.endsWith('.jsonl'));
     await appendFile(join(dir, 'users', log!), '{"put":{"memory_id":"m2","user_id":"u1","conte');
 
     const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
@@ -67,7 +67,7 @@ describe('EmbeddedVectorStore on disk', () => {
 
     const files = await readdir(join(dir, 'users'));
     expect(files).toHaveLength(2);
-    for (const file of files) expect(file).toMatch(/^[0-9a-f]{64}\.jsonl$/);
+    for (const file of files) expect(file).toMatch(/^[0-9a-f]{64}\.(jsonl|usearch|usearch\.json)$/);
     const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
     expect((await reopened.search('a/b', unit(0), 5)).map((h) => h.record.content)).toEqual(['slash']);
     await reopened.close();
@@ -78,11 +78,49 @@ describe('EmbeddedVectorStore on disk', () => {
     const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4, compactMinLines: 10 });
     for (let i = 0; i < 25; i++) await store.upsert(record('u1', 'same', `v${i}`), unit(i % 4));
     await store.close();
-    const [log] = await readdir(join(dir, 'users'));
+    const log = (await readdir(join(dir, 'users'))).find((f) => f.endsWith('.jsonl'));
     const lines = (await readFile(join(dir, 'users', log!), 'utf8')).trim().split('\n');
     // Compacted whenever the log reached 10 lines: never more than 10 lines for one record.
     expect(lines.length).toBeLessThan(10);
     expect(JSON.parse(lines.at(-1)!).put.content).toBe('v24');
+  });
+
+  it('a restart loads the saved index and replays what was written after it, even without a clean close', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsertMany([0, 1, 2].map((axis) => ({ record: record('u1', `m${axis}`, `axis ${axis}`), vector: unit(axis) })));
+    // The first search builds the index and saves it beside the log.
+    await store.search('u1', unit(0), 1);
+    expect((await readdir(join(dir, 'users'))).some((f) => f.endsWith('.usearch'))).toBe(true);
+    // After the save: a replaced vector, an archived record and a new one, then a "crash" (no close).
+    await store.upsert(record('u1', 'm0', 'axis 0 moved to 3'), unit(3));
+    await store.update('u1', 'm1', { status: 'archived' });
+    await store.upsert(record('u1', 'm9', 'new on axis 1'), unit(1));
+
+    const restarted = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    expect((await restarted.search('u1', unit(3), 1))[0]?.record.content).toBe('axis 0 moved to 3');
+    const hits = (await restarted.search('u1', unit(1), 4)).map((h) => h.record.memory_id);
+    // m1 was archived after the save: it must not come back from the saved index.
+    expect(hits[0]).toBe('m9');
+    expect([...hits].sort()).toEqual(['m0', 'm2', 'm9']);
+    await restarted.close();
+    await store.close();
+  });
+
+  it('a damaged saved index is ignored and rebuilt from the log', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsert(record('u1', 'm1', 'one'), unit(2));
+    await store.upsert(record('u1', 'm2', 'two'), unit(1));
+    await store.search('u1', unit(2), 1);
+    await store.close();
+    const index = (await readdir(join(dir, 'users'))).find((f) => f.endsWith('.usearch'));
+    await writeFile(join(dir, 'users', index!), 'not an index');
+
+    const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    expect((await reopened.search('u1', unit(2), 1))[0]?.record.content).toBe('one');
+    expect((await reopened.search('u1', unit(1), 1))[0]?.record.content).toBe('two');
+    await reopened.close();
   });
 
   it('calls after close are refused with a retryable unavailable error', async () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { IndexSnapshot } from './index-snapshot.js';
 import { KeyedSerial } from './keyed-serial.js';
 import { onceUntilSuccess } from './once-until-success.js';
 import { newestFirst, pickPatch } from './record-rules.js';
@@ -18,12 +19,25 @@ export interface EmbeddedVectorStoreOptions {
   durable?: boolean;
   /** Compact a user's log once it has this many lines and more than twice its live records (default 1000). */
   compactMinLines?: number;
+  /**
+   * Save a user's index once this many log lines (and half its record count) were written since
+   * the last save (default 1000); it is also saved on close. A restart loads it instead of rebuilding.
+   */
+  snapshotMinLines?: number;
   hnsw?: Partial<HnswTuning>;
 }
 
 interface StoreMeta {
   format: 1;
   dimensions: number;
+}
+
+/** A loaded user: log, records and index in memory, and the saved index with the log lines it covers. */
+interface LoadedUser {
+  log: UserLog;
+  ns: UserNamespace;
+  snapshot: IndexSnapshot;
+  savedLines: number;
 }
 
 const DEFAULT_HNSW: HnswTuning = { connectivity: 16, expansionAdd: 128, expansionSearch: 64 };
@@ -37,7 +51,7 @@ const DEFAULT_HNSW: HnswTuning = { connectivity: 16, expansionAdd: 128, expansio
 export class EmbeddedVectorStore implements VectorStore {
   readonly dimensions: number;
   private readonly usersDir: string;
-  private readonly namespaces = new Map<string, { log: UserLog; ns: UserNamespace }>();
+  private readonly namespaces = new Map<string, LoadedUser>();
   private readonly serial = new KeyedSerial();
   private readonly hnsw: HnswTuning;
   private closed = false;
@@ -67,7 +81,8 @@ export class EmbeddedVectorStore implements VectorStore {
     }
     await Promise.all(
       Array.from(byUser, ([userId, forUser]) =>
-        this.withUser(userId, 'upsert', async ({ log, ns }) => {
+        this.withUser(userId, 'upsert', async (user) => {
+          const { log, ns } = user;
           const keyed = Array.from(forUser.values(), ({ record, vector }) => ({
             // Copies: the caller may reuse its arrays and objects after we return.
             record: structuredClone(record),
@@ -76,7 +91,7 @@ export class EmbeddedVectorStore implements VectorStore {
           }));
           await log.append(keyed.map((k): LogEntry => ({ put: k.record, key: k.key.toString(), v: encodeVector(k.vector) })));
           ns.putMany(keyed);
-          await this.compactIfDue(log, ns);
+          await this.maintain(user);
         }),
       ),
     );
@@ -85,8 +100,11 @@ export class EmbeddedVectorStore implements VectorStore {
   async search(userId: string, vector: Float32Array, limit: number): Promise<VectorHit[]> {
     checkVector(vector, this.dimensions, 'search');
     if (limit <= 0) return [];
-    return this.withUser(userId, 'search', async ({ ns }) => {
-      const hits = await ns.search(vector, limit);
+    return this.withUser(userId, 'search', async (user) => {
+      const firstSearch = !user.ns.indexed;
+      const hits = await user.ns.search(vector, limit);
+      // An index just built from the log is saved at once: the next restart loads it.
+      if (firstSearch && user.savedLines < user.log.lines) await this.saveSnapshot(user);
       return hits.map((h) => ({ record: structuredClone(h.record), similarity: h.similarity }));
     });
   }
@@ -107,30 +125,35 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   update(userId: string, memoryId: string, patch: MemoryRecordPatch): Promise<MemoryRecord | undefined> {
-    return this.withUser(userId, 'update', async ({ log, ns }) => {
+    return this.withUser(userId, 'update', async (user) => {
+      const { log, ns } = user;
       if (!ns.get(memoryId)) return undefined;
       const change = { ...pickPatch(patch), memory_id: memoryId };
       await log.append([{ patch: change }]);
       const updated = ns.patch(change);
-      await this.compactIfDue(log, ns);
+      await this.maintain(user);
       return updated && structuredClone(updated);
     });
   }
 
   purgeUser(userId: string): Promise<number> {
-    return this.withUser(userId, 'purgeUser', async ({ log, ns }) => {
+    return this.withUser(userId, 'purgeUser', async ({ log, ns, snapshot }) => {
       const removed = ns.size;
+      await snapshot.remove();
       await log.remove();
       this.namespaces.delete(userId);
       return removed;
     });
   }
 
-  /** Waits for writes in flight and closes the logs; the data stays on disk for the next open. */
+  /** Waits for writes in flight, saves changed indexes and closes the logs; the data stays for the next open. */
   async close(): Promise<void> {
     this.closed = true;
     await this.serial.idle();
-    await Promise.all(Array.from(this.namespaces.values(), ({ log }) => log.close()));
+    for (const user of this.namespaces.values()) {
+      if (user.savedLines < user.log.lines) await this.saveSnapshot(user).catch(() => {});
+      await user.log.close();
+    }
     this.namespaces.clear();
   }
 
@@ -152,7 +175,7 @@ export class EmbeddedVectorStore implements VectorStore {
   }
 
   /** Runs `task` alone for this user, with the user's log and namespace loaded. */
-  private withUser<T>(userId: string, operation: string, task: (user: { log: UserLog; ns: UserNamespace }) => Promise<T>): Promise<T> {
+  private withUser<T>(userId: string, operation: string, task: (user: LoadedUser) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('store is closed') }));
     return this.serial.run(userId, async () => {
       await this.init();
@@ -172,25 +195,50 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
-  private async load(userId: string): Promise<{ log: UserLog; ns: UserNamespace }> {
+  private async load(userId: string): Promise<LoadedUser> {
     // File names are hashes: user ids are arbitrary strings and must never become paths.
-    const file = join(this.usersDir, `${createHash('sha256').update(userId).digest('hex')}.jsonl`);
-    const log = new UserLog(file, this.opts.durable ?? true);
-    const ns = new UserNamespace(this.dimensions, this.hnsw, file);
-    for (const entry of await log.read()) {
+    const base = join(this.usersDir, createHash('sha256').update(userId).digest('hex'));
+    const durable = this.opts.durable ?? true;
+    const log = new UserLog(`${base}.jsonl`, durable);
+    const ns = new UserNamespace(this.dimensions, this.hnsw, log.path);
+    const entries = await log.read();
+    for (const entry of entries) {
       if ('put' in entry && entry.put.user_id !== userId) {
-        throw new VectorStoreCorruptError({ path: file, detail: `holds a record of another user (${entry.put.memory_id})` });
+        throw new VectorStoreCorruptError({ path: log.path, detail: `holds a record of another user (${entry.put.memory_id})` });
       }
       ns.replay(entry);
     }
-    const user = { log, ns };
+    const snapshot = new IndexSnapshot(base, durable);
+    const saved = await snapshot.usable(entries.length, this.dimensions);
+    if (saved) {
+      const touched = new Set(entries.slice(saved.lines).map((e) => ('put' in e ? e.put.memory_id : e.patch.memory_id)));
+      ns.useSnapshot(saved.path, touched);
+    }
+    const user: LoadedUser = { log, ns, snapshot, savedLines: saved?.lines ?? 0 };
     this.namespaces.set(userId, user);
-    await this.compactIfDue(log, ns);
+    await this.maintain(user);
     return user;
   }
 
-  private async compactIfDue(log: UserLog, ns: UserNamespace): Promise<void> {
-    const minLines = this.opts.compactMinLines ?? 1000;
-    if (log.lines >= minLines && log.lines > 2 * ns.size) await log.rewrite(ns.snapshot(encodeVector));
+  /** After a write: compacts the log when mostly garbage, saves the index when much has changed. */
+  private async maintain(user: LoadedUser): Promise<void> {
+    const { log, ns, snapshot } = user;
+    if (log.lines >= (this.opts.compactMinLines ?? 1000) && log.lines > 2 * ns.size) {
+      // Line counts of the old log mean nothing in the new one: the saved index's meta goes first.
+      await snapshot.invalidate();
+      user.savedLines = 0;
+      await log.rewrite(ns.asLog(encodeVector));
+      await this.saveSnapshot(user);
+      return;
+    }
+    const unsaved = log.lines - user.savedLines;
+    if (ns.indexed && unsaved >= (this.opts.snapshotMinLines ?? 1000) && unsaved >= ns.size / 2) await this.saveSnapshot(user);
+  }
+
+  private async saveSnapshot(user: LoadedUser): Promise<void> {
+    if (!user.ns.indexed) return;
+    const lines = user.log.lines;
+    await user.snapshot.save(lines, this.dimensions, (path) => user.ns.saveIndex(path));
+    user.savedLines = lines;
   }
 }

@@ -32,6 +32,8 @@ export class UserNamespace {
   private readonly idByKey = new Map<bigint, string>();
   private nextKey = 1n;
   private index: Index | undefined;
+  /** A saved index to load instead of building one, and the memories changed after it was saved. */
+  private pendingSnapshot: { path: string; touched: Set<string> } | undefined;
 
   constructor(
     private readonly dimensions: number,
@@ -41,6 +43,22 @@ export class UserNamespace {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Whether the index exists yet (it is built or loaded on the first search). */
+  get indexed(): boolean {
+    return this.index !== undefined;
+  }
+
+  /** Tells the first search to load this saved index and bring the `touched` memories up to date. */
+  useSnapshot(path: string, touched: Set<string>): void {
+    this.pendingSnapshot = { path, touched };
+  }
+
+  /** Writes the index to `path` in usearch's format (only once `indexed`). */
+  saveIndex(path: string): void {
+    if (!this.index) throw new Error('saveIndex before the index exists');
+    this.index.save(path);
   }
 
   get(memoryId: string): MemoryRecord | undefined {
@@ -111,7 +129,7 @@ export class UserNamespace {
   }
 
   /** The log that replays to exactly this state: one put per record (compaction). */
-  snapshot(encode: (v: Float32Array) => string): LogEntry[] {
+  asLog(encode: (v: Float32Array) => string): LogEntry[] {
     return Array.from(this.entries.values(), (e) => ({ put: e.record, key: e.key.toString(), v: encode(e.vector) }));
   }
 
@@ -126,7 +144,37 @@ export class UserNamespace {
   }
 
   private async buildIndex(): Promise<Index> {
-    const index = new Index({
+    const snapshot = this.pendingSnapshot;
+    this.pendingSnapshot = undefined;
+    const loaded = snapshot && this.loadSnapshot(snapshot);
+    if (loaded) {
+      this.index = loaded;
+      return loaded;
+    }
+    return this.buildFromScratch(this.emptyIndex());
+  }
+
+  private loadSnapshot(snapshot: { path: string; touched: Set<string> }): Index | undefined {
+    const index = this.emptyIndex();
+    try {
+      index.load(snapshot.path);
+    } catch {
+      // Unreadable (say, written by another usearch version): build from the log instead.
+      return undefined;
+    }
+    if (index.dimensions() !== this.dimensions) return undefined;
+    for (const memoryId of snapshot.touched) {
+      const entry = this.entries.get(memoryId);
+      if (!entry) continue;
+      // Removed and re-added as it stands now, whatever the saved index held for it.
+      if (index.contains(entry.key)) index.remove(entry.key);
+      if (entry.record.status === 'active') index.add(entry.key, entry.vector);
+    }
+    return index;
+  }
+
+  private emptyIndex(): Index {
+    return new Index({
       dimensions: this.dimensions,
       metric: MetricKind.Cos,
       quantization: ScalarKind.F32,
@@ -135,6 +183,9 @@ export class UserNamespace {
       expansion_search: this.tuning.expansionSearch,
       multi: false,
     });
+  }
+
+  private async buildFromScratch(index: Index): Promise<Index> {
     const active = Array.from(this.entries.values()).filter((e) => e.record.status === 'active');
     for (let start = 0; start < active.length; start += BUILD_CHUNK) {
       addToIndex(index, active.slice(start, start + BUILD_CHUNK), this.dimensions);
