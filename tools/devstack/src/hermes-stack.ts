@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   freePort,
@@ -41,6 +44,10 @@ export interface HermesStackOptions {
   env?: Record<string, string>;
   /** Extra environment for the replicas of one kind, over `env` (e.g. the dispatcher's HERMES_USER_ROLES). */
   serviceEnv?: Partial<Record<ServiceKind, Record<string, string>>>;
+  /** How long each service may take to report ready (default: the test kit's). */
+  readyTimeoutMs?: number;
+  /** The memory service's embedded vector store directory (default: a temporary one, removed on stop). */
+  memoryDataDir?: string;
 }
 
 export interface HermesStack {
@@ -74,7 +81,10 @@ export async function startHermesStack(opts: HermesStackOptions): Promise<Hermes
   const redisUrl = opts.redisUrl ?? redis!.url;
   const llmBaseUrl = opts.openai?.baseUrl ?? llm!.baseUrl;
   const gatewayPort = opts.gatewayPort ?? (await freePort());
+  // Never the service's default (a path relative to the working directory, i.e. inside the checkout).
+  const tempDataDir = opts.memoryDataDir ? undefined : mkdtempSync(join(tmpdir(), 'hermes-memory-'));
   const env: Record<string, string> = {
+    MEMORY_DATA_DIR: opts.memoryDataDir ?? tempDataDir!,
     NATS_URL: natsUrl,
     REDIS_URL: redisUrl,
     OPENAI_BASE_URL: llmBaseUrl,
@@ -87,13 +97,14 @@ export async function startHermesStack(opts: HermesStackOptions): Promise<Hermes
   const services = new Map<string, ChildService>();
   const startReplica = async (kind: ServiceKind, name: string, extra: Record<string, string> = {}) => {
     const healthPort = await freePort();
-    const svc = await startChildService({ name, entry: serviceEntry(kind), env: { ...env, ...opts.serviceEnv?.[kind], ...extra, HEALTH_PORT: String(healthPort) }, healthPort });
+    const svc = await startChildService({ name, entry: serviceEntry(kind), env: { ...env, ...opts.serviceEnv?.[kind], ...extra, HEALTH_PORT: String(healthPort) }, healthPort, ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}) });
     services.set(name, svc);
     return svc;
   };
   const stop = async () => {
     await Promise.all([...services.values()].map((s) => s.stop(5000)));
     await Promise.all([nats?.stop(), redis?.stop(), llm?.close()]);
+    if (tempDataDir) rmSync(tempDataDir, { recursive: true, force: true });
   };
   try {
     // The dispatcher declares the streams and KV bucket the others rely on, so it starts first.
