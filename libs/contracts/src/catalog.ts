@@ -445,7 +445,7 @@ export const contracts = {
     request: MemoryRecallRequest,
     reply: MemoryRecallReply,
     responder: 'memory',
-    requesters: ['runtime', 'cli'],
+    requesters: ['runtime', 'toolbus', 'cli'],
   }),
   memoryList: request({
     name: 'memoryList',
@@ -489,7 +489,7 @@ export const contracts = {
     subject: (s) => s.memoryWrite,
     stream: (s) => s.streams.memoryJobs,
     payload: MemoryWriteJob,
-    producers: ['memory'],
+    producers: ['memory', 'toolbus'],
     consumers: ['memory'],
   }),
 } as const;

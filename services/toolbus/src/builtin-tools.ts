@@ -27,9 +27,8 @@ export const echoTool: BuiltinTool = {
 };
 
 /**
- * The tools every toolbus replica offers, before remote providers add theirs. Memory tools
- * (`remember` / `recall`) are deliberately absent: they belong to the memory service's long-term
- * store, which does not exist yet; they will come as a remote provider once it does.
+ * The tools every toolbus replica offers, before remote providers add theirs. The memory tools
+ * (`remember` / `recall`, see memory-tools.ts) are added by the toolbus, which has the bus they need.
  */
 export function builtinTools(o: { http: HttpGetOptions }): BuiltinTool[] {
   return [timeNowTool, echoTool, dateAddTool, dateDiffTool, httpGetTool(o.http)];

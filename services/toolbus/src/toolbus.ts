@@ -6,6 +6,7 @@ import { ApprovalDesk } from './approval-desk.js';
 import { ApprovalIndex } from './approval-index.js';
 import { ArgumentValidator } from './argument-validator.js';
 import { AuditLog, declareAuditStream } from './audit-log.js';
+import { memoryTools } from './memory-tools.js';
 import { builtinTools } from './builtin-tools.js';
 import { CallRecordStore } from './call-record.js';
 import { CallRunner } from './call-runner.js';
@@ -19,6 +20,8 @@ import { ToolExecutor } from './tool-executor.js';
 import { ToolRegistry } from './tool-registry.js';
 import type { ToolbusSettings } from './toolbus-settings.js';
 import type { BuiltinTool } from './tool-types.js';
+import { inToolCall } from './tool-call-context.js';
+import { ToolMetrics, observeToolbus } from './toolbus-metrics.js';
 
 export interface ToolbusOptions {
   bus: Bus;
@@ -60,11 +63,11 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const store = new CallRecordStore(await bus.kv(bus.subjects.buckets.toolCalls), maxBytes);
   const cacheKv = await new Kvm(bus.js).create(bus.subjects.buckets.toolCache, { history: 1, ttl: s.TOOL_CACHE_MAX_TTL_MS });
   const cache = new ResultCache(cacheKv, { maxTtlMs: s.TOOL_CACHE_MAX_TTL_MS, maxBytes });
-  const audit = new AuditLog(bus);
+  const audit = new AuditLog(bus, new ToolMetrics());
 
   const validator = new ArgumentValidator();
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
-  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...(o.extraBuiltins ?? [])], logger });
+  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])], logger });
   const mcp = new McpHost({
     ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
     watch: s.MCP_CONFIG_WATCH,
@@ -83,13 +86,14 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const desk: ApprovalDesk = new ApprovalDesk({ bus, store, index, runner, audit, approvalTimeoutMs: s.TOOL_APPROVAL_TIMEOUT_MS, logger });
   const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
   await index.start();
+  observeToolbus({ approvalsPending: () => index.pending().size, mcpStatus: () => mcp.status() });
   // Servers connect in the background: their tools appear as each becomes ready.
   await mcp.start();
 
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
   const subs = [
     serveToolsList({ bus, registry }),
-    serve(bus, contracts.toolCall, (req) => calls.handle(req)),
+    serve(bus, contracts.toolCall, (req) => inToolCall(req, () => calls.handle(req))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
     ...serveMcpCommands({ bus, mcp, calls, toolbusId: instanceId }),
   ];

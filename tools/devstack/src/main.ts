@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { demoResponder } from '@hermes/testkit';
 import { startHermesStack } from './hermes-stack.js';
 
@@ -21,6 +22,8 @@ const stack = await startHermesStack({
   ...(env.GATEWAY_PORT ? { gatewayPort: Number(env.GATEWAY_PORT) } : { gatewayPort: 8080 }),
   apiKeys: [{ key: apiKey, user_id: env.HERMES_DEV_USER ?? 'dev', roles: ['user', 'admin'] }],
   runtimeReplicas: Number(env.HERMES_RUNTIME_REPLICAS ?? 1),
+  // Long-term memories of the local stack survive restarts (.hermes/ is ignored by git).
+  memoryDataDir: resolve(env.MEMORY_DATA_DIR ?? '.hermes/memory'),
   env: { LOG_LEVEL: env.LOG_LEVEL ?? 'warn' },
 }).catch((err: Error) => {
   process.stderr.write(`could not start Hermes: ${err.message}\n`);
