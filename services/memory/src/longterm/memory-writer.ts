@@ -28,8 +28,7 @@ export class MemoryWriter {
   async write(job: MemoryWriteJob): Promise<WriteOutcome> {
     const { store } = this.o;
     // A user forgotten after this memory was extracted stays forgotten.
-    const forgottenAt = await this.o.redis.get(this.o.keys.forgottenAt(job.user_id));
-    if (forgottenAt !== null && job.created_at <= forgottenAt) return 'dropped_forgotten';
+    if (await this.forgottenSince(job)) return 'dropped_forgotten';
     const existing = await storeCall('get', () => store.get(job.user_id, job.memory_id));
     let outcome: WriteOutcome = 'already_written';
     if (!existing) {
@@ -48,10 +47,21 @@ export class MemoryWriter {
       // Registered before the write, so an archival sweep can never miss a user that has memories.
       await this.o.redis.sadd(this.o.keys.users, job.user_id);
       await storeCall('upsert', () => store.upsert(record, vector!));
+      // A forget that ran while this write was in flight (between the check above and the upsert)
+      // purged before the record existed: purge again, so it cannot outlive the forget.
+      if (await this.forgottenSince(job)) {
+        await storeCall('purgeUser', () => store.purgeUser(job.user_id));
+        return 'dropped_forgotten';
+      }
       outcome = 'written';
     }
     if (job.supersedes) await this.supersede(job.user_id, job.supersedes, job.memory_id);
     return outcome;
+  }
+
+  private async forgottenSince(job: MemoryWriteJob): Promise<boolean> {
+    const forgottenAt = await this.o.redis.get(this.o.keys.forgottenAt(job.user_id));
+    return forgottenAt !== null && job.created_at <= forgottenAt;
   }
 
   /** Marks the old memory superseded by the new one; history is kept (the old record stays, out of recall). */

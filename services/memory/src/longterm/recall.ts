@@ -86,15 +86,18 @@ export class Recall {
       .filter((m) => m.score >= minScore)
       .sort((a, b) => b.score - a.score)
       .slice(0, k);
-    await this.stampRecalled(userId, scored, new Date(now).toISOString());
+    const at = new Date(now).toISOString();
+    // Not awaited: a durable store syncs each write, which would add to every prompt's latency,
+    // and a missed stamp only lets a memory be archived sooner (it can be restored).
+    void this.stampRecalled(userId, scored, at);
+    scored.forEach((m) => (m.memory.last_recalled_at = at));
     return { memories: scored, background: renderBackground(scored.map((m) => m.memory)) };
   }
 
   private async stampRecalled(userId: string, recalled: RecalledMemory[], at: string): Promise<void> {
-    const results = await Promise.allSettled(recalled.map((m) => this.o.store.update(userId, m.memory.memory_id, { last_recalled_at: at })));
-    recalled.forEach((m) => (m.memory.last_recalled_at = at));
+    const ids = recalled.map((m) => m.memory.memory_id);
+    const results = await Promise.allSettled(ids.map((id) => this.o.store.update(userId, id, { last_recalled_at: at })));
     const failed = results.filter((r) => r.status === 'rejected').length;
-    // A missed stamp only lets a memory be archived sooner (it can be restored): not worth failing the recall.
     if (failed > 0) this.o.logger.warn({ user_id: userId, failed }, 'could not record last_recalled_at');
   }
 }
