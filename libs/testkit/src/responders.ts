@@ -27,6 +27,8 @@ export const demoResponder: Responder = ({ body }) => {
   const system = body.messages?.find((m) => m.role === 'system');
   const planned = /^Goal to plan: (.*)$/m.exec(system ? messageText(system) : '')?.[1];
   if (planned !== undefined) return { content: JSON.stringify({ subtasks: [{ id: 'answer', intent: planned, depends_on: [] }] }) };
+  // Long-term memory extraction (the memory service's judge answers `{"memories": [...]}`).
+  if (system && /\{"memories": \[/.test(messageText(system))) return { content: JSON.stringify({ memories: demoMemories(lastUserMessageText(body)) }) };
   const said = (lastUserMessageText(body).split('\n')[0] ?? '').trim();
   const echo = said === '' ? '' : ` You said: "${said.length > 200 ? `${said.slice(0, 200)}…` : said}".`;
   return {
@@ -35,3 +37,24 @@ export const demoResponder: Responder = ({ body }) => {
       'Point Hermes at a real OpenAI-compatible endpoint to get real answers.',
   };
 };
+
+const FIRST_PERSON = /\b(I|I'm|my)\b/i;
+const PREFERENCE = /\b(prefer|like|love|always|never|hate)\b/i;
+const FACT = /\b(use|work|live|name|am)\b/i;
+
+/**
+ * The demo's extraction judge: each first-person sentence of the user's new messages that states
+ * a preference or a fact about them becomes a memory, so the offline demo shows long-term memory
+ * at work (`hermes memory list <user>` after a task, the background block in the next one).
+ */
+function demoMemories(prompt: string): { type: 'preference' | 'fact'; content: string; confidence: number }[] {
+  const newMessages = prompt.slice(Math.max(0, prompt.indexOf('New messages:')));
+  return newMessages.split('\n').flatMap((line) => {
+    const said = /^\[[^\]]*\] user: (.*)$/.exec(line)?.[1] ?? '';
+    return said
+      .split(/(?<=[.!?])\s+/)
+      .map((sentence) => sentence.trim())
+      .filter((sentence) => FIRST_PERSON.test(sentence) && (PREFERENCE.test(sentence) || FACT.test(sentence)))
+      .map((sentence) => ({ type: PREFERENCE.test(sentence) ? ('preference' as const) : ('fact' as const), content: `The user said: "${sentence.slice(0, 300)}"`, confidence: 0.8 }));
+  });
+}

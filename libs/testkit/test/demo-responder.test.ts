@@ -13,6 +13,25 @@ describe('demoResponder (the offline demo model of npm run up)', () => {
     expect(JSON.parse(answer.content)).toEqual({ subtasks: [{ id: 'answer', intent: 'Say hello', depends_on: [] }] });
   });
 
+  it("answers the memory judge with the user's first-person preferences and facts, nothing else", () => {
+    const answer = ask([
+      { role: 'system', content: 'You decide what to remember.\nAnswer with JSON only: {"memories": [{"type": "preference", "content": "..."}]}' },
+      {
+        role: 'user',
+        content:
+          'Memories already held about this user:\n(none)\n\nNew messages:\n' +
+          '[2026-11-30T10:00:00.000Z] user: I always drink green tea. What is the weather like? I work on the billing team.\n' +
+          '[2026-11-30T10:00:01.000Z] assistant: I prefer to answer briefly.',
+      },
+    ]);
+    expect(JSON.parse(answer.content)).toEqual({
+      memories: [
+        { type: 'preference', content: 'The user said: "I always drink green tea."', confidence: 0.8 },
+        { type: 'fact', content: 'The user said: "I work on the billing team."', confidence: 0.8 },
+      ],
+    });
+  });
+
   it('answers anything else in words, echoing only the first line of what was said', () => {
     const answer = ask([{ role: 'user', content: 'Say hello\n\nInputs (JSON):\n{"task_goal":"Say hello"}' }]);
     expect(answer.content).toContain('You said: "Say hello".');
