@@ -85,7 +85,7 @@ describe('docker-compose.yml', () => {
 
   it('gives memory Redis and Qdrant (healthy first) and keeps Qdrant data on a volume', () => {
     const memory = services.memory!;
-    expect(memory.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', MEMORY_STORE: 'qdrant', QDRANT_URL: 'http://qdrant:6333' });
+    expect(memory.environment).toMatchObject({ REDIS_URL: 'redis://redis:6379', QDRANT_URL: 'http://qdrant:6333' });
     expect(memory.depends_on).toMatchObject({ redis: { condition: 'service_healthy' }, qdrant: { condition: 'service_healthy' } });
     expect(services.qdrant!.volumes).toContain('qdrant-data:/qdrant/storage');
     expect(services.qdrant!.healthcheck).toBeDefined();

@@ -1,0 +1,39 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { HERMES_SERVICES, JETSTREAM_ROLES } from '@hermes/contracts/nats-permissions';
+import { root } from './chart-files.js';
+
+// JETSTREAM_ROLES (libs/contracts) is the one table the NATS users are generated from besides the
+// catalog. It must say what the services really do: the streams and consumers each main.ts hands
+// to hostService, and the KV buckets its code opens. A service that starts using another stream or
+// bucket fails here before it fails in a least-privilege deployment.
+const sourceOf = (service: string): string => {
+  const dir = `${root}services/${service}/src`;
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  return files.map((f) => readFileSync(`${dir}/${f}`, 'utf8')).join('\n');
+};
+const listIn = (main: string, key: string): string[] => {
+  const m = new RegExp(`(?:^\\s*|[{,]\\s*)${key}: \\[([^\\]]*)\\]`, 'm').exec(main);
+  return m ? [...m[1]!.matchAll(/'([^']+)'/g)].map((x) => x[1]!).sort() : [];
+};
+
+describe('JETSTREAM_ROLES', () => {
+  it.each(HERMES_SERVICES)('%s: streams, used streams and durable consumers are those its main.ts declares', (service) => {
+    const main = readFileSync(`${root}services/${service}/src/main.ts`, 'utf8');
+    const role = JETSTREAM_ROLES[service];
+    // The toolbus declares its audit stream itself (audit-log.ts), not through hostService.
+    const owned = service === 'toolbus' ? [...listIn(main, 'streams'), 'toolAudit'].sort() : listIn(main, 'streams');
+    expect([...(role.owns ?? [])].sort()).toEqual(owned);
+    expect([...(role.uses ?? [])].sort()).toEqual(listIn(main, 'uses'));
+    expect((role.durables ?? []).map((d) => d.consumer).sort()).toEqual(listIn(main, 'consumers'));
+  });
+
+  it.each(HERMES_SERVICES)('%s: KV buckets are those its code opens', (service) => {
+    const used = [...new Set([...sourceOf(service).matchAll(/subjects\.buckets\.(\w+)/g)].map((m) => m[1]!))].sort();
+    expect([...(JETSTREAM_ROLES[service].buckets ?? [])].sort()).toEqual(used);
+  });
+
+  it('the toolbus really declares the audit stream itself', () => {
+    expect(sourceOf('toolbus')).toMatch(/name: bus\.subjects\.streams\.toolAudit/);
+  });
+});
