@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bus } from '@hermes/bus';
+import { contracts } from '@hermes/contracts';
+import { request, type Bus } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
 import { callRequest, callTool } from './helpers.js';
 import { everythingBin, mcpStatus, serverStatus, startMcpRig, toolNames, waitFor, type McpTestRig } from './mcp-helpers.js';
@@ -43,7 +44,7 @@ beforeAll(async () => {
       web: { transport: 'http', url: `${web.url}?key=\${HERMES_TEST_POLICY_KEY}`, headers: auth },
       refusing: { transport: 'http', url: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp?key=\${HERMES_TEST_POLICY_KEY}`, headers: auth },
     },
-    settings: { MCP_CONFIG_WATCH: false, MCP_RECONNECT_MAX_MS: 500 },
+    settings: { MCP_CONFIG_WATCH: false, MCP_RECONNECT_MAX_MS: 500, MCP_DESCRIPTION_MAX_CHARS: 64 },
     logger: createLogger({ service: 'toolbus-test', level: 'debug', destination: { write: (line: string) => void logLines.push(line) } }),
   });
   bus = rig.bus;
@@ -68,6 +69,15 @@ describe('MCP tool policy and secrets', () => {
     expect(ops).not.toContain('everything_get-env');
     // A server without roles is open to every caller.
     expect(await toolNames(bus, ['member'])).toContain('web_add');
+  });
+
+  it('cuts server descriptions (untrusted) to MCP_DESCRIPTION_MAX_CHARS and says where each tool comes from', async () => {
+    const tools = (await request(bus, contracts.toolsList, { roles: ['ops'] })).tools.filter((t) => t.name.startsWith('everything_'));
+    for (const t of tools) expect(t.description).toMatch(/^[^]{0,64}…? \(MCP server "everything", tool "[a-z-]+"\)$/);
+    // A long one is cut; a short one is kept whole.
+    const gzip = 'Compresses a single file using gzip compression. Depending upon the selected output type';
+    expect(tools.find((t) => t.name === 'everything_gzip-file-as-resource')?.description).toBe(`${gzip.slice(0, 64)}… (MCP server "everything", tool "gzip-file-as-resource")`);
+    expect(tools.find((t) => t.name === 'everything_echo')?.description).toBe('Echoes back the input string (MCP server "everything", tool "echo")');
   });
 
   it('refuses a caller without the role, and holds a require_confirm tool for approval', async () => {

@@ -88,7 +88,7 @@ describe('MCP servers as tool providers', () => {
     expect(await call('web_fail', {})).toMatchObject({ status: 'error', error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('the widget is broken') } });
   });
 
-  it('debug calls go through the toolbus; mcp call goes straight to the server; resources are listed and read', async () => {
+  it('debug calls go through the toolbus; mcp call goes straight to the server; resources and prompts are listed and read', async () => {
     const debug = await request(bus, contracts.toolDebugCall, { tool: 'everything_get-sum', arguments: '{"a": 2, "b": 40}' });
     expect(debug).toMatchObject({ status: 'ok', result: { result: expect.stringContaining('42') } });
     const invalid = await request(bus, contracts.toolDebugCall, { tool: 'web_add', arguments: '{"a": "x"}' });
@@ -100,6 +100,9 @@ describe('MCP servers as tool providers', () => {
     const uri = (listed.resources?.[0] as { uri: string }).uri;
     const read = await request(bus, contracts.mcpResources, { server: 'everything', read: uri });
     expect(read.contents).toMatchObject({ contents: [expect.objectContaining({ uri })] });
+    expect(listed.prompts?.map((p) => (p as { name: string }).name)).toEqual(expect.arrayContaining(['simple-prompt', 'args-prompt']));
+    const prompt = await request(bus, contracts.mcpResources, { server: 'everything', prompt: 'args-prompt', prompt_arguments: { city: 'Lyon' } });
+    expect(prompt.prompt).toMatchObject({ messages: [{ role: 'user', content: { type: 'text', text: "What's weather in Lyon?" } }] });
     await expect(request(bus, contracts.mcpCall, { server: 'nope', tool: 'x', arguments: {} })).rejects.toMatchObject({ code: 'not_found' });
   });
 
