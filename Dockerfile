@@ -26,7 +26,9 @@ COPY --from=build /app/services ./services
 COPY --from=build /app/tools ./tools
 COPY --from=build /app/tests/package.json ./tests/package.json
 COPY --from=build /app/bench/package.json ./bench/package.json
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
+# The build stage's node_modules (dev dependencies, also nested in workspaces) are not carried over.
+RUN find . -name node_modules -type d -prune -exec rm -rf {} + \
+ && npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
       --workspace services/dispatcher --workspace services/gateway --workspace services/runtime \
       --workspace services/toolbus --workspace services/memory \
  && rm -rf libs/*/src services/*/src libs/*/test services/*/test tools libs/testkit \

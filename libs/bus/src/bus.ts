@@ -4,7 +4,8 @@ import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, t
 import { Kvm, type KV } from '@nats-io/kv';
 import { subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { Logger } from '@hermes/telemetry';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, type Logger } from '@hermes/telemetry';
 import { encodeJson } from './codec.js';
 import { OutgoingPayloadError } from './bus-errors.js';
 import { injectTraceContext } from './trace-headers.js';
@@ -36,6 +37,12 @@ export interface PublishOptions {
   /** JetStream de-duplication id (Nats-Msg-Id). */
   msgId?: string;
   headers?: MsgHdrs;
+  /**
+   * Wrap the publish in a PRODUCER span (`publish <contract>`), so the consumer's span has a
+   * visible parent: for messages that start work elsewhere (submissions, jobs, results), not
+   * for every event, which would drown the trace.
+   */
+  span?: boolean;
 }
 
 /** One NATS connection with the JetStream handles and the subject catalogue a service needs. */
@@ -126,6 +133,12 @@ export class Bus {
     const checked = validate(contract.payload, payload);
     if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
     const subject = opts.subject ?? contract.subject(this.subjects);
+    if (!opts.span) return this.send(contract, subject, payload, opts);
+    const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'send', ...(opts.msgId ? { 'messaging.message.id': opts.msgId } : {}) };
+    return inSpan(`publish ${contract.name}`, { kind: SpanKind.PRODUCER, attributes }, () => this.send(contract, subject, payload, opts));
+  }
+
+  private async send<P extends TSchema>(contract: MessageContract<P>, subject: string, payload: Static<P>, opts: PublishOptions): Promise<PubAck | undefined> {
     const h = opts.headers ?? natsHeaders();
     injectTraceContext(h);
     if (contract.stream) {

@@ -4,6 +4,7 @@ import type { ServiceName } from '@hermes/contracts';
 import { createLogger, startHealthServer, startTelemetry, type Logger } from '@hermes/telemetry';
 import { Bus } from './bus.js';
 import { installShutdown } from './shutdown.js';
+import { observeConsumers } from './bus-metrics.js';
 import type { ConsumerKey, StreamKey, StreamTuning } from './stream-specs.js';
 
 type CommonConfig = Static<TObject<typeof commonSettings>>;
@@ -49,7 +50,12 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     }
     throw err;
   }
-  const logger = createLogger({ service: opts.service, level: config.LOG_LEVEL });
+  const logger = createLogger({
+    service: opts.service,
+    level: config.LOG_LEVEL,
+    userId: config.LOG_USER_ID,
+    ...(config.LOG_USER_ID_SALT ? { userIdSalt: config.LOG_USER_ID_SALT } : {}),
+  });
   // Until start-up completes there is nothing to drain: a SIGTERM (e.g. while NATS is still
   // unreachable) just ends the process cleanly.
   const early = () => {
@@ -58,7 +64,8 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   };
   process.once('SIGTERM', early);
   process.once('SIGINT', early);
-  const telemetry = startTelemetry({ service: opts.service });
+  const telemetry = await startTelemetry({ service: opts.service, ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT } : {}) });
+  if (telemetry.metricsPort !== undefined) logger.info({ metrics_port: telemetry.metricsPort }, 'metrics endpoint listening');
   let ready = false;
   const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready });
   logger.info({ health_port: health.port }, 'health server listening');
@@ -76,6 +83,7 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   if (opts.streams?.length) await bus.ensureStreams(opts.streams);
   if (opts.uses?.length) await bus.ensureStreams(opts.uses, { createOnly: true });
   if (opts.consumers?.length) await bus.ensureConsumers(opts.consumers);
+  observeConsumers(bus, opts.consumers ?? []);
   const running = await opts.start({ config, bus, logger });
   ready = true;
     ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
-import { hermesTracer } from '@hermes/telemetry';
+import { activeConversationId, contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver } from './llm-pools.js';
@@ -29,6 +29,8 @@ export interface LlmClientOptions {
   permitTimeoutMs?: number;
   /** Base of the exponential back-off between retries. */
   retryBaseMs?: number;
+  /** Record prompts and answers on the `chat` spans (default: the GenAI content capture setting, off). */
+  captureContent?: boolean;
 }
 
 export interface ChatRequest {
@@ -57,10 +59,12 @@ export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
   private readonly permits: PermitProvider;
   private readonly metrics = new LlmMetrics();
+  private readonly captureContent: boolean;
   readonly pools: PoolResolver;
 
   constructor(private readonly opts: LlmClientOptions) {
     this.permits = opts.permits ?? unlimitedPermits;
+    this.captureContent = opts.captureContent ?? genAiContentCapture();
     this.pools = opts.pools ?? new PoolResolver([], { capacity: 8 });
   }
 
@@ -78,6 +82,7 @@ export class LlmClient {
     const endpoint = this.opts.roles[req.role];
     const pool = this.pools.poolFor(endpoint);
     const estimatedTokens = Math.ceil(JSON.stringify(req.messages).length / 4) + Math.ceil(JSON.stringify(req.tools ?? []).length / 4);
+    const conversationId = activeConversationId();
     const span = hermesTracer().startSpan(`chat ${endpoint.model}`, {
       kind: SpanKind.CLIENT,
       attributes: {
@@ -86,8 +91,11 @@ export class LlmClient {
         'gen_ai.request.model': endpoint.model,
         'server.address': safeHost(endpoint.baseUrl),
         'hermes.llm.pool': pool,
+        ...(conversationId ? { 'gen_ai.conversation.id': conversationId } : {}),
       },
     });
+    // Serialised only for a recording span: with tracing off the content is never even built.
+    if (this.captureContent && span.isRecording()) span.setAttributes(inputContent(req));
     const ctx = trace.setSpan(context.active(), span);
     // Settled here, at once, so a failure is never an unhandled rejection while the permit is awaited.
     const prerequisite = req.after?.then(
@@ -126,6 +134,7 @@ export class LlmClient {
             'gen_ai.usage.input_tokens': result.usage.input_tokens,
             'gen_ai.usage.output_tokens': result.usage.output_tokens,
             'gen_ai.response.finish_reasons': [result.finishReason],
+            ...(this.captureContent && span.isRecording() ? outputContent(result) : {}),
           });
           return result;
         } catch (err) {
@@ -204,6 +213,26 @@ export class LlmClient {
     }
     return c;
   }
+}
+
+/** Opt-in content (GenAI conventions): the prompt as sent, system instructions apart. */
+function inputContent(req: ChatRequest): Record<string, string> {
+  const system = req.messages.filter((m) => m.role === 'system').map((m) => ({ type: 'text', content: m.content }));
+  const rest = req.messages.filter((m) => m.role !== 'system');
+  return {
+    'gen_ai.input.messages': contentAttribute(rest),
+    ...(system.length ? { 'gen_ai.system_instructions': contentAttribute(system) } : {}),
+    ...(req.tools?.length ? { 'gen_ai.tool.definitions': contentAttribute(req.tools) } : {}),
+  };
+}
+
+/** Opt-in content: the answer, with the tool calls the model asked for. */
+function outputContent(result: ChatResult): Record<string, string> {
+  const parts = [
+    ...(result.content ? [{ type: 'text', content: result.content }] : []),
+    ...result.toolCalls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments })),
+  ];
+  return { 'gen_ai.output.messages': contentAttribute([{ role: 'assistant', parts, finish_reason: result.finishReason }]) };
 }
 
 function reportFor(e: LlmError): PermitReport {
