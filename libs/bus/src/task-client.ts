@@ -9,6 +9,8 @@ import {
   type TaskRequest,
   type TaskSubmitEvent,
 } from '@hermes/contracts';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { followSubject } from './event-follower.js';
 import { currentTraceparent } from './trace-headers.js';
@@ -27,23 +29,31 @@ export interface Submitted {
   duplicate: boolean;
 }
 
-/** Publishes a task submission as a structured CloudEvent, de-duplicated by its task id. */
+/**
+ * Publishes a task submission as a structured CloudEvent, de-duplicated by its task id, in a
+ * `publish taskSubmit` PRODUCER span whose context both the NATS headers and the event's
+ * `traceparent` extension carry: the task's trace continues from here.
+ */
 export async function submitTask(bus: Bus, data: TaskRequest, opts: SubmitOptions): Promise<Submitted> {
   const id = opts.id ?? randomUUID();
-  const traceparent = currentTraceparent();
-  const event: TaskSubmitEvent = {
-    specversion: '1.0',
-    type: TASK_SUBMIT_TYPE,
-    source: opts.source,
-    id,
-    time: new Date().toISOString(),
-    datacontenttype: 'application/json',
-    ...(traceparent ? { traceparent } : {}),
-    data,
-  };
   const taskId = taskIdFor(opts.source, id);
-  const ack = await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
-  return { taskId, eventId: id, duplicate: ack?.duplicate ?? false };
+  const subject = bus.subjects.taskSubmit;
+  const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'send', 'messaging.message.id': taskId, 'hermes.task.id': taskId };
+  return inSpan('publish taskSubmit', { kind: SpanKind.PRODUCER, attributes }, async () => {
+    const traceparent = currentTraceparent();
+    const event: TaskSubmitEvent = {
+      specversion: '1.0',
+      type: TASK_SUBMIT_TYPE,
+      source: opts.source,
+      id,
+      time: new Date().toISOString(),
+      datacontenttype: 'application/json',
+      ...(traceparent ? { traceparent } : {}),
+      data,
+    };
+    const ack = await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
+    return { taskId, eventId: id, duplicate: ack?.duplicate ?? false };
+  });
 }
 
 export interface TaskEventWithSeq {

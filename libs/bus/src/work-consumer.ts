@@ -2,7 +2,7 @@ import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { validate, type MessageContract } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
-import { hermesTracer } from '@hermes/telemetry';
+import { hermesMeter, hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { decodeJson } from './codec.js';
 import { extractTraceContext } from './trace-headers.js';
@@ -41,6 +41,9 @@ export type RawHandler = (msg: JsMsg) => Promise<void>;
 export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, handler: RawHandler): Promise<WorkConsumer> {
   const concurrency = opts.concurrency ?? 16;
   const consumer = await bus.js.consumers.get(opts.stream, opts.durable);
+  // Created here, not at import: the meter must come from the provider telemetry start-up registered.
+  const redeliveries = hermesMeter().createCounter('hermes.bus.redeliveries', { unit: '{message}', description: 'messages handled again after a failed or unfinished earlier delivery' });
+  const attrs = { 'messaging.system': 'nats', 'messaging.destination.name': opts.stream, 'messaging.consumer.group.name': opts.durable };
   const running = new Set<{ msg: JsMsg; done: Promise<void> }>();
   let stopped = false;
   let batch: ConsumerMessages | undefined;
@@ -63,6 +66,7 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
         if (stopped) batch.stop();
         for await (const msg of batch) {
           const entry = { msg, done: Promise.resolve() };
+          if (msg.info.deliveryCount > 1) redeliveries.add(1, attrs);
           entry.done = handleOne(bus, opts, handler, msg).finally(() => {
             running.delete(entry);
             wake();

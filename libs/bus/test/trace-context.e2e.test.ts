@@ -93,16 +93,20 @@ describe('trace context over NATS', () => {
     expect(seen).toEqual([traceId]);
   });
 
-  it('a submitted task records the active traceparent in the CloudEvent', async () => {
+  it("a submitted task carries a publish span's traceparent, a child of the caller's span, in the CloudEvent and the headers", async () => {
     const bus = await open();
     await bus.ensureStreams(['taskSubmit']);
 
-    const { span } = await inSpan('submit', () => submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { source: '/hermes/test', id: 'e1' }));
+    const { span, result } = await inSpan('submit', () => submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { source: '/hermes/test', id: 'e1' }));
 
     const stored = await bus.jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq: 1 });
     const caller = span.spanContext();
-    expect(stored?.json<{ traceparent?: string }>().traceparent).toBe(`00-${caller.traceId}-${caller.spanId}-01`);
-    expect(stored?.header.get('traceparent')).toBe(`00-${caller.traceId}-${caller.spanId}-01`);
+    const producer = exporter.getFinishedSpans().find((s) => s.name === 'publish taskSubmit' && s.spanContext().traceId === caller.traceId);
+    expect(producer?.parentSpanContext?.spanId).toBe(caller.spanId);
+    expect(producer?.attributes['hermes.task.id']).toBe(result.taskId);
+    const expected = `00-${caller.traceId}-${producer!.spanContext().spanId}-01`;
+    expect(stored?.json<{ traceparent?: string }>().traceparent).toBe(expected);
+    expect(stored?.header.get('traceparent')).toBe(expected);
   });
 
   it('a request made outside any trace sends no traceparent', async () => {

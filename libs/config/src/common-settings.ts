@@ -15,5 +15,11 @@ export const commonSettings = {
   LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace')], {
     default: 'info',
   }),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'serve Prometheus metrics at :METRICS_PORT/metrics (9464 is the usual port); off when unset' })),
+  LOG_USER_ID: Type.Union([Type.Literal('plain'), Type.Literal('hash'), Type.Literal('omit')], {
+    default: 'plain',
+    description: 'how user_id appears in log lines: as is, as a salted sha256 pseudonym (u_ + 16 hex), or not at all',
+  }),
+  LOG_USER_ID_SALT: Type.Optional(Type.String({ description: 'salt of LOG_USER_ID=hash (keep it secret, or hashes of guessable ids can be looked up)' })),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: 'bound on graceful shutdown after SIGTERM' }),
 };

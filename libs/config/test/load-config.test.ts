@@ -154,6 +154,7 @@ describe('commonSettings', () => {
       HERMES_SUBJECT_PREFIX: 'hermes',
       HEALTH_PORT: 0,
       LOG_LEVEL: 'info',
+      LOG_USER_ID: 'plain',
       SHUTDOWN_TIMEOUT_MS: 10_000,
     });
   });

@@ -50,6 +50,7 @@ export {
   TaskListRequest,
   TaskListReply,
   TaskSummary,
+  TraceContext,
 } from './schemas/task-state.js';
 export { ModelRole, JobKind, PlanSubtask, Plan, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';

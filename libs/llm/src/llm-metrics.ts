@@ -1,5 +1,10 @@
 import type { Attributes, Counter, Histogram } from '@opentelemetry/api';
+import type { KV } from '@nats-io/kv';
+import { readPoolStatus } from '@hermes/semaphore';
 import { hermesMeter } from '@hermes/telemetry';
+
+const SECONDS_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304];
 
 /**
  * LLM metrics, named after the OpenTelemetry GenAI conventions where they exist. Created when
@@ -13,9 +18,10 @@ export class LlmMetrics {
 
   constructor() {
     const m = hermesMeter();
-    this.tokens = m.createHistogram('gen_ai.client.token.usage', { unit: '{token}', description: 'tokens per LLM call, by type' });
-    this.duration = m.createHistogram('gen_ai.client.operation.duration', { unit: 's', description: 'LLM call duration, permit wait excluded' });
-    this.permitWait = m.createHistogram('hermes.llm.permit.wait', { unit: 's', description: 'time waiting for a permit of the global semaphore' });
+    // Bucket boundaries as the GenAI conventions advise (the SDK's defaults suit milliseconds, not seconds or tokens).
+    this.tokens = m.createHistogram('gen_ai.client.token.usage', { unit: '{token}', description: 'tokens per LLM call, by type', advice: { explicitBucketBoundaries: TOKEN_BUCKETS } });
+    this.duration = m.createHistogram('gen_ai.client.operation.duration', { unit: 's', description: 'LLM call duration, permit wait excluded', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+    this.permitWait = m.createHistogram('hermes.llm.permit.wait', { unit: 's', description: 'time waiting for a permit of the global semaphore', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
     this.calls = m.createCounter('hermes.llm.calls', { description: 'LLM call attempts, by outcome' });
   }
 
@@ -32,4 +38,34 @@ export class LlmMetrics {
   waited(pool: string, ms: number): void {
     this.permitWait.record(ms / 1000, { 'hermes.llm.pool': pool });
   }
+}
+
+let poolsObserved = false;
+
+/**
+ * Gauges of the global semaphore's pools, read from its KV bucket when metrics are collected (not
+ * on the call path): capacity, permits in use, waiters and tokens left. They are cluster-wide
+ * figures, reported alike by every process that calls models: aggregate with max, not sum.
+ */
+export function observePools(kv: KV): void {
+  // One set of gauges per process, however many clients it opens (their pools share the bucket).
+  if (poolsObserved) return;
+  poolsObserved = true;
+  const m = hermesMeter();
+  const capacity = m.createObservableGauge('hermes.llm.pool.capacity', { unit: '{permit}', description: 'calls a pool lets run at once, cluster-wide (its current capacity)' });
+  const inUse = m.createObservableGauge('hermes.llm.pool.in_use', { unit: '{permit}', description: 'permits held right now' });
+  const waiters = m.createObservableGauge('hermes.llm.pool.waiters', { unit: '{call}', description: 'calls waiting for a permit' });
+  const tokens = m.createObservableGauge('hermes.llm.pool.tokens_available', { unit: '{token}', description: 'tokens left in the per-minute budget (pools with a TPM only)' });
+  const backoff = m.createObservableGauge('hermes.llm.pool.backoff', { description: '1 while a pool is paused after 429s or provider failures' });
+  m.addBatchObservableCallback(async (r) => {
+    const pools = await readPoolStatus(kv).catch(() => []);
+    for (const p of pools) {
+      const attrs = { 'hermes.llm.pool': p.pool };
+      r.observe(capacity, p.capacity, attrs);
+      r.observe(inUse, p.in_use, attrs);
+      r.observe(waiters, p.waiters, attrs);
+      if (p.tokens_available !== null) r.observe(tokens, p.tokens_available, attrs);
+      r.observe(backoff, p.backoff_until ? 1 : 0, attrs);
+    }
+  }, [capacity, inUse, waiters, tokens, backoff]);
 }

@@ -4,6 +4,7 @@ import { DistributedSemaphore } from '@hermes/semaphore';
 import { LlmClient, type ModelRole, type RoleEndpoint } from './llm-client.js';
 import { PoolConfig, PoolResolver } from './llm-pools.js';
 import { semaphorePermits } from './semaphore-permits.js';
+import { observePools } from './llm-metrics.js';
 
 /** LLM settings shared by every service that calls a model; spread into a service's settings. */
 export const llmSettings = {
@@ -61,6 +62,7 @@ export function roleEndpoints(c: RoleSettings): Record<ModelRole, RoleEndpoint> 
 export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmClient; close(): Promise<void> }> {
   const pools = new PoolResolver(c.LLM_POOLS, { capacity: c.LLM_DEFAULT_CAPACITY, tpm: c.LLM_DEFAULT_TPM ?? null });
   const sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: c.LLM_PERMIT_LEASE_MS, keepMs: c.LLM_PERMIT_KEEP_MS });
+  observePools(kv);
   const llm = new LlmClient({
     roles: roleEndpoints(c),
     pools,

@@ -1,55 +1,100 @@
 import { context, metrics, propagation, trace, type Meter, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator, CompositePropagator, W3CBaggagePropagator } from '@opentelemetry/core';
-import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 
 export interface TelemetryHandle {
-  /** Flushes and stops the exporter (no-op when tracing export is off). */
+  /** Flushes and stops the exporters and the metrics endpoint (no-op when nothing was started). */
   shutdown(): Promise<void>;
+  /** True when spans are exported (an OTLP traces endpoint is set). */
   readonly exporting: boolean;
+  /** The port of the Prometheus `/metrics` endpoint, when `metricsPort` started one. */
+  readonly metricsPort?: number;
+}
+
+export interface TelemetryOptions {
+  service: string;
+  env?: NodeJS.ProcessEnv;
+  /** Serve Prometheus text at `http://<host>:<metricsPort>/metrics` (METRICS_PORT); off when absent. */
+  metricsPort?: number;
+  metricsHost?: string;
 }
 
 /**
- * Starts OpenTelemetry. Context propagation (W3C traceparent over NATS headers) is always on, so
- * trace ids flow through a service even when it exports nothing; span export starts only when
- * the standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set.
+ * Starts OpenTelemetry. Context propagation (W3C traceparent and baggage over NATS headers) is
+ * always on, so trace ids flow through a service even when it exports nothing. Spans are exported
+ * over OTLP/HTTP (JSON) when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `..._TRACES_ENDPOINT`) is set;
+ * otherwise the API's no-op tracer stays in place and spans cost next to nothing. Metrics go to
+ * OTLP (same endpoint, unless `OTEL_METRICS_EXPORTER=none`) and/or to a Prometheus scrape endpoint
+ * on `metricsPort`; with neither, meters are no-ops.
  */
-export function startTelemetry(opts: { service: string; env?: NodeJS.ProcessEnv }): TelemetryHandle {
+export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryHandle> {
   const env = opts.env ?? process.env;
+  installPropagation();
+  if (env.OTEL_SDK_DISABLED === 'true') return { exporting: false, shutdown: async () => {} };
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` });
+  const stops: (() => Promise<void>)[] = [];
+
   // Per the OTLP spec the signal-specific endpoint is used as is; the base one gets `/v1/traces`.
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
-  if (!endpoint || env.OTEL_SDK_DISABLED === 'true') {
-    installPropagation();
-    return { exporting: false, shutdown: async () => {} };
-  }
-  const sdk = new NodeSDK({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` }),
+  const tracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
+  const exporting = tracesUrl !== undefined && env.OTEL_TRACES_EXPORTER !== 'none';
+  if (exporting) {
     // The URL is passed explicitly: left alone, the exporter reads process.env, not `opts.env`.
-    traceExporter: new OTLPTraceExporter({ url: endpoint }),
-    ...(metricsEndpoint(env) ? { metricReader: new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: metricsEndpoint(env)! }), exportIntervalMillis: 15_000 }) } : {}),
-    textMapPropagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
-    contextManager: new AsyncLocalStorageContextManager(),
-    instrumentations: [],
-  });
-  sdk.start();
-  return { exporting: true, shutdown: () => sdk.shutdown() };
+    const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl }))] });
+    trace.setGlobalTracerProvider(provider);
+    stops.push(async () => {
+      await provider.shutdown();
+      // Lets a later start (tests) register a provider again.
+      trace.disable();
+    });
+  }
+
+  const readers: MetricReader[] = [];
+  const metricsUrl = metricsEndpoint(env);
+  if (metricsUrl) {
+    const intervalMs = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 15_000;
+    readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: metricsUrl }), exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 30_000) }));
+  }
+  let prometheus: PrometheusExporter | undefined;
+  if (opts.metricsPort !== undefined) {
+    prometheus = new PrometheusExporter({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', endpoint: '/metrics', preventServerStart: true });
+    await prometheus.startServer();
+    // The exporter ships with its own copy of sdk-metrics (same major); only private fields differ.
+    readers.push(prometheus as unknown as MetricReader);
+  }
+  if (readers.length) {
+    const provider = new MeterProvider({ resource, readers });
+    metrics.setGlobalMeterProvider(provider);
+    stops.push(async () => {
+      await provider.shutdown();
+      metrics.disable();
+    });
+  }
+  return {
+    exporting,
+    ...(prometheus && opts.metricsPort !== undefined ? { metricsPort: opts.metricsPort } : {}),
+    shutdown: async () => {
+      for (const stop of stops.splice(0)) await stop().catch(() => {});
+    },
+  };
 }
 
 let propagationInstalled = false;
 
-/** Registers the context manager and W3C propagator once per process (idempotent). */
+/** Registers the context manager and the W3C trace context and baggage propagators once per process (idempotent). */
 export function installPropagation(): void {
   if (propagationInstalled) return;
   propagationInstalled = true;
   const cm = new AsyncLocalStorageContextManager();
   cm.enable();
   context.setGlobalContextManager(cm);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
 }
 
 function metricsEndpoint(env: NodeJS.ProcessEnv): string | undefined {

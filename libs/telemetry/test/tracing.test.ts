@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, context, propagation, trace } from '@opentelemetry/api';
-import { hermesTracer, startTelemetry } from '@hermes/telemetry';
+import { hermesMeter, hermesTracer, startTelemetry } from '@hermes/telemetry';
 
 /** A stand-in OTLP/HTTP collector that records what it is sent. */
 let collector: Server;
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 describe('startTelemetry', () => {
   it('without an OTLP endpoint exports nothing but still propagates W3C trace context', async () => {
-    const handle = startTelemetry({ service: 'runtime', env: {} });
+    const handle = await startTelemetry({ service: 'runtime', env: {} });
     const carrier: Record<string, string> = {};
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 
@@ -45,14 +45,14 @@ describe('startTelemetry', () => {
   });
 
   it('OTEL_SDK_DISABLED=true turns export off even with an endpoint', async () => {
-    const handle = startTelemetry({ service: 'runtime', env: { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SDK_DISABLED: 'true' } });
+    const handle = await startTelemetry({ service: 'runtime', env: { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SDK_DISABLED: 'true' } });
 
     expect(handle.exporting).toBe(false);
     await handle.shutdown();
   });
 
   it('with OTEL_EXPORTER_OTLP_ENDPOINT in the given env, spans go to <endpoint>/v1/traces under the service name', async () => {
-    const handle = startTelemetry({ service: 'runtime', env: { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl } });
+    const handle = await startTelemetry({ service: 'runtime', env: { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl } });
 
     hermesTracer().startSpan('exported-span-for-test').end();
     await handle.shutdown();
@@ -64,3 +64,37 @@ describe('startTelemetry', () => {
     expect(traces.map((t) => t.body).join('')).toContain('hermes-runtime');
   });
 });
+
+describe('metrics endpoint', () => {
+  it('with metricsPort, serves the meters as Prometheus text at /metrics, and stops serving on shutdown', async () => {
+    const port = await freePort();
+    const handle = await startTelemetry({ service: 'dispatcher', env: {}, metricsPort: port, metricsHost: '127.0.0.1' });
+    hermesMeter().createCounter('hermes.test.things', { description: 'things counted by the test' }).add(3, { kind: 'a' });
+
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    const text = await res.text();
+    await handle.shutdown();
+
+    expect(handle.metricsPort).toBe(port);
+    expect(res.status).toBe(200);
+    expect(text).toMatch(/# HELP hermes_test_things_total things counted by the test/);
+    expect(text).toMatch(/hermes_test_things_total\{[^}]*kind="a"[^}]*\} 3/);
+    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+
+  it('without metricsPort or an OTLP endpoint, meters are no-ops and no port is served', async () => {
+    const handle = await startTelemetry({ service: 'dispatcher', env: {} });
+
+    expect(handle.metricsPort).toBeUndefined();
+    expect(hermesMeter().createCounter('hermes.test.noop')).toBeDefined();
+    await handle.shutdown();
+  });
+});
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}

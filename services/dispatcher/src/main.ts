@@ -9,6 +9,7 @@ import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
 import { TaskCancel } from './task-cancel.js';
+import { TaskMetrics } from './task-metrics.js';
 
 await hostService({
   service: 'dispatcher',
@@ -35,7 +36,9 @@ await hostService({
     const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
     const rolesOf = (userId: string) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default;
     const index = new TaskIndex(await bus.kv(bus.subjects.buckets.taskIndex));
+    const metrics = new TaskMetrics();
     const coordinator = new PlanCoordinator({
+      metrics,
       bus,
       store,
       index,
@@ -50,11 +53,11 @@ await hostService({
         redispatchAfterMs: Math.max(2000, config.DISPATCHER_SWEEP_MS * 2),
       },
     });
-    const intake = new TaskIntake({ bus, store, logger, rolesOf, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS });
-    const results = new ResultHandler({ bus, store, logger, coordinator, index });
+    const intake = new TaskIntake({ bus, store, logger, rolesOf, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });
+    const results = new ResultHandler({ bus, store, logger, coordinator, index, metrics });
     const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
     const listing = serve(bus, contracts.taskList, (req) => listTasks(store, index, req));
-    const cancels = new TaskCancel({ bus, store, logger, index });
+    const cancels = new TaskCancel({ bus, store, logger, index, metrics });
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const cancelling = serve(bus, contracts.taskCancel, (req) => cancels.cancel(req));
     const intakeConsumer = await startWorkConsumer(

@@ -1,9 +1,11 @@
 import { contracts, type RuntimeResult, type TaskView } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
-import { hermesMeter, type Logger } from '@hermes/telemetry';
+import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
 import { emitTaskEvent } from './task-events.js';
+import type { TaskMetrics } from './task-metrics.js';
+import { inTaskTrace } from './task-trace.js';
 import { advance, applyResult, coordinationJob, terminalActions, type Action, type PlanSettings, type Step } from './plan-scheduler.js';
 
 export interface PlanCoordinatorOptions {
@@ -13,6 +15,7 @@ export interface PlanCoordinatorOptions {
   logger: Logger;
   settings: PlanSettings;
   rolesOf: (userId: string) => string[];
+  metrics?: TaskMetrics;
 }
 
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
@@ -24,7 +27,6 @@ const ENDED = new Set(['completed', 'failed', 'cancelled']);
  * replica that dies in between leaves a claim the sweep publishes again, harmlessly.
  */
 export class PlanCoordinator {
-  private readonly ended = hermesMeter().createCounter('hermes.tasks.ended', { description: 'tasks that ended, by status and error code' });
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly o: PlanCoordinatorOptions) {}
@@ -41,7 +43,7 @@ export class PlanCoordinator {
   async begin(view: TaskView): Promise<void> {
     await this.transition(view.task_id, (v) => (v.status === 'accepted' ? { view: { ...v, status: 'running' }, actions: [] } : undefined));
     const job = view.plan?.job;
-    if (job) await this.perform(view.task_id, advanceJobAction(view, this.ctx(view)));
+    if (job) await this.perform(view, advanceJobAction(view, this.ctx(view)), 'plan');
   }
 
   /** Moves one task on (due retries, timeouts, lost dispatches), or re-announces its end. */
@@ -53,7 +55,7 @@ export class PlanCoordinator {
     }
     if (ENDED.has(found.view.status)) {
       // A replica may have died between ending the task and announcing it; the event id de-duplicates.
-      await this.perform(taskId, terminalActions(found.view));
+      await this.perform(found.view, terminalActions(found.view), 'announce', { repeat: true });
       await this.o.index.deactivate(taskId);
       return;
     }
@@ -91,29 +93,41 @@ export class PlanCoordinator {
       return step.view;
     });
     if (!written || !step) return;
-    await this.perform(taskId, step.actions);
+    await this.perform(written, step.actions, 'advance');
     this.scheduleRetries(written);
   }
 
-  private async perform(taskId: string, actions: Action[]): Promise<void> {
+  /**
+   * Publishes what a state change calls for, inside the task's trace (see inTaskTrace): the sweep
+   * and retry timers run outside it. `repeat`: re-announcing an end already counted.
+   */
+  private async perform(view: TaskView, actions: Action[], what: string, opts: { repeat?: boolean } = {}): Promise<void> {
+    if (!actions.length) return;
+    await inTaskTrace(view, what, () => this.performActions(view, actions, opts));
+  }
+
+  private async performActions(view: TaskView, actions: Action[], opts: { repeat?: boolean }): Promise<void> {
     const { bus, logger } = this.o;
+    const taskId = view.task_id;
     const log = logger.child({ task_id: taskId });
     await Promise.all(
       actions.map(async (a) => {
         switch (a.kind) {
           case 'job':
-            await bus.publish(contracts.runtimeJobs, a.job, { msgId: a.job.job_id });
+            await bus.publish(contracts.runtimeJobs, a.job, { msgId: a.job.job_id, span: true });
+            this.o.metrics?.jobDispatched(a.job, isRetry(view, a.job.job_id));
             await this.markDispatched(taskId, a.job.job_id);
             log.info({ job_id: a.job.job_id, kind: a.job.kind, subtask_id: a.job.subtask_id }, 'job dispatched');
             return;
           case 'planned':
             await emitTaskEvent(bus, 'planned', taskId, a.data, `${taskId}:planned:${a.data.replans}`);
+            if (a.data.replans > 0) this.o.metrics?.replanned();
             log.info({ subtasks: a.data.subtasks.map((s) => s.id), replans: a.data.replans }, 'task planned');
             return;
           case 'completed':
           case 'failed':
             await emitTaskEvent(bus, a.kind, taskId, a.data as never);
-            this.ended.add(1, { status: a.kind, ...(a.kind === 'failed' ? { 'error.type': a.data.error.code } : {}) });
+            if (!opts.repeat) this.o.metrics?.taskEnded({ status: a.kind, created_at: view.created_at }, a.kind === 'failed' ? a.data.error.code : undefined);
             await this.o.index.deactivate(taskId);
             // Best effort: entries also expire on their own (MEMORY_WORKING_TTL_MS).
             await request(bus, contracts.workingClear, { user_id: a.userId, task_id: taskId }).catch((err: unknown) =>
@@ -153,6 +167,14 @@ export class PlanCoordinator {
     timer.unref();
     this.timers.add(timer);
   }
+}
+
+/** Whether a job is a second or later attempt of its subtask or coordination job. */
+function isRetry(view: TaskView, jobId: string): boolean {
+  const plan = view.plan;
+  const s = plan?.subtasks.find((x) => x.job_id === jobId);
+  if (s) return s.attempts > 1;
+  return plan?.job?.job_id === jobId ? plan.job.attempt > 1 : false;
 }
 
 /** The planning job of a fresh task as an action (it is claimed in the state intake created). */

@@ -1,7 +1,8 @@
 import type { RuntimeResult } from '@hermes/contracts';
 import { wireError } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
-import { hermesMeter, type Logger } from '@hermes/telemetry';
+import type { Logger } from '@hermes/telemetry';
+import type { TaskMetrics } from './task-metrics.js';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
 import type { PlanCoordinator } from './plan-coordinator.js';
@@ -11,13 +12,10 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /** Records a runtime job's outcome in the task state and tells the submitter how the task ended. */
 export class ResultHandler {
-  // Per-user token totals: the user id is an attribute, so keep the number of users in mind.
-  private readonly tokens = hermesMeter().createCounter('hermes.task.tokens', { unit: '{token}', description: 'tokens used by finished jobs, per user and type' });
-  private readonly ended = hermesMeter().createCounter('hermes.tasks.ended', { description: 'tasks that ended, by status and error code' });
-
-  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; coordinator?: PlanCoordinator; index?: TaskIndex }) {}
+  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; coordinator?: PlanCoordinator; index?: TaskIndex; metrics?: TaskMetrics }) {}
 
   async handle(result: RuntimeResult): Promise<void> {
+    this.o.metrics?.jobResult(result);
     // Planned tasks have a state machine of their own; single-job tasks end with their one result.
     if (this.o.coordinator && (await this.o.coordinator.onResult(result))) return;
     const log = this.o.logger.child({ task_id: result.task_id, job_id: result.job_id });
@@ -47,9 +45,8 @@ export class ResultHandler {
       log.debug({ status: view.status }, 'result for an ended task');
     }
     if (!alreadyEnded) {
-      this.tokens.add(result.usage.input_tokens, { user_id: view.user_id, 'gen_ai.token.type': 'input' });
-      this.tokens.add(result.usage.output_tokens, { user_id: view.user_id, 'gen_ai.token.type': 'output' });
-      this.ended.add(1, { status: view.status, ...(view.error ? { 'error.type': view.error.code } : {}) });
+      this.o.metrics?.taskTokens(result, view.user_id);
+      this.o.metrics?.taskEnded(view, view.error?.code);
     }
     if (view.status === 'completed' && view.result) {
       await emitTaskEvent(this.o.bus, 'completed', view.task_id, { task_id: view.task_id, result: view.result, usage: view.usage });

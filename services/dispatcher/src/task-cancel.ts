@@ -4,6 +4,8 @@ import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
 import type { TaskIndex } from './task-index.js';
+import type { TaskMetrics } from './task-metrics.js';
+import { inTaskTrace } from './task-trace.js';
 
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 
@@ -13,7 +15,7 @@ const ENDED = new Set(['completed', 'failed', 'cancelled']);
  * Results that arrive later are ignored because the task has ended.
  */
 export class TaskCancel {
-  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; index?: TaskIndex }) {}
+  constructor(private readonly o: { bus: Bus; store: TaskStore; logger: Logger; index?: TaskIndex; metrics?: TaskMetrics }) {}
 
   async cancel(req: TaskCancelRequest): Promise<TaskView> {
     const found = await this.o.store.get(req.task_id);
@@ -27,14 +29,17 @@ export class TaskCancel {
       return { ...v, status: 'cancelled', error: wireError('cancelled', req.reason ?? 'cancelled on request') };
     });
     if (!view) throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
-    if (changed) {
-      await emitTaskEvent(this.o.bus, 'cancelled', view.task_id, { task_id: view.task_id, ...(req.reason ? { reason: req.reason } : {}) });
-      await this.o.bus.publish(contracts.taskCancelled, { task_id: view.task_id, ...(req.reason ? { reason: req.reason } : {}) }, {
-        subject: this.o.bus.subjects.taskCancelled(view.task_id),
-      });
-      await this.o.index?.deactivate(view.task_id);
-      this.o.logger.info({ task_id: view.task_id, reason: req.reason }, 'task cancelled');
-    }
+    if (changed) await inTaskTrace(view, 'cancel', () => this.announce(view, req));
     return view;
+  }
+
+  private async announce(view: TaskView, req: TaskCancelRequest): Promise<void> {
+    await emitTaskEvent(this.o.bus, 'cancelled', view.task_id, { task_id: view.task_id, ...(req.reason ? { reason: req.reason } : {}) });
+    await this.o.bus.publish(contracts.taskCancelled, { task_id: view.task_id, ...(req.reason ? { reason: req.reason } : {}) }, {
+      subject: this.o.bus.subjects.taskCancelled(view.task_id),
+    });
+    await this.o.index?.deactivate(view.task_id);
+    this.o.logger.info({ task_id: view.task_id, reason: req.reason }, 'task cancelled');
+    this.o.metrics?.taskEnded(view, 'cancelled');
   }
 }

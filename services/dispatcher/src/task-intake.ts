@@ -10,17 +10,20 @@ import {
   TaskSubmitEvent,
   type TaskRejectedEvent,
   type TaskView,
+  type TraceContext,
   type ValidationIssue,
 } from '@hermes/contracts';
 import type { Static } from '@sinclair/typebox';
 import { contextFromTraceparent, type Bus } from '@hermes/bus';
-import { context } from '@opentelemetry/api';
-import type { Logger } from '@hermes/telemetry';
+import { context, trace } from '@opentelemetry/api';
+import { inSpan, withTaskFields, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
 import type { TaskIndex } from './task-index.js';
 import type { PlanCoordinator } from './plan-coordinator.js';
 import { initialPlan } from './plan-scheduler.js';
+import type { TaskMetrics } from './task-metrics.js';
+import { activeTraceContext } from './task-trace.js';
 
 /**
  * Turns a submission into a task: decode (structured or binary CloudEvent), validate, create the
@@ -41,6 +44,7 @@ export class TaskIntake {
       coordinator?: PlanCoordinator;
       /** Deadline of a task without budget.timeout_ms (TASK_TIMEOUT_MS); without it only budget.timeout_ms sets one. */
       taskTimeoutMs?: number;
+      metrics?: TaskMetrics;
     },
   ) {}
 
@@ -53,14 +57,12 @@ export class TaskIntake {
     const checked = validate(TaskSubmitEvent, decoded.event);
     if (!checked.ok) return this.reject(ref, checked.issues);
     const event = checked.value;
-    // A submitter's traceparent (CloudEvents extension) makes the task part of its trace.
-    const ctx = event.traceparent ? contextFromTraceparent(event.traceparent, event.tracestate) : context.active();
-    await context.with(ctx, () => this.accept(event));
+    const taskId = taskIdFor(event.source, event.id);
+    await acceptSpan(event, taskId, () => this.accept(event, taskId));
   }
 
-  private async accept(event: TaskSubmitEvent): Promise<void> {
+  private async accept(event: TaskSubmitEvent, taskId: string): Promise<void> {
     const { bus, store } = this.o;
-    const taskId = taskIdFor(event.source, event.id);
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
     const d = event.data;
@@ -87,18 +89,21 @@ export class TaskIntake {
       options,
       ...(timeoutMs !== undefined ? { deadline_at: new Date(nowMs + timeoutMs).toISOString() } : {}),
       ...(planned ? { plan: initialPlan(taskId, nowMs) } : {}),
+      ...traceField(),
     });
     const log = this.o.logger.child({ task_id: taskId, user_id: view.user_id });
     if (!created && view.status !== 'accepted') {
       log.info({ status: view.status }, 'duplicate submission ignored');
       return;
     }
+    if (created) this.o.metrics?.taskSubmitted();
     await emitTaskEvent(bus, 'accepted', taskId, {
       task_id: taskId,
       user_id: view.user_id,
       session_id: view.session_id,
       goal: view.goal,
       source_event: view.source_event,
+      ...(view.trace_context ? { trace_id: view.trace_context.trace_id } : {}),
     });
     await this.o.index?.add(view);
     if (view.plan && this.o.coordinator) {
@@ -131,7 +136,7 @@ export class TaskIntake {
         ...(d.budget ? { budget: d.budget } : {}),
         ...(d.stream !== undefined ? { stream: d.stream } : {}),
       },
-      { msgId: jobId },
+      { msgId: jobId, span: true },
     );
   }
 
@@ -152,6 +157,28 @@ export class TaskIntake {
       await this.o.bus.publish(contracts.taskRejected, event, { msgId: eventId });
     }
   }
+}
+
+/**
+ * Accepts a task inside an `accept task` span naming the task (and user) for every log line and
+ * message that follows. Its parent is the delivery's span (trace context from the NATS headers);
+ * a submission whose CloudEvent `traceparent` names another trace (a publisher that set the
+ * extension but no header) joins that trace instead, linked to the delivery.
+ */
+function acceptSpan(event: TaskSubmitEvent, taskId: string, fn: () => Promise<void>): Promise<void> {
+  const delivery = trace.getSpanContext(context.active());
+  const fromEvent = event.traceparent ? contextFromTraceparent(event.traceparent, event.tracestate) : undefined;
+  const eventTrace = fromEvent ? trace.getSpanContext(fromEvent)?.traceId : undefined;
+  const joinEvent = fromEvent !== undefined && eventTrace !== undefined && eventTrace !== delivery?.traceId;
+  const parent = withTaskFields(joinEvent ? fromEvent : context.active(), { task_id: taskId, user_id: event.data.user_id });
+  const options = { attributes: { 'hermes.task.id': taskId, 'enduser.id': event.data.user_id }, ...(joinEvent && delivery ? { links: [{ context: delivery }] } : {}) };
+  return inSpan('accept task', options, fn, parent);
+}
+
+/** The accepting span's trace context, stored with the task so later jobs continue its trace. */
+function traceField(): { trace_context?: TraceContext } {
+  const tc = activeTraceContext();
+  return tc ? { trace_context: tc } : {};
 }
 
 /** NATS keeps header names as sent, so `Ce-Id` and `ce-id` must both be found (HeaderLookup is case-insensitive). */

@@ -5,6 +5,7 @@ import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bu
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
+import { recordAgentOutcome, runInAgentSpan, traceMemoryContext } from './agent-spans.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
 import { recallBackground } from './memory-recall.js';
 import { openingMessages } from './prompt-builder.js';
@@ -49,6 +50,10 @@ export class JobRunner {
   constructor(private readonly o: JobRunnerOptions) {}
 
   async run(job: RuntimeJob, msg: JsMsg): Promise<void> {
+    await runInAgentSpan(job, msg.info.deliveryCount, this.o.llm.modelFor(job.model_role), () => this.runJob(job, msg));
+  }
+
+  private async runJob(job: RuntimeJob, msg: JsMsg): Promise<void> {
     const attempt = msg.info.deliveryCount;
     const log = this.o.logger.child({ task_id: job.task_id, job_id: job.job_id, attempt });
     if (attempt > this.o.maxAttempts) {
@@ -177,14 +182,16 @@ export class JobRunner {
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
     const background = recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) });
-    const history = await request(this.o.bus, contracts.sessionContext, {
-      user_id: job.user_id,
-      session_id: job.session_id,
-      model: this.o.llm.modelFor('worker'),
-      context_limit: this.o.contextTokens ?? 128_000,
-      reserve_output: RESERVE_OUTPUT_TOKENS,
-      reserve_tools: RESERVE_TOOL_TOKENS,
-    });
+    const history = await traceMemoryContext(job, () =>
+      request(this.o.bus, contracts.sessionContext, {
+        user_id: job.user_id,
+        session_id: job.session_id,
+        model: this.o.llm.modelFor('worker'),
+        context_limit: this.o.contextTokens ?? 128_000,
+        reserve_output: RESERVE_OUTPUT_TOKENS,
+        reserve_tools: RESERVE_TOOL_TOKENS,
+      }),
+    );
     return {
       v: 1,
       job_id: job.job_id,
@@ -228,8 +235,9 @@ export class JobRunner {
       usage: { input_tokens: 0, output_tokens: 0 },
       ...r,
     };
+    recordAgentOutcome(result);
     // One result per job: a runtime that dies after publishing and is redelivered is de-duplicated.
-    await this.o.bus.publish(contracts.runtimeResults, result, { msgId: `${job.job_id}:result` });
+    await this.o.bus.publish(contracts.runtimeResults, result, { msgId: `${job.job_id}:result`, span: true });
   }
 }
 

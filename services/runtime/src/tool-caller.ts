@@ -1,5 +1,6 @@
 import { contracts, type ToolCallReply, type ToolCallRequest } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
+import { traceApprovalWait, traceToolCall } from './agent-spans.js';
 
 export interface ToolCallerOptions {
   bus: Bus;
@@ -16,9 +17,16 @@ export interface ToolCallerOptions {
 export class ToolCaller {
   constructor(private readonly o: ToolCallerOptions) {}
 
-  async call(req: ToolCallRequest, signal?: AbortSignal): Promise<ToolCallReply> {
-    let reply = await this.send(req);
-    if (reply.status !== 'pending_approval') return reply;
+  /** One tool call, in an `execute_tool` span; a call parked for approval waits in an `approval wait` span. */
+  call(req: ToolCallRequest, signal?: AbortSignal): Promise<ToolCallReply> {
+    return traceToolCall(req, async () => {
+      const reply = await this.send(req);
+      return reply.status === 'pending_approval' ? traceApprovalWait(req, reply.call_id, () => this.awaitDecision(req, reply, signal)) : reply;
+    });
+  }
+
+  private async awaitDecision(req: ToolCallRequest, first: ToolCallReply, signal?: AbortSignal): Promise<ToolCallReply> {
+    let reply = first;
     // A decision may land between our ask and our wait: remember it rather than sleep through it.
     let notified = false;
     let wake: () => void = () => {};

@@ -2,6 +2,7 @@ import { DiscardPolicy, JetStreamApiError, RetentionPolicy, StorageType } from '
 import { contracts, type ToolAuditRecord, type ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import type { CallOrigin } from './call-record.js';
+import type { ToolMetrics } from './toolbus-metrics.js';
 
 const SUMMARY_CHARS = 300;
 /** Arguments in an audit record (and in a call record's origin) are cut to 4 KiB. */
@@ -57,10 +58,14 @@ export interface AuditFacts {
 export class AuditLog {
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(private readonly bus: Bus) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly metrics?: ToolMetrics,
+  ) {}
 
   record(origin: CallOrigin, facts: AuditFacts): void {
     const entry = toAuditRecord(origin, facts);
+    this.metrics?.record(entry);
     const p = this.bus
       .publish(contracts.toolAudit, entry, { subject: this.bus.subjects.toolAudit(origin.task_id) })
       .then(

@@ -1,9 +1,13 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import { contracts, type ToolError } from '@hermes/contracts';
 import { RemoteError, request, type Bus } from '@hermes/bus';
-import { hermesTracer } from '@hermes/telemetry';
+import { contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
+import { activeToolCallId } from './tool-call-context.js';
 import { ToolArgumentError, ToolRefusedError } from './toolbus-errors.js';
 import type { BuiltinTool, CallContext, ExecOutcome, RegisteredTool, ToolArguments } from './tool-types.js';
+
+// Read once: the setting is process-wide (GenAI content capture, off by default).
+const captureContent = genAiContentCapture();
 
 /** Runs calls of MCP tools (the toolbus's McpHost). */
 export interface McpCaller {
@@ -26,8 +30,16 @@ export class ToolExecutor {
 
   async execute(tool: RegisteredTool, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome & { duration_ms: number }> {
     const started = performance.now();
-    const attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.spec.name, 'gen_ai.tool.call.id': opts.callId, 'hermes.tool.provider': tool.provider };
+    const attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': tool.spec.name,
+      'gen_ai.tool.call.id': activeToolCallId() ?? opts.callId,
+      'gen_ai.tool.type': tool.host.kind === 'builtin' ? 'function' : 'extension',
+      'hermes.tool.call_id': opts.callId,
+      'hermes.tool.provider': tool.provider,
+    };
     return hermesTracer().startActiveSpan(`execute_tool ${tool.spec.name}`, { attributes }, async (span) => {
+      if (captureContent && span.isRecording()) span.setAttribute('gen_ai.tool.call.arguments', contentAttribute(args));
       const { host } = tool;
       const outcome =
         host.kind === 'builtin'
@@ -38,6 +50,8 @@ export class ToolExecutor {
       if (!outcome.ok) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
         span.setAttribute('error.type', outcome.error.code);
+      } else if (captureContent && span.isRecording()) {
+        span.setAttribute('gen_ai.tool.call.result', contentAttribute(outcome.result));
       }
       span.end();
       return { ...outcome, duration_ms: Math.round(performance.now() - started) };

@@ -15,7 +15,14 @@ const SourceEventRef = Type.Object(
 );
 
 export const AcceptedData = Type.Object(
-  { task_id: Id, user_id: Id, session_id: Id, goal: Type.String(), source_event: SourceEventRef },
+  {
+    task_id: Id,
+    user_id: Id,
+    session_id: Id,
+    goal: Type.String(),
+    source_event: SourceEventRef,
+    trace_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: "the task's OpenTelemetry trace id: search for it in the tracing backend" })),
+  },
   { title: 'TaskAcceptedData', additionalProperties: false },
 );
 export const RejectedData = Type.Object(

@@ -86,6 +86,21 @@ export const TaskOptions = Type.Object(
 );
 export type TaskOptions = Static<typeof TaskOptions>;
 
+/**
+ * The task's place in its trace (W3C trace context of the span that accepted it). Jobs the
+ * dispatcher publishes later (after a plan, on a retry, from the sweep) continue this trace, so a
+ * task is one trace however long it runs; `trace_id` is what to search for in the tracing backend.
+ */
+export const TraceContext = Type.Object(
+  {
+    trace_id: Type.String({ pattern: '^[0-9a-f]{32}$' }),
+    traceparent: Type.String(),
+    tracestate: Type.Optional(Type.String()),
+  },
+  { title: 'TraceContext', additionalProperties: false },
+);
+export type TraceContext = Static<typeof TraceContext>;
+
 /** A task as the dispatcher reports it (`GET /v1/tasks/:id`, `hermes status`). */
 export const TaskView = Type.Object(
   {
@@ -104,6 +119,7 @@ export const TaskView = Type.Object(
     options: Type.Optional(TaskOptions),
     deadline_at: Type.Optional(Timestamp),
     plan: Type.Optional(PlanState),
+    trace_context: Type.Optional(TraceContext),
   },
   { title: 'TaskView', additionalProperties: false },
 );
