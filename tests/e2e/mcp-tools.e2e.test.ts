@@ -19,7 +19,7 @@ beforeAll(async () => {
   const configFile = join(dir, 'mcp.json');
   writeFileSync(
     configFile,
-    JSON.stringify({ servers: { everything: { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['echo', 'get-sum'] } } }),
+    JSON.stringify({ servers: { everything: { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['echo', 'get-sum', 'gzip-file-as-resource'] } } }),
   );
   stack = await startStack({ serviceEnv: { toolbus: { MCP_CONFIG_FILE: configFile } } });
   model = new ModelScript(stack.llm);
@@ -44,7 +44,7 @@ describe('MCP tools through the whole system', () => {
       if (!offered.includes('everything_get-sum')) await new Promise((r) => setTimeout(r, 200));
     }
     // enabled_tools hides the rest of the server's tools; names are prefixed with the server.
-    expect(offered.filter((t) => t.startsWith('everything_')).sort()).toEqual(['everything_echo', 'everything_get-sum']);
+    expect(offered.filter((t) => t.startsWith('everything_')).sort()).toEqual(['everything_echo', 'everything_get-sum', 'everything_gzip-file-as-resource']);
 
     const { events } = await runTask(stack.bus, { user_id: 'alice', goal });
     expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'The sum is 42.' });
@@ -52,5 +52,18 @@ describe('MCP tools through the whole system', () => {
     expect(reply!.tool_call_id).toBe('sum');
     expect(reply!.content.ok).toBe(true);
     expect(JSON.stringify(reply!.content.result)).toContain('42');
+  });
+
+  it("a tool result with isError reaches the task's model as a tool error it can react to", async () => {
+    const goal = 'compress a file the MCP server cannot fetch';
+    // A valid URL by the schema, a protocol the server refuses: it answers isError: true.
+    model.on(goal, [callTools({ id: 'gz', name: 'everything_gzip-file-as-resource', arguments: { name: 'x.gz', data: 'ftp://example.com/x', outputType: 'resourceLink' } })], {
+      then: { content: 'The server cannot fetch ftp URLs.' },
+    });
+    const { events } = await runTask(stack.bus, { user_id: 'alice', goal });
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'The server cannot fetch ftp URLs.' });
+    const [reply] = toolMessages(model.requests(goal)[1]!.body);
+    expect(reply!.tool_call_id).toBe('gz');
+    expect(reply!.content).toMatchObject({ ok: false, error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('Unsupported URL protocol') } });
   });
 });
