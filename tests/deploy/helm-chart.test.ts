@@ -60,6 +60,10 @@ describe('helm/hermes values', () => {
 });
 
 describe('helm/hermes templates', () => {
+  it('Chart.yaml is a v2 application chart named hermes', () => {
+    expect(readYaml(`${chartDir}/Chart.yaml`)).toMatchObject({ apiVersion: 'v2', name: 'hermes', type: 'application', version: expect.any(String) });
+  });
+
   it('every service in the contracts has a template rendering its Deployment and PDB', () => {
     const files = readdirSync(`${chartDir}/templates`);
     for (const service of HERMES_SERVICES) {
