@@ -74,6 +74,7 @@ export class Bus {
       ...(opts.user ? { user: opts.user, pass: opts.password } : {}),
       ...(opts.token ? { token: opts.token } : {}),
       ...(opts.credsFile ? { authenticator: credsAuthenticator(readFileSync(opts.credsFile)) } : {}),
+      ...(opts.inboxPrefix ? { inboxPrefix: opts.inboxPrefix } : {}),
     });
     opts.logger.info({ server: nc.getServer() }, 'connected to NATS');
     void (async () => {
@@ -81,7 +82,6 @@ export class Bus {
         if (s.type === 'ping' || s.type === 'staleConnection') continue;
         const level = s.type === 'disconnect' || s.type === 'error' ? 'warn' : 'info';
         opts.logger[level]({ nats_status: s.type, detail: 'server' in s ? s.server : undefined }, `NATS ${s.type}`);
-      ...(opts.inboxPrefix ? { inboxPrefix: opts.inboxPrefix } : {}),
       }
     })();
     const jsm = await jetstreamManager(nc);

@@ -78,6 +78,7 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     ...(config.NATS_USER ? { user: config.NATS_USER, password: config.NATS_PASSWORD } : {}),
     ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
     ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
+    ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
     ...(opts.tuning ? { tuning: opts.tuning(config) } : {}),
   });
   if (opts.streams?.length) await bus.ensureStreams(opts.streams);
@@ -86,7 +87,6 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   observeConsumers(bus, opts.consumers ?? []);
   const running = await opts.start({ config, bus, logger });
   ready = true;
-    ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
   logger.info('ready');
 
   process.off('SIGTERM', early);
