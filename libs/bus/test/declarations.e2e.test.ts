@@ -5,8 +5,8 @@ import { contracts, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
-const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit'] as const;
-const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs'] as const;
+const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit', 'memoryJobs'] as const;
+const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs', 'memoryExtract', 'memoryWrites'] as const;
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -42,6 +42,13 @@ describe('stream and consumer declaration', () => {
     const jobConsumers: string[] = [];
     for await (const c of a.jsm.consumers.list(a.subjects.streams.runtimeJobs)) jobConsumers.push(c.name);
     expect(jobConsumers).toEqual([a.subjects.consumers.runtimeJobs]);
+    // The memory work queue has two consumers, each on its own subject (a work queue allows that only when they do not overlap).
+    const memoryConsumers: [string, string | undefined][] = [];
+    for await (const c of a.jsm.consumers.list(a.subjects.streams.memoryJobs)) memoryConsumers.push([c.name, c.config.filter_subject]);
+    expect(memoryConsumers.sort()).toEqual([
+      [a.subjects.consumers.memoryExtract, a.subjects.memoryExtract],
+      [a.subjects.consumers.memoryWrites, a.subjects.memoryWrite],
+    ]);
   });
 
   it('declaring again with changed tuning updates the stream and the consumer in place', async () => {

@@ -220,6 +220,7 @@ describe('subjectsFor', () => {
       runtimeJobs: 'ACME_PROD_RUNTIME_JOBS',
       runtimeResults: 'ACME_PROD_RUNTIME_RESULTS',
       toolAudit: 'ACME_PROD_TOOL_AUDIT',
+      memoryJobs: 'ACME_PROD_MEMORY_JOBS',
     });
     expect(s.runtimeJobs).toBe('acme-prod.runtime.jobs');
     expect(s.buckets.tasks).toBe('acme-prod_tasks');
