@@ -33,11 +33,15 @@ const clients: Bus[] = [];
 
 const credentialsOf = (user: NatsUser) => ({ NATS_USER: user, NATS_PASSWORD: passwords[user], NATS_INBOX_PREFIX: inboxPrefixFor(user) });
 
-async function connectAs(user: NatsUser, opts: { password?: string; inboxPrefix?: string } = {}): Promise<Bus> {
+async function connectAs(user: NatsUser, opts: { password?: string; inboxPrefix?: string; logLines?: string[] } = {}): Promise<Bus> {
+  const lines = opts.logLines;
+  const logger = lines
+    ? createLogger({ service: 'perm-test', level: 'info', destination: { write: (line: string) => void lines.push(line) } })
+    : createLogger({ service: 'perm-test', level: 'silent' });
   const bus = await Bus.connect({
     servers: nats.url,
     name: `perm-test-${user}`,
-    logger: createLogger({ service: 'perm-test', level: 'silent' }),
+    logger,
     user,
     password: opts.password ?? passwords[user],
     inboxPrefix: opts.inboxPrefix ?? inboxPrefixFor(user),
@@ -138,13 +142,16 @@ describe('generated NATS users: every service works as its own user', () => {
 });
 
 describe('generated NATS users: each is denied what it should not do', () => {
-  it('the toolbus user cannot publish runtime results', async () => {
-    const toolbus = await connectAs('toolbus');
+  it('the toolbus user cannot publish runtime results, and its log says what was refused', async () => {
+    const logLines: string[] = [];
+    const toolbus = await connectAs('toolbus', { logLines });
     const from = nats.logs.length;
     await expect(toolbus.js.publish(toolbus.subjects.runtimeResults, encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
       /permissions violation for publish to "hermes\.runtime\.results"/i,
     );
     expect(await loggedViolation(from, /User "toolbus", Subject "hermes\.runtime\.results"/)).toMatch(/Publish Violation/);
+    // The bus logs the connection's error with the server's text, so an operator sees the refused subject.
+    expect(logLines.join('')).toMatch(/"msg":"NATS error: Permissions Violation for Publish to \\"hermes\.runtime\.results\\""/i);
   });
 
   it('the submitter cannot forge a task event, and cannot read the audit stream or the runtime jobs', async () => {

@@ -81,7 +81,9 @@ export class Bus {
       for await (const s of nc.status()) {
         if (s.type === 'ping' || s.type === 'staleConnection') continue;
         const level = s.type === 'disconnect' || s.type === 'error' ? 'warn' : 'info';
-        opts.logger[level]({ nats_status: s.type, detail: 'server' in s ? s.server : undefined }, `NATS ${s.type}`);
+        // An error's message names e.g. the subject a permission violation refused (least-privilege users).
+        const detail = 'server' in s ? s.server : s.type === 'error' ? s.error.message : undefined;
+        opts.logger[level]({ nats_status: s.type, detail }, s.type === 'error' ? `NATS error: ${s.error.message}` : `NATS ${s.type}`);
       }
     })();
     const jsm = await jetstreamManager(nc);
