@@ -25,14 +25,14 @@ let servers: Record<string, unknown>;
 let bus: Bus;
 
 /**
- * A stdio "server" that notes the time (ms) it was started and exits at once, before answering
- * `initialize`. A shell, not node: it starts in a few ms even on a loaded machine, so the gaps
+ * A stdio "server" that notes the time (ms) it was started, complains on stderr and exits at once,
+ * before answering `initialize`. A shell, not node: it starts in a few ms even on a loaded machine, so the gaps
  * between starts are the toolbus's back-off and little else.
  */
 const crashingServer = (log: string) => ({
   transport: 'stdio',
   command: '/bin/sh',
-  args: ['-c', 'date +%s%3N >> "$0"; exit 3', log],
+  args: ['-c', 'date +%s%3N >> "$0"; echo "crashy: no config found" >&2; exit 3', log],
 });
 
 const call = (tool: string, args: unknown) => callTool(bus, callRequest({ tool, arguments: JSON.stringify(args), roles: ['admin'] }), 20_000);
@@ -134,7 +134,8 @@ describe('MCP supervision', () => {
     for (const gap of gaps.slice(2)) expect(gap).toBeGreaterThanOrEqual(500);
     for (const gap of gaps.slice(3)) expect(gap).toBeLessThan(MAX_BACKOFF_MS * 2);
     const crashy = (await serverStatus(bus, 'crashy'))!;
-    expect(crashy).toMatchObject({ state: 'reconnecting', tools: [], last_error: expect.any(String) });
+    // Why it failed is in the status, with the child's last stderr lines.
+    expect(crashy).toMatchObject({ state: 'reconnecting', tools: [], last_error: expect.stringContaining('crashy: no config found') });
     // One crashing server takes nothing from the others.
     expect(await toolNames(bus)).toContain('sse_multiply');
   });
