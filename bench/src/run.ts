@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll } from '@hermes/testkit';
 import { benchOptions, semaphoreSettings } from './bench-options.js';
+import { runContextBudgetBench } from './context-budget-bench.js';
+import { contextBudgetOptions, contextBudgetSettings } from './context-budget-options.js';
+import { contextBudgetVerdict, renderContextBudgetMarkdown } from './context-budget-report.js';
 import { selectBenchmarks } from './bench-selection.js';
 import { runMemoryRecallBench } from './memory-recall-bench.js';
 import { memoryRecallOptions, memoryRecallSettings } from './memory-recall-options.js';
@@ -24,10 +27,12 @@ try {
   const semaphoreFlags = semaphoreSettings.map((s) => s.flag);
   const stepFlags = stepOverheadSettings.map((s) => s.flag);
   const memoryFlags = memoryRecallSettings.map((s) => s.flag);
+  const contextFlags = contextBudgetSettings.map((s) => s.flag);
   // Parse every selected bench's options first, so a typo fails before anything starts.
-  const semOpts = benchOptions({ argv, env: process.env, defaultResultsDir, ignore: [...stepFlags, ...memoryFlags] });
-  const stepOpts = stepOverheadOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...memoryFlags] });
-  const memoryOpts = memoryRecallOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...stepFlags] });
+  const semOpts = benchOptions({ argv, env: process.env, defaultResultsDir, ignore: [...stepFlags, ...memoryFlags, ...contextFlags] });
+  const stepOpts = stepOverheadOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...memoryFlags, ...contextFlags] });
+  const memoryOpts = memoryRecallOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...stepFlags, ...contextFlags] });
+  const contextOpts = contextBudgetOptions({ argv, env: process.env, defaultResultsDir, ignore: [...semaphoreFlags, ...stepFlags, ...memoryFlags] });
 
   if (only.includes('semaphore')) {
     const report = await runSemaphoreBench(semOpts, say);
@@ -58,6 +63,15 @@ try {
     await writeFile(join(memoryOpts.resultsDir, 'memory-recall.md'), renderMemoryRecallMarkdown(report));
     say(`wrote ${join(memoryOpts.resultsDir, 'memory-recall.json')} and memory-recall.md`);
     say(memoryRecallVerdict(report));
+  }
+
+  if (only.includes('context-budget')) {
+    const report = await runContextBudgetBench(contextOpts, say);
+    await mkdir(contextOpts.resultsDir, { recursive: true });
+    await writeFile(join(contextOpts.resultsDir, 'context-budget.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(contextOpts.resultsDir, 'context-budget.md'), renderContextBudgetMarkdown(report));
+    say(`wrote ${join(contextOpts.resultsDir, 'context-budget.json')} and context-budget.md`);
+    say(contextBudgetVerdict(report));
   }
 } catch (err) {
   process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
