@@ -5,8 +5,15 @@ export function formatTaskEvent(event: TaskEvent): string {
   // The event union does not narrow on `type`, so each branch reads its data through the kind.
   const kind = taskEventKind(event);
   switch (kind) {
-    case 'accepted':
-      return `accepted session=${dataOf(event, kind).session_id}`;
+    case 'accepted': {
+      const d = dataOf(event, kind);
+      return `accepted session=${d.session_id}${d.trace_id ? ` trace=${d.trace_id}` : ''}`;
+    }
+    case 'planned': {
+      const d = dataOf(event, kind);
+      const what = d.replans ? `re-plan ${d.replans}` : 'planned';
+      return `${what}: ${d.subtasks.length} subtask(s) ${d.subtasks.map((s) => (s.depends_on.length ? `${s.id}<-${s.depends_on.join('+')}` : s.id)).join(' ')}`;
+    }
     case 'rejected': {
       const d = dataOf(event, kind);
       const issues = d.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
@@ -58,6 +65,7 @@ export function formatTaskView(view: TaskView): string {
     ['attempts', String(view.attempts)],
     ['tokens', formatUsage(view.usage)],
   ];
+  if (view.trace_context) rows.push(['trace', view.trace_context.trace_id]);
   if (view.result) rows.push(['result', view.result.output]);
   if (view.error) rows.push(['error', `${view.error.code}: ${view.error.message}`]);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
