@@ -21,6 +21,14 @@ beforeAll(async () => {
     servers: [{ name: 'everything', transport: 'stdio' as const, state: 'ready' as const, health: 'ok' as const, tools: ['everything_echo'], changed_tools: [], restarts: 1, config: {} }],
     skipped_tools: [],
   }));
+  serve(bus, contracts.mcpReload, async () => ({
+    toolbus_id: 'toolbus-2',
+    added: ['web'],
+    removed: [],
+    restarted: [],
+    unchanged: ['everything'],
+    problems: [{ server: 'bad', field: 'url', message: 'server "bad": url: is not a valid URL' }],
+  }));
   serve(bus, contracts.mcpCall, async (req) => {
     if (req.server !== 'everything') throw new ReplyError(wireError('not_found', `there is no MCP server "${req.server}"`));
     return { result: { content: [{ type: 'text', text: `Echo: ${String(req.arguments.message)}` }] } };
@@ -51,6 +59,13 @@ describe('hermes mcp and tools commands', () => {
     expect(out.split('\n')[0]).toBe('MCP servers of toolbus replica toolbus-1 (each replica runs its own; another may differ)');
     expect(out).toMatch(/everything\s+stdio\s+ready\s+ok\s+1\s+1/);
     expect(out).toContain('config problem: server "bad": url: is not a valid URL');
+  });
+
+  it('mcp reload says which replica reloaded, what changed, and fails on config problems', async () => {
+    const { code, out, err } = await hermes(['mcp', 'reload']);
+    expect(code).toBe(1);
+    expect(out).toBe('reloaded on replica toolbus-2 (every other replica reloads too)\nadded: web\nremoved: -\nrestarted: -\nunchanged: everything\n');
+    expect(err).toContain('config problem: server "bad": url: is not a valid URL');
   });
 
   it('mcp call prints the raw result, and names an unknown server', async () => {
