@@ -56,6 +56,18 @@ describe('watching the MCP config file', () => {
     expect((await serverStatus(bus, 'web'))?.ready_since).toBe(webBefore.ready_since);
   });
 
+  it('restarts a server whose entry changed, with its new settings, and leaves the others alone', async () => {
+    const [webBefore, everythingBefore] = [(await serverStatus(bus, 'web'))!, (await serverStatus(bus, 'everything'))!];
+    expect(webBefore.tools).toEqual(expect.arrayContaining(['web_add', 'web_fail']));
+    writeFileSync(configFile, text({ web: { ...webServer(), enabled_tools: ['add'] }, everything }));
+    const webAfter = await waitFor('web restarted', async () => {
+      const s = await serverStatus(bus, 'web');
+      return s?.state === 'ready' && s.ready_since !== webBefore.ready_since ? s : undefined;
+    });
+    expect(webAfter.tools).toEqual(['web_add']);
+    expect(await serverStatus(bus, 'everything')).toMatchObject({ pid: everythingBefore.pid, ready_since: everythingBefore.ready_since });
+  });
+
   it('stops a server removed from a file replaced by rename, as editors save, and keeps watching the new file', async () => {
     replaceFile(text({ everything }));
     await waitFor('web removed', async () => !(await toolNames(bus)).includes('web_add'));
