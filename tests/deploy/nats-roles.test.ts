@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { contracts } from '@hermes/contracts';
 import { HERMES_SERVICES, JETSTREAM_ROLES } from '@hermes/contracts/nats-permissions';
 import { root } from './chart-files.js';
 
@@ -8,7 +9,7 @@ import { root } from './chart-files.js';
 // to hostService, and the KV buckets its code opens. A service that starts using another stream or
 // bucket fails here before it fails in a least-privilege deployment.
 const sourceOf = (service: string): string => {
-  const dir = `${root}services/${service}/src`;
+  const dir = service === 'cli' ? `${root}tools/cli/src` : `${root}services/${service}/src`;
   const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
   return files.map((f) => readFileSync(`${dir}/${f}`, 'utf8')).join('\n');
 };
@@ -35,5 +36,24 @@ describe('JETSTREAM_ROLES', () => {
 
   it('the toolbus really declares the audit stream itself', () => {
     expect(sourceOf('toolbus')).toMatch(/name: bus\.subjects\.streams\.toolAudit/);
+  });
+});
+
+// The other source, the catalog, must name each party for every contract its code uses: a
+// contract missing there is a subject the generated user is refused.
+describe('the contract catalog', () => {
+  it.each([...HERMES_SERVICES, 'cli'])('lists %s for every contract its code uses', (party) => {
+    const code = sourceOf(party);
+    const used = new Set([...code.matchAll(/contracts\.(\w+)/g)].map((m) => m[1]!));
+    // Task helpers of libs/bus publish submissions and follow task events.
+    if (/\bsubmitTask\(/.test(code)) used.add('taskSubmit');
+    if (/\bfollowTaskEvents\(/.test(code)) used.add('taskEvents');
+    const missing = [...used].flatMap((name) => {
+      const c = contracts[name as keyof typeof contracts];
+      if (!c) return [];
+      const parties: readonly string[] = c.kind === 'request' ? [c.responder, ...c.requesters] : [...c.producers, ...c.consumers];
+      return parties.includes(party) ? [] : [name];
+    });
+    expect(missing).toEqual([]);
   });
 });

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +29,10 @@ const responder: Responder = ({ body }) => {
   return { toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: `for ${lastUserMessageText(body).slice(0, 40)}` } }] };
 };
 
+const cliEntry = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
 let nats: NatsServerHandle;
+/** The task the submitter ran, for the CLI to look at. */
+let submitted: string;
 let stack: HermesStack;
 const clients: Bus[] = [];
 
@@ -110,6 +115,7 @@ describe('generated NATS users: every service works as its own user', () => {
   it('a task submitted by the submitter user is planned, calls a tool and completes, and the submitter reads its state', async () => {
     const submitter = await connectAs('submitter');
     const { taskId } = await submitTask(submitter, { user_id: 'team-a', goal: 'prove least privilege works' }, { source: '/teams/a', id: randomUUID() });
+    submitted = taskId;
     const events = await collect(submitter, taskId);
     expect(events.map(taskEventKind)).toEqual(expect.arrayContaining(['accepted', 'planned', 'started', 'completed']));
     const completed = taskEventData(events.at(-1)!, 'completed');
@@ -134,6 +140,15 @@ describe('generated NATS users: every service works as its own user', () => {
     expect(text).toContain('event: completed');
     const status = await fetch(`${stack.gatewayUrl}/v1/tasks/${task_id}`, { headers: { authorization: `Bearer ${API_KEY}` } });
     expect(await status.json()).toMatchObject({ task_id, status: 'completed' });
+  });
+
+  it('the hermes CLI as the cli user runs a task, and shows a task, its audit records and the LLM pools', async () => {
+    const hermes = async (...args: string[]) =>
+      (await promisify(execFile)(process.execPath, [cliEntry, ...args], { env: { ...process.env, NATS_URL: nats.url, ...credentialsOf('cli') }, timeout: 30_000 })).stdout;
+    expect(await hermes('run', 'a task from the operator')).toMatch(/echo said .*for a task from the operator/);
+    expect(await hermes('status', submitted)).toMatch(/completed/);
+    expect(await hermes('audit', submitted)).toMatch(/echo/);
+    expect(await hermes('llm', 'status')).toMatch(/scripted-demo/);
   });
 
   it('no service was refused anything on the way (nats-server logged no permission violation)', () => {

@@ -105,7 +105,7 @@ export const contracts = {
     subject: (s) => s.taskSubmit,
     stream: (s) => s.streams.taskSubmit,
     payload: TaskSubmitEvent,
-    producers: ['submitter', 'gateway'],
+    producers: ['submitter', 'gateway', 'cli'],
     consumers: ['dispatcher'],
   }),
   taskEvents: message({
@@ -116,7 +116,7 @@ export const contracts = {
     payload: TaskEvent,
     // The toolbus publishes the approval-request step events of parked tool calls.
     producers: ['dispatcher', 'runtime', 'toolbus'],
-    consumers: ['submitter', 'gateway'],
+    consumers: ['submitter', 'gateway', 'cli'],
   }),
   taskRejected: message({
     name: 'taskRejected',
@@ -153,7 +153,7 @@ export const contracts = {
     reply: TaskView,
     responder: 'dispatcher',
     // The runtime asks before starting a job whether its task already ended.
-    requesters: ['gateway', 'submitter', 'runtime'],
+    requesters: ['gateway', 'submitter', 'runtime', 'cli'],
   }),
   taskList: request({
     name: 'taskList',
@@ -188,7 +188,7 @@ export const contracts = {
     request: ToolsListRequest,
     reply: ToolsListReply,
     responder: 'toolbus',
-    requesters: ['runtime'],
+    requesters: ['runtime', 'cli'],
   }),
   toolCall: request({
     name: 'toolCall',

@@ -97,6 +97,17 @@ describe('natsPermissions', () => {
     expect(perms.submitter.allowResponses).toBe(false);
   });
 
+  it('lets the CLI read audit records and task events, and manage LLM pools, but not run as a service', () => {
+    expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.toolAudit}.c1.${s.toolAudit('t_1')}`)).toBe(true);
+    expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('t_1')}`)).toBe(true);
+    expect(mayPublish('cli', `$KV.${s.buckets.llmSemaphore}.pool`)).toBe(true);
+    expect(mayPublish('cli', `$KV.${s.buckets.tasks}.t_1`)).toBe(false);
+    expect(mayPublish('cli', s.runtimeJobs)).toBe(false);
+    expect(mayPublish('cli', s.taskEvents('t_1'))).toBe(false);
+    expect(maySubscribe('cli', s.toolCall)).toBe(false);
+    expect(perms.cli.allowResponses).toBe(false);
+  });
+
   it('opens exactly the KV buckets and durable consumers of each role, and no stream deletion to anyone', () => {
     for (const user of NATS_USERS) {
       const role = JETSTREAM_ROLES[user];
@@ -124,8 +135,8 @@ describe('natsPermissions', () => {
     expect(JSON.stringify(acme)).not.toContain('hermes');
   });
 
-  it('has one user per deployable service plus the submitter', () => {
-    expect([...NATS_USERS]).toEqual([...HERMES_SERVICES, 'submitter']);
+  it('has one user per deployable service plus the submitter and the CLI', () => {
+    expect([...NATS_USERS]).toEqual([...HERMES_SERVICES, 'submitter', 'cli']);
     expect(Object.keys(JETSTREAM_ROLES).sort()).toEqual([...NATS_USERS].sort());
   });
 });
