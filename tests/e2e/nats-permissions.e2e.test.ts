@@ -149,7 +149,8 @@ describe('generated NATS users: every service works as its own user', () => {
     expect(await hermes('status', submitted)).toMatch(/completed/);
     expect(await hermes('audit', submitted)).toMatch(/echo/);
     expect(await hermes('llm', 'status')).toMatch(/scripted-demo/);
-  });
+    // Four CLI processes, each a cold Node start: generous on a loaded machine.
+  }, 90_000);
 
   it('no service was refused anything on the way (nats-server logged no permission violation)', () => {
     expect(violations()).toEqual([]);
