@@ -42,7 +42,7 @@ describe('toolsList over NATS', () => {
     const p = await startStandInProvider(bus, { provider: 'hr', tools: [remoteTool('hr_lookup'), remoteTool('hr_fire', { roles: ['hr_admin'] })], run: async () => 'ok' });
     cleanups.push(() => p.stop());
     await waitForTool(bus, 'hr_lookup');
-    expect(await listNames(bus, { roles: ['member'] })).toEqual(['time_now', 'echo', 'date_add', 'date_diff', 'http_get', 'hr_lookup']);
+    expect(await listNames(bus, { roles: ['member'] })).toEqual(['time_now', 'echo', 'date_add', 'date_diff', 'http_get', 'remember', 'recall', 'hr_lookup']);
     expect(await listNames(bus, { roles: ['hr_admin'], allow: ['hr_fire', 'echo'] })).toEqual(['echo', 'hr_fire']);
   });
 
