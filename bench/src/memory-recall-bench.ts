@@ -38,7 +38,17 @@ export interface MemoryRecallRun {
 export interface MemoryRecallReport {
   generated_at: string;
   machine: { cpus: number; cpu_model: string; node: string; platform: string; load_avg_1m_at_start: number; load_avg_1m_at_end: number };
-  settings: { sizes: number[]; queries: number; recall_queries: number; batch: number; single_writes: number; exact_scan_at: number; dimensions: number; vectors: string };
+  settings: {
+    sizes: number[];
+    queries: number;
+    recall_queries: number;
+    batch: number;
+    single_writes: number;
+    exact_scan_at: number;
+    dimensions: number;
+    hnsw: { connectivity: number; expansion_add: number; expansion_search: number };
+    vectors: string;
+  };
   goal: typeof MEMORY_RECALL_GOAL;
   goal_met: boolean;
   runs: MemoryRecallRun[];
@@ -64,7 +74,8 @@ export async function runMemoryRecallBench(o: MemoryRecallOptions, say: (line: s
 
     const dataDir = await mkdtemp(join(os.tmpdir(), 'hermes-bench-memory-'));
     try {
-      let store = new EmbeddedVectorStore({ dataDir, dimensions: o.dimensions });
+      const storeOptions = { dataDir, dimensions: o.dimensions, hnsw: { expansionAdd: o.expansionAdd, expansionSearch: o.expansionSearch } };
+      let store = new EmbeddedVectorStore(storeOptions);
       // The first search builds the (empty) index, so the fill below pays for indexing as a running service does.
       await store.search(USER, queries[0]!, 10);
 
@@ -94,7 +105,7 @@ export async function runMemoryRecallBench(o: MemoryRecallOptions, say: (line: s
 
       await store.close();
       const reloadStart = performance.now();
-      store = new EmbeddedVectorStore({ dataDir, dimensions: o.dimensions });
+      store = new EmbeddedVectorStore(storeOptions);
       await store.search(USER, queries[0]!, 10);
       const reloadMs = performance.now() - reloadStart;
       await store.close();
@@ -165,6 +176,7 @@ export async function runMemoryRecallBench(o: MemoryRecallOptions, say: (line: s
       single_writes: o.singleWrites,
       exact_scan_at: o.exactScanAt,
       dimensions: o.dimensions,
+      hnsw: { connectivity: 16, expansion_add: o.expansionAdd, expansion_search: o.expansionSearch },
       vectors: 'HashingEmbedder vectors of synthetic memories (Zipf vocabulary); queries are embedded paraphrases of stored memories',
     },
     goal: MEMORY_RECALL_GOAL,

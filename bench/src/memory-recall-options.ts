@@ -16,6 +16,9 @@ export interface MemoryRecallOptions {
   exactScanAt: number;
   /** Hashing embedder dimensions (the service default is 256). */
   dimensions: number;
+  /** HNSW build and search breadth of the store under test (the store's defaults: 64 and 128). */
+  expansionAdd: number;
+  expansionSearch: number;
   /** Where memory-recall.json and memory-recall.md go. */
   resultsDir: string;
 }
@@ -30,6 +33,8 @@ export const memoryRecallSettings: Setting<MemoryRecallOptions>[] = [
   { flag: 'single-writes', env: 'BENCH_MEMORY_SINGLE_WRITES', apply: (o, v) => (o.singleWrites = int('single-writes', v, 0)) },
   { flag: 'exact-scan-at', env: 'BENCH_MEMORY_EXACT_SCAN_AT', apply: (o, v) => (o.exactScanAt = int('exact-scan-at', v, 0)) },
   { flag: 'dimensions', env: 'BENCH_MEMORY_DIMENSIONS', apply: (o, v) => (o.dimensions = int('dimensions', v, 16)) },
+  { flag: 'expansion-add', env: 'BENCH_MEMORY_EXPANSION_ADD', apply: (o, v) => (o.expansionAdd = int('expansion-add', v, 1)) },
+  { flag: 'expansion-search', env: 'BENCH_MEMORY_EXPANSION_SEARCH', apply: (o, v) => (o.expansionSearch = int('expansion-search', v, 1)) },
   { flag: 'results-dir', env: 'BENCH_RESULTS_DIR', apply: (o, v) => (o.resultsDir = v) },
 ];
 
@@ -43,6 +48,8 @@ export function memoryRecallOptions(o: { argv: readonly string[]; env: NodeJS.Pr
     singleWrites: 200,
     exactScanAt: 10_000,
     dimensions: 256,
+    expansionAdd: 64,
+    expansionSearch: 128,
     resultsDir: o.defaultResultsDir,
   };
   const unknown = applySettings(opts, memoryRecallSettings, o.env, splitFlags(o.argv));

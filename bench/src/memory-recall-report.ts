@@ -28,7 +28,7 @@ export function renderMemoryRecallMarkdown(r: MemoryRecallReport): string {
     '',
     '## How it was measured',
     '',
-    `- One user namespace of \`EmbeddedVectorStore\` (usearch HNSW, cosine, connectivity 16, expansion 128 on add and 64 on search) in a fresh data directory with durable writes (\`datasync\` per write call). Vectors: ${r.settings.vectors}, ${r.settings.dimensions} dimensions.`,
+    `- One user namespace of \`EmbeddedVectorStore\` (usearch HNSW, cosine, connectivity ${r.settings.hnsw.connectivity}, expansion ${r.settings.hnsw.expansion_add} on add and ${r.settings.hnsw.expansion_search} on search) in a fresh data directory with durable writes (\`datasync\` per write call). Vectors: ${r.settings.vectors}, ${r.settings.dimensions} dimensions.`,
     `- **Recall**: ${r.settings.queries} top-10 \`search\` calls through the public API (the per-user queue, the index, and the copy of the records returned) after 50 warm-up searches.`,
     `- **Writes**: the store filled through \`upsertMany\` in batches of ${r.settings.batch} (one log append and one index batch each), with the index live; then ${r.settings.single_writes} single \`upsert\` calls, one at a time.`,
     `- **recall@10**: share of the exact top 10 (a full scan) that the store returned, over ${r.settings.recall_queries} queries. **Source in top 10**: share of queries whose paraphrased memory came back.`,

@@ -5,7 +5,7 @@ import type { LogEntry, RecordPatch } from './user-log.js';
 import { decodeVector } from './user-log.js';
 import { VectorDimensionError } from './vector-store-errors.js';
 
-/** HNSW parameters of every per-user index (usearch's defaults, spelled out so they are stable). */
+/** HNSW parameters of every per-user index (see DEFAULT_HNSW in the store for the chosen values). */
 export interface HnswTuning {
   connectivity: number;
   expansionAdd: number;
