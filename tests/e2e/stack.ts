@@ -32,6 +32,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Most tests script one agent loop per task; planning.e2e.test.ts turns planning on.
     env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single', ...opts.env },
     ...(opts.serviceEnv ? { serviceEnv: opts.serviceEnv } : {}),
+    // Ten processes starting at once on a loaded 2-core CI machine can take longer than the kit's default.
+    readyTimeoutMs: 60_000,
   });
   const bus = await Bus.connect({ servers: stack.natsUrl, name: 'e2e-client', logger: createLogger({ service: 'e2e', level: 'silent' }) });
   return {

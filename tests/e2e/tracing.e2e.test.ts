@@ -139,6 +139,15 @@ function boundaries(spans: ReceivedSpan[]): Set<string> {
   return out;
 }
 
+/** A service's JSON log lines that name the task. */
+function taskLogLines(service: string, taskId: string): Record<string, unknown>[] {
+  return stack.services
+    .get(service)!
+    .logs.filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.task_id === taskId);
+}
+
 const hasContent = (s: ReceivedSpan) => CONTENT_KEYS.some((k) => k in s.attributes);
 const plannedTools = (spans: ReceivedSpan[]) => named(spans, 'execute_tool everything_get-sum', 'hermes-toolbus').length > 0 && named(spans, 'execute_tool echo', 'hermes-toolbus').length > 0;
 
@@ -207,6 +216,18 @@ describe('one trace per task across every service', () => {
 
     // Content is absent unless opted in.
     expect(spans.filter(hasContent).map((s) => s.name)).toEqual([]);
+
+    // Every log line a service wrote about the task names its trace, span, task and user, and none holds the goal's content.
+    const spanIds = new Set(spans.map((s) => s.spanId));
+    for (const name of ['dispatcher', 'runtime-1']) {
+      const lines = taskLogLines(name, taskId);
+      expect(lines.length, `${name} log lines for the task`).toBeGreaterThan(0);
+      for (const line of lines) {
+        expect(line).toMatchObject({ trace_id: traceId, user_id: 'alice', task_id: taskId });
+        expect(spanIds.has(line.span_id as string), `${name}: "${String(line.msg)}" logged in an exported span`).toBe(true);
+      }
+    }
+    for (const svc of stack.services.values()) expect(svc.logs.filter((l) => l.includes(goal))).toEqual([]);
   }, 60_000);
 
   it('a task submitted over HTTP with a traceparent joins the submitter trace', async () => {

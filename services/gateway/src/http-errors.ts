@@ -45,6 +45,7 @@ export function sendError(res: ServerResponse, err: HttpError): void {
 const STATUS_BY_WIRE_CODE: Record<string, number> = {
   not_found: 404,
   forbidden: 403,
+  session_forbidden: 403,
   unauthorized: 401,
   invalid_payload: 400,
   no_responders: 503,

@@ -8,6 +8,7 @@ import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
+import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute } from './memory-routes.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
@@ -55,11 +56,14 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     },
   });
   const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
+  const sessions = createSessionRoutes({ bus: opts.bus });
   const routes: Route[] = [
     { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit, GET: tasks.list } },
     { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', methods: { GET: tasks.events } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', methods: { POST: approvals.decide } },
+    { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
+    { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', methods: { GET: sessions.read, DELETE: sessions.remove } },
     { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { DELETE: createForgetRoute({ bus: opts.bus }) } },
   ];
   const authenticate = createAuthenticator(opts.apiKeys);

@@ -7,6 +7,7 @@ import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
 import { recordAgentOutcome, runInAgentSpan, traceMemoryContext } from './agent-spans.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
+import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
 import { openingMessages } from './prompt-builder.js';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
@@ -32,6 +33,8 @@ export interface JobRunnerOptions {
   stepTiming?: boolean;
   /** The worker model's context window in tokens (MODEL_CONTEXT_TOKENS); the session context is fitted into it. */
   contextTokens?: number;
+  /** One loop per session: agent jobs hold their session's lock while they run (without it, none is taken). */
+  sessions?: SessionHolds;
 }
 
 const SOURCE = 'hermes/runtime';
@@ -72,6 +75,7 @@ export class JobRunner {
     await this.publishStarted(job, attempt);
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);
+    let hold: SessionHold | undefined;
     try {
       if (job.kind === 'plan' || job.kind === 'compose') {
         const single = await this.runSingleCall(job, events, guard?.signal);
@@ -86,7 +90,10 @@ export class JobRunner {
         log.info({ kind: job.kind, usage: single.answer.usage }, 'job succeeded');
         return;
       }
-      const outcome = await this.runLoop(job, attempt, events, log, guard?.signal);
+      // Plan and compose jobs never touch the session; an agent loop holds it from reading its
+      // context to writing its final turn.
+      hold = await this.o.sessions?.acquire(job, guard?.signal);
+      const outcome = await this.runLoop(job, attempt, events, log, loopSignal(guard?.signal, hold));
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
@@ -109,6 +116,12 @@ export class JobRunner {
         log.warn('job taken over by another runtime; stopping');
         return;
       }
+      const holdFailure = hold?.lost ?? (err instanceof SessionHoldError ? err.wire : undefined);
+      if (holdFailure) {
+        log.warn({ code: holdFailure.code, session_id: job.session_id }, 'job failed: session lock');
+        await this.report(job, attempt, { outcome: 'failed', error: holdFailure });
+        return;
+      }
       // A payload that fails its own contract is a bug (or a model producing garbage); retrying cannot fix it.
       const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : !(err instanceof OutgoingPayloadError);
       if (retryable && attempt < this.o.maxAttempts) throw err;
@@ -116,6 +129,7 @@ export class JobRunner {
       log.warn({ err, code: wire.code }, 'job failed');
       await this.report(job, attempt, { outcome: 'failed', error: wire });
     } finally {
+      await hold?.release();
       guard?.done();
       this.o.checkpoints.forget(job.job_id);
     }

@@ -4,6 +4,7 @@ import { consumeContract, hostService } from '@hermes/bus';
 import { llmSettings, openLlmClient } from '@hermes/llm';
 import { CheckpointStore } from './checkpoint-store.js';
 import { JobRunner } from './job-runner.js';
+import { SessionHolds } from './session-hold.js';
 import { ToolCaller } from './tool-caller.js';
 import { CancellationWatch } from './cancellation-watch.js';
 
@@ -19,6 +20,11 @@ await hostService({
     TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
     APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
     MODEL_CONTEXT_TOKENS: Type.Integer({ default: 128_000, minimum: 1024, description: "the worker model's context window; the session context sent to it is fitted into this" }),
+    RUNTIME_SESSION_BUSY: Type.Union([Type.Literal('wait'), Type.Literal('fail')], {
+      default: 'wait',
+      description: "when another task's loop holds the session: wait for it (up to RUNTIME_SESSION_WAIT_MS), or fail the job at once with session_busy",
+    }),
+    RUNTIME_SESSION_WAIT_MS: Type.Integer({ default: 120_000, minimum: 0, maximum: 3_600_000, description: 'with RUNTIME_SESSION_BUSY=wait: how long a job waits for its busy session before failing with session_busy' }),
     RUNTIME_STEP_TIMING: Type.Boolean({ default: false, description: 'log how long each phase of every agent step took (debug level), to see where the time goes' }),
   }),
   uses: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
@@ -38,6 +44,7 @@ await hostService({
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
       stepTiming: config.RUNTIME_STEP_TIMING,
       contextTokens: config.MODEL_CONTEXT_TOKENS,
+      sessions: new SessionHolds({ bus, logger, policy: config.RUNTIME_SESSION_BUSY, waitMs: config.RUNTIME_SESSION_WAIT_MS }),
     });
     const consumer = await consumeContract(
       bus,

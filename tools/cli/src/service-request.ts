@@ -9,7 +9,7 @@ export interface AskOptions {
 }
 
 /** Runs a request to a Hermes service, turning its typical failures into CLI errors. */
-export async function askService<T>(service: 'dispatcher' | 'toolbus', ask: () => Promise<T>, opts: AskOptions = {}): Promise<T> {
+export async function askService<T>(service: 'dispatcher' | 'toolbus' | 'memory', ask: () => Promise<T>, opts: AskOptions = {}): Promise<T> {
   try {
     return await ask();
   } catch (err) {

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contracts } from '@hermes/contracts';
+import { request } from '@hermes/bus';
+import { ModelScript } from './model-script.js';
+import { ADMIN_KEY, API_KEY, startStack, type Stack } from './stack.js';
+import { outcomeOf, submit, watchTask } from './tasks.js';
+
+/**
+ * Sessions through every service as real processes: listed, read and deleted over HTTP and the
+ * CLI, and one agent loop per session: two runtime replicas could run two tasks of
+ * one session at once; the session lock (memory service) makes the second wait or fail.
+ */
+async function twoTasksOnOneSession(stack: Stack, script: ModelScript, name: string) {
+  const session_id = `shared-${name}`;
+  const first = `first task on ${session_id}`;
+  const second = `second task on ${session_id}`;
+  // The first loop's model call takes 1.5 s: long enough for the second task to arrive meanwhile.
+  script.on(first, [{ content: `answer to ${first}`, delayMs: 1500 }]);
+  script.on(second, [{ content: `answer to ${second}` }]);
+  const firstId = await submit(stack.bus, { user_id: 'alice', session_id, goal: first });
+  const firstWatch = watchTask(stack.bus, firstId);
+  // The first loop is running (it asked the model) before the second task is submitted.
+  await waitFor(() => script.requests(first).length === 1, 15_000);
+  const secondId = await submit(stack.bus, { user_id: 'alice', session_id, goal: second });
+  const [firstEvents, secondEvents] = await Promise.all([firstWatch.done, watchTask(stack.bus, secondId).done]);
+  const stored = await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id });
+  return { first, second, firstEvents, secondEvents, stored: stored.messages.map((m) => [m.role, m.content]) };
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
+  let stack: Stack;
+  let script: ModelScript;
+  beforeAll(async () => {
+    stack = await startStack({ runtimeReplicas: 2 });
+    script = new ModelScript(stack.llm);
+  }, 90_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('queues a second task on a busy session behind the first: their turns never interleave', async () => {
+    const run = await twoTasksOnOneSession(stack, script, 'wait');
+    expect(outcomeOf(run.firstEvents)).toMatchObject({ kind: 'completed', output: `answer to ${run.first}` });
+    expect(outcomeOf(run.secondEvents)).toMatchObject({ kind: 'completed', output: `answer to ${run.second}` });
+    expect(run.stored).toEqual([
+      ['user', run.first],
+      ['assistant', `answer to ${run.first}`],
+      ['user', run.second],
+      ['assistant', `answer to ${run.second}`],
+    ]);
+    // The second loop started only after the first wrote its turn: its context has the first turn.
+    const [secondAsk] = script.requests(run.second);
+    expect(JSON.stringify(secondAsk!.body.messages)).toContain(`answer to ${run.first}`);
+  });
+
+  const say = (user_id: string, session_id: string, content: string) =>
+    request(stack.bus, contracts.sessionAppend, { user_id, session_id, messages: [{ role: 'user', content }, { role: 'assistant', content: `re: ${content}` }] });
+  const http = async (method: string, path: string, key = API_KEY) => {
+    const res = await fetch(`${stack.gatewayUrl}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { error?: { code: string } } };
+  };
+  const sessionIds = (body: Record<string, unknown>) => (body.sessions as { session_id: string }[]).map((s) => s.session_id);
+
+  it("lists, reads and deletes a user's sessions over HTTP; refuses another user's", async () => {
+    await say('alice', 'http-a', 'hello over http');
+    await say('bob', 'http-bob', 'bob only');
+
+    const listed = await http('GET', '/v1/users/alice/sessions');
+    expect(listed.status).toBe(200);
+    expect(sessionIds(listed.body)).toContain('http-a');
+    expect(sessionIds(listed.body)).not.toContain('http-bob');
+    expect((listed.body.sessions as { session_id: string; message_count: number }[]).find((s) => s.session_id === 'http-a')).toMatchObject({ message_count: 2 });
+    // A key acts for its own user only; an admin for anyone.
+    expect(await http('GET', '/v1/users/bob/sessions')).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    expect(sessionIds((await http('GET', '/v1/users/bob/sessions', ADMIN_KEY)).body)).toEqual(['http-bob']);
+
+    const read = await http('GET', '/v1/users/alice/sessions/http-a');
+    expect(read.status).toBe(200);
+    expect((read.body.messages as { content: string }[]).map((m) => m.content)).toEqual(['hello over http', 're: hello over http']);
+    expect(await http('GET', '/v1/users/alice/sessions/http-bob')).toMatchObject({ status: 403, body: { error: { code: 'session_forbidden' } } });
+    expect(await http('DELETE', '/v1/users/alice/sessions/http-bob')).toMatchObject({ status: 403, body: { error: { code: 'session_forbidden' } } });
+    expect((await request(stack.bus, contracts.sessionRead, { user_id: 'bob', session_id: 'http-bob' })).messages).toHaveLength(2);
+
+    expect(await http('DELETE', '/v1/users/alice/sessions/http-a')).toMatchObject({ status: 200, body: { deleted: true, messages: 2 } });
+    expect(await http('DELETE', '/v1/users/alice/sessions/http-a')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(sessionIds((await http('GET', '/v1/users/alice/sessions')).body)).not.toContain('http-a');
+  });
+
+  it('hermes session list, show and delete', async () => {
+    await say('carol', 'cli-s1', 'hello from the cli test');
+    await say('dave', 'cli-dave', 'dave only');
+    // The built `hermes` bin, as a person runs it.
+    const cli = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
+    const hermes = (...argv: string[]) =>
+      new Promise<{ code: number; out: string; err: string }>((resolve) => {
+        execFile(process.execPath, [cli, ...argv], { env: { ...process.env, NATS_URL: stack.natsUrl } }, (error, out, err) =>
+          resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }),
+        );
+      });
+    const list = await hermes('session', 'list', 'carol');
+    expect(list.code).toBe(0);
+    expect(list.out).toMatch(/^SESSION\s+MESSAGES\s+TOKENS/);
+    expect(list.out).toMatch(/\ncli-s1\s+2\s+\d+/);
+    const show = await hermes('session', 'show', 'carol', 'cli-s1');
+    expect(show.out).toMatch(/user\s+hello from the cli test\n.*assistant\s+re: hello from the cli test/);
+    const refused = await hermes('session', 'delete', 'carol', 'cli-dave');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain('session_forbidden');
+    const deleted = await hermes('session', 'delete', 'carol', 'cli-s1');
+    expect(deleted).toMatchObject({ code: 0, out: 'deleted session cli-s1 (2 messages)\n' });
+    expect((await hermes('session', 'list', 'carol')).out).not.toContain('cli-s1');
+    expect((await hermes('session', 'delete', 'carol', 'cli-s1')).code).toBe(1);
+  });
+});
+
+describe('RUNTIME_SESSION_BUSY=fail', () => {
+  let stack: Stack;
+  let script: ModelScript;
+  beforeAll(async () => {
+    stack = await startStack({ runtimeReplicas: 2, serviceEnv: { runtime: { RUNTIME_SESSION_BUSY: 'fail' } } });
+    script = new ModelScript(stack.llm);
+  }, 90_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('fails a second task on a busy session with session_busy and leaves the session to the first', async () => {
+    const run = await twoTasksOnOneSession(stack, script, 'fail');
+    expect(outcomeOf(run.firstEvents)).toMatchObject({ kind: 'completed', output: `answer to ${run.first}` });
+    expect(outcomeOf(run.secondEvents)).toMatchObject({ kind: 'failed', error: 'session_busy' });
+    expect(script.requests(run.second)).toHaveLength(0);
+    expect(run.stored).toEqual([
+      ['user', run.first],
+      ['assistant', `answer to ${run.first}`],
+    ]);
+    // The lock was released: a third task on the session runs.
+    script.on('third task on shared-fail', [{ content: 'third answer' }]);
+    const thirdId = await submit(stack.bus, { user_id: 'alice', session_id: 'shared-fail', goal: 'third task on shared-fail' });
+    expect(outcomeOf(await watchTask(stack.bus, thirdId).done)).toMatchObject({ kind: 'completed', output: 'third answer' });
+  });
+});
