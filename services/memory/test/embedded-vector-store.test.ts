@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -121,6 +121,24 @@ describe('EmbeddedVectorStore on disk', () => {
     expect((await reopened.search('u1', unit(2), 1))[0]?.record.content).toBe('one');
     expect((await reopened.search('u1', unit(1), 1))[0]?.record.content).toBe('two');
     await reopened.close();
+  });
+
+  it('a file-system failure is a retryable unavailable error, and the store works again once the disk does', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsert(record('u1', 'm1', 'before'), unit(0));
+    await store.close();
+    // The users directory stops being a directory: every open of a log under it fails (ENOTDIR).
+    await rm(join(dir, 'users'), { recursive: true });
+    await writeFile(join(dir, 'users'), 'not a directory');
+
+    const broken = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await expect(broken.upsert(record('u2', 'm2', 'lost?'), unit(1))).rejects.toMatchObject({ code: 'vector_store_unavailable' });
+    await rm(join(dir, 'users'));
+    await mkdir(join(dir, 'users'));
+    await broken.upsert(record('u2', 'm2', 'after'), unit(1));
+    expect((await broken.search('u2', unit(1), 1))[0]?.record.content).toBe('after');
+    await broken.close();
   });
 
   it('calls after close are refused with a retryable unavailable error', async () => {

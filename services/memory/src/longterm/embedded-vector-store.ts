@@ -183,16 +183,17 @@ export class EmbeddedVectorStore implements VectorStore {
   private withUser<T>(userId: string, operation: string, task: (user: LoadedUser) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('store is closed') }));
     return this.serial.run(userId, async () => {
-      await this.init();
-      const user = this.namespaces.get(userId) ?? (await this.load(userId));
+      let user: LoadedUser | undefined;
       try {
+        await this.init();
+        user = this.namespaces.get(userId) ?? (await this.load(userId));
         return await task(user);
       } catch (err) {
         if (err instanceof Error && 'code' in err && typeof err.code === 'string' && /^E[A-Z]+$/.test(err.code)) {
           // A file-system failure (disk full, permissions): the in-memory state may be ahead of
           // the log, so drop it; the next call reloads what is really on disk.
           this.namespaces.delete(userId);
-          await user.log.close().catch(() => {});
+          await user?.log.close().catch(() => {});
           throw new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: err });
         }
         throw err;
