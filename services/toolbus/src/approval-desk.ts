@@ -1,11 +1,12 @@
 import type { Static } from '@sinclair/typebox';
 import { contracts, makeTaskEvent, type ApprovalDecision, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
-import { ReplyError, type Bus } from '@hermes/bus';
+import { ReplyError, currentTraceparent, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { ApprovalIndex } from './approval-index.js';
 import type { AuditLog } from './audit-log.js';
 import { isRecordKey, type CallRecord, type CallRecordStore, type StoredRecord } from './call-record.js';
 import type { CallRunner } from './call-runner.js';
+import { inParkedCallTrace } from './tool-call-context.js';
 
 export interface ApprovalDeskOptions {
   bus: Bus;
@@ -33,7 +34,8 @@ export class ApprovalDesk {
 
   /** The pending record for a new call (written by the caller with create-if-absent). */
   pendingRecord(base: CallRecord): CallRecord {
-    return { ...base, state: 'pending_approval', approval: { expires_at: new Date(Date.now() + this.o.approvalTimeoutMs).toISOString() } };
+    const traceparent = currentTraceparent();
+    return { ...base, state: 'pending_approval', approval: { expires_at: new Date(Date.now() + this.o.approvalTimeoutMs).toISOString() }, ...(traceparent ? { traceparent } : {}) };
   }
 
   /** The reply while a call waits; the same for every repeated request. */
@@ -114,10 +116,9 @@ export class ApprovalDesk {
     const { record } = current;
     // The decision is durable now; the call runs here (its audit record names the approver) and
     // the loop is woken once the result is recorded.
-    this.o.runner
-      .run(key, { record: running, revision })
-      .then(() => this.settle(key, record, 'approved'))
-      .catch((err: unknown) => this.o.logger.error({ err, call_id: record.call_id }, 'approved tool call failed to run'));
+    void inParkedCallTrace(running, () => this.o.runner.run(key, { record: running, revision }).then(() => this.settle(key, record, 'approved'))).catch((err: unknown) =>
+      this.o.logger.error({ err, call_id: record.call_id }, 'approved tool call failed to run'),
+    );
     return { call_id: record.call_id, status: 'approved' };
   }
 

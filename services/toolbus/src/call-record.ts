@@ -36,6 +36,8 @@ export interface CallRecord {
   reply?: ToolCallReply;
   /** The untruncated result when the reply carries a truncated one. */
   full_result?: unknown;
+  /** W3C traceparent of the request that parked the call, so an approved call runs in the task's trace. */
+  traceparent?: string;
   created_at: string;
   updated_at: string;
 }
