@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { request } from '@hermes/bus';
@@ -29,6 +30,9 @@ async function twoTasksOnOneSession(stack: Stack, script: ModelScript, name: str
   return { first, second, firstEvents, secondEvents, stored: stored.messages.map((m) => [m.role, m.content]) };
 }
 
+// RUNTIME_SESSION_WAIT_MS of the `wait` stack: far above the first test's wait, far below the bound test's.
+const WAIT_BOUND_MS = 6000;
+
 async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -41,7 +45,8 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
   let stack: Stack;
   let script: ModelScript;
   beforeAll(async () => {
-    stack = await startStack({ runtimeReplicas: 2 });
+    // A short wait bound and lease, so the bound and a lost lock show within seconds.
+    stack = await startStack({ runtimeReplicas: 2, serviceEnv: { runtime: { RUNTIME_SESSION_WAIT_MS: String(WAIT_BOUND_MS) }, memory: { MEMORY_LOCK_LEASE_MS: '3000' } } });
     script = new ModelScript(stack.llm);
   }, 90_000);
   afterAll(async () => {
@@ -61,6 +66,35 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     // The second loop started only after the first wrote its turn: its context has the first turn.
     const [secondAsk] = script.requests(run.second);
     expect(JSON.stringify(secondAsk!.body.messages)).toContain(`answer to ${run.first}`);
+  });
+
+  it('fails a task that waited longer than RUNTIME_SESSION_WAIT_MS with session_busy', async () => {
+    const session_id = 'shared-bound';
+    const first = 'a long first task on shared-bound';
+    const second = 'a second task on shared-bound that waits too long';
+    script.on(first, [{ content: 'long answer', delayMs: WAIT_BOUND_MS * 2 }]);
+    script.on(second, [{ content: 'never asked' }]);
+    const firstId = await submit(stack.bus, { user_id: 'alice', session_id, goal: first });
+    const firstDone = watchTask(stack.bus, firstId, 60_000).done;
+    await waitFor(() => script.requests(first).length === 1, 15_000);
+    const secondId = await submit(stack.bus, { user_id: 'alice', session_id, goal: second });
+    const secondEvents = await watchTask(stack.bus, secondId, 60_000).done;
+    expect(outcomeOf(secondEvents)).toMatchObject({ kind: 'failed', error: 'session_busy' });
+    expect(script.requests(second)).toHaveLength(0);
+    expect(outcomeOf(await firstDone)).toMatchObject({ kind: 'completed', output: 'long answer' });
+  });
+
+  it('stops a loop whose session lock was taken over, failing it with session_lock_lost before it writes', async () => {
+    const session_id = 'shared-lost';
+    const goal = 'a task whose lock is taken over';
+    script.on(goal, [{ content: 'too late', delayMs: 8000 }]);
+    const taskId = await submit(stack.bus, { user_id: 'alice', session_id, goal });
+    const done = watchTask(stack.bus, taskId, 60_000).done;
+    await waitFor(() => script.requests(goal).length === 1, 15_000);
+    // As if the lease had lapsed and another task's loop had taken the session since.
+    await promisify(execFile)('redis-cli', ['-u', stack.redisUrl, 'SET', `hermes:session:{${session_id}}:lock`, 'another-task', 'PX', '10000']);
+    expect(outcomeOf(await done)).toMatchObject({ kind: 'failed', error: 'session_lock_lost' });
+    expect((await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id })).messages).toEqual([]);
   });
 
   const say = (user_id: string, session_id: string, content: string) =>
