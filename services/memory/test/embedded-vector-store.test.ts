@@ -1,4 +1,5 @@
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -120,6 +121,27 @@ describe('EmbeddedVectorStore on disk', () => {
     const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
     expect((await reopened.search('u1', unit(2), 1))[0]?.record.content).toBe('one');
     expect((await reopened.search('u1', unit(1), 1))[0]?.record.content).toBe('two');
+    await reopened.close();
+  });
+
+  it('a saved index written by another usearch version is never loaded, only rebuilt from the log', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsert(record('u1', 'm1', 'one'), unit(3));
+    await store.search('u1', unit(3), 1);
+    await store.close();
+    // An "old format" index with a matching checksum: only the engine tag can keep it from being
+    // loaded (usearch would crash the process on it).
+    const files = await readdir(join(dir, 'users'));
+    const index = join(dir, 'users', files.find((f) => f.endsWith('.usearch'))!);
+    const metaPath = join(dir, 'users', files.find((f) => f.endsWith('.usearch.json'))!);
+    await writeFile(index, 'an index in some older format');
+    const meta = JSON.parse(await readFile(metaPath, 'utf8')) as Record<string, unknown>;
+    const sha256 = createHash('sha256').update('an index in some older format').digest('hex');
+    await writeFile(metaPath, JSON.stringify({ ...meta, sha256, engine: 'usearch@1.0.0' }));
+
+    const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    expect((await reopened.search('u1', unit(3), 1))[0]?.record.content).toBe('one');
     await reopened.close();
   });
 

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
 /** What a saved index covers: the state after the first `lines` lines of the user's log. */
 export interface SnapshotMeta {
@@ -8,6 +10,8 @@ export interface SnapshotMeta {
   dimensions: number;
   /** Of the index file: usearch crashes the process on a damaged file, so nothing unverified is loaded. */
   sha256: string;
+  /** The usearch version that wrote it: after an upgrade the index is rebuilt rather than trusted. */
+  engine: string;
 }
 
 /**
@@ -43,7 +47,7 @@ export class IndexSnapshot {
       return undefined;
     }
     // More lines than the log has: the log lost lines the snapshot saw (writes not made durable).
-    if (meta.dimensions !== dimensions || !Number.isInteger(meta.lines) || meta.lines > logLines) return undefined;
+    if (meta.dimensions !== dimensions || meta.engine !== ENGINE || !Number.isInteger(meta.lines) || meta.lines > logLines) return undefined;
     const actual = await sha256Of(this.indexPath).catch(() => undefined);
     if (actual === undefined || actual !== meta.sha256) return undefined;
     return { path: this.indexPath, lines: meta.lines };
@@ -57,7 +61,7 @@ export class IndexSnapshot {
     await this.sync(tmp);
     const sha256 = await sha256Of(tmp);
     await rename(tmp, this.indexPath);
-    await writeFile(`${this.metaPath}.tmp`, JSON.stringify({ lines, dimensions, sha256 } satisfies SnapshotMeta));
+    await writeFile(`${this.metaPath}.tmp`, JSON.stringify({ lines, dimensions, sha256, engine: ENGINE } satisfies SnapshotMeta));
     await this.sync(`${this.metaPath}.tmp`);
     await rename(`${this.metaPath}.tmp`, this.metaPath);
   }
@@ -84,6 +88,26 @@ export class IndexSnapshot {
     }
   }
 }
+
+/** `usearch@<version>`, read from its package.json (which its exports do not expose to imports). */
+function usearchVersion(): string {
+  try {
+    let dir = dirname(createRequire(import.meta.url).resolve('usearch'));
+    for (let up = 0; up < 6; up++, dir = dirname(dir)) {
+      try {
+        const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+        if (pkg.name === 'usearch' && pkg.version) return `usearch@${pkg.version}`;
+      } catch {
+        // No package.json at this level: keep walking up.
+      }
+    }
+  } catch {
+    // Not resolvable by path (bundled): the fallback below still tells versions of Hermes apart poorly, never wrongly.
+  }
+  return 'usearch@unknown';
+}
+
+const ENGINE = usearchVersion();
 
 async function sha256Of(path: string): Promise<string> {
   const hash = createHash('sha256');
