@@ -117,6 +117,9 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     // A key acts for its own user only; an admin for anyone.
     expect(await http('GET', '/v1/users/bob/sessions')).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
     expect(sessionIds((await http('GET', '/v1/users/bob/sessions', ADMIN_KEY)).body)).toEqual(['http-bob']);
+    expect(await http('GET', '/v1/users/alice/sessions?limit=0')).toMatchObject({ status: 400, body: { error: { code: 'invalid_query' } } });
+    expect(await http('GET', '/v1/users/alice/sessions/http-a?limit=5000')).toMatchObject({ status: 400, body: { error: { code: 'invalid_query' } } });
+    expect(await http('DELETE', '/v1/users/alice/sessions/bad%20id')).toMatchObject({ status: 400, body: { error: { code: 'invalid_session_id' } } });
 
     const read = await http('GET', '/v1/users/alice/sessions/http-a');
     expect(read.status).toBe(200);
