@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { benchOptions } from '../src/bench-options.js';
+import { contextBudgetOptions } from '../src/context-budget-options.js';
 import { selectBenchmarks } from '../src/bench-selection.js';
 import { runLocalTool, toolMessageContent } from '../src/direct-agent.js';
 import { parseStepTiming } from '../src/step-breakdown.js';
@@ -8,13 +9,14 @@ import { StepScript, answerFor, goalFor, intervals, runIdOf } from '../src/step-
 
 describe('selecting benchmarks', () => {
   it('runs every benchmark by default and passes the other flags on', () => {
-    expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({ only: ['semaphore', 'step-overhead'], argv: ['--capacity', '8'] });
+    expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({ only: ['semaphore', 'step-overhead', 'memory-recall', 'context-budget'], argv: ['--capacity', '8'] });
   });
 
   it('--only (or BENCH_ONLY) picks some, in their usual order', () => {
     expect(selectBenchmarks({ argv: ['--only', 'step-overhead'], env: {} }).only).toEqual(['step-overhead']);
     expect(selectBenchmarks({ argv: ['--only=step-overhead,semaphore'], env: {} }).only).toEqual(['semaphore', 'step-overhead']);
     expect(selectBenchmarks({ argv: [], env: { BENCH_ONLY: 'semaphore' } }).only).toEqual(['semaphore']);
+    expect(selectBenchmarks({ argv: ['--only', 'context-budget'], env: {} }).only).toEqual(['context-budget']);
   });
 
   it('an unknown benchmark name is an error', () => {
@@ -81,5 +83,14 @@ describe('the runtime step timings', () => {
     const line = JSON.stringify({ level: 20, task_id: 't_1', step_timing: { step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 }, msg: 'step timing' });
     expect(parseStepTiming(`runtime-timed | ${line}`)).toEqual([{ task_id: 't_1', step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 }]);
     expect(parseStepTiming('{"msg":"job started"}')).toEqual([]);
+  });
+});
+
+describe('contextBudgetOptions', () => {
+  it('defaults to 200 turns at the 128k and 32k windows; flags override and other benches\' flags are ignored', () => {
+    expect(contextBudgetOptions({ argv: [], env: {}, defaultResultsDir: '/r' })).toEqual({ turns: 200, contextLimits: [128_000, 32_000], resultsDir: '/r' });
+    const opts = contextBudgetOptions({ argv: ['--turns', '50', '--context-limits', '64000,16384', '--capacity', '4'], env: {}, defaultResultsDir: '/r', ignore: ['capacity'] });
+    expect(opts).toMatchObject({ turns: 50, contextLimits: [64_000, 16_384] });
+    expect(() => contextBudgetOptions({ argv: ['--context-limits', '1000'], env: {}, defaultResultsDir: '/r' })).toThrow();
   });
 });
