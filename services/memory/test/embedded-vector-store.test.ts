@@ -145,6 +145,27 @@ describe('EmbeddedVectorStore on disk', () => {
     await reopened.close();
   });
 
+  it('past maxLoadedUsers the least recently used user is saved and dropped, and loads again intact', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4, maxLoadedUsers: 2 });
+    await store.upsert(record('u1', 'm1', 'first'), unit(0));
+    await store.search('u1', unit(0), 1);
+    // Written after u1's index was saved: only an eviction (or close) saves it again.
+    await store.upsert(record('u1', 'm2', 'second'), unit(1));
+    await store.upsert(record('u2', 'm3', 'other'), unit(2));
+    await store.upsert(record('u3', 'm4', 'third user'), unit(3));
+    await store.get('u3', 'm4');
+    // u1's eviction was queued behind nothing on u1's queue, so any later call of u1 runs after it.
+    expect((await store.get('u1', 'm1'))?.content).toBe('first');
+
+    const u1 = createHash('sha256').update('u1').digest('hex');
+    const meta = JSON.parse(await readFile(join(dir, 'users', `${u1}.usearch.json`), 'utf8')) as { lines: number };
+    expect(meta.lines).toBe(2);
+    expect((await store.search('u1', unit(1), 1))[0]?.record.content).toBe('second');
+    expect((await store.list('u1')).map((r) => r.memory_id).sort()).toEqual(['m1', 'm2']);
+    await store.close();
+  });
+
   it('a file-system failure is a retryable unavailable error, and the store works again once the disk does', async () => {
     const dir = await dataDir();
     const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });

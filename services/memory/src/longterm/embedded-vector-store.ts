@@ -24,6 +24,11 @@ export interface EmbeddedVectorStoreOptions {
    * the last save (default 1000); it is also saved on close. A restart loads it instead of rebuilding.
    */
   snapshotMinLines?: number;
+  /**
+   * Users kept in memory (records, vectors, index); past it the least recently used are saved and
+   * dropped, and reloaded on their next call (default 256).
+   */
+  maxLoadedUsers?: number;
   hnsw?: Partial<HnswTuning>;
 }
 
@@ -187,6 +192,10 @@ export class EmbeddedVectorStore implements VectorStore {
       try {
         await this.init();
         user = this.namespaces.get(userId) ?? (await this.load(userId));
+        // Map order is the eviction order: the user just used moves to the back.
+        this.namespaces.delete(userId);
+        this.namespaces.set(userId, user);
+        this.evictIdleUsers();
         return await task(user);
       } catch (err) {
         if (err instanceof Error && 'code' in err && typeof err.code === 'string' && /^E[A-Z]+$/.test(err.code)) {
@@ -224,6 +233,28 @@ export class EmbeddedVectorStore implements VectorStore {
     this.namespaces.set(userId, user);
     await this.maintain(user);
     return user;
+  }
+
+  /**
+   * Drops the least recently used users beyond `maxLoadedUsers`, each in its own queue, so never
+   * while a call of that user runs; one used again in the meantime is simply loaded again later.
+   */
+  private evictIdleUsers(): void {
+    const excess = this.namespaces.size - (this.opts.maxLoadedUsers ?? 256);
+    if (excess <= 0) return;
+    for (const userId of Array.from(this.namespaces.keys()).slice(0, excess)) {
+      void this.serial
+        .run(userId, async () => {
+          const user = this.namespaces.get(userId);
+          if (!user) return;
+          this.namespaces.delete(userId);
+          if (user.savedLines < user.log.lines) await this.saveSnapshot(user);
+          await user.log.close();
+        })
+        .catch(() => {
+          // Only the saved index can fail here; the log is the truth and the next load rebuilds.
+        });
+    }
   }
 
   /** After a write: compacts the log when mostly garbage, saves the index when much has changed. */

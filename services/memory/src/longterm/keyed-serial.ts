@@ -18,8 +18,8 @@ export class KeyedSerial {
     return next;
   }
 
-  /** Resolves when every task queued so far has settled. */
+  /** Resolves when no task is queued any more, including tasks queued by the tasks it waited for. */
   async idle(): Promise<void> {
-    await Promise.all(this.tails.values());
+    while (this.tails.size > 0) await Promise.all(this.tails.values());
   }
 }
