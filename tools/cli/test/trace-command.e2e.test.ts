@@ -109,6 +109,13 @@ describe('hermes trace', () => {
     expect(withDeltas.stdout.split('\n').filter(Boolean)).toHaveLength(7);
   });
 
+  it('hermes status shows the trace id too', async () => {
+    const { code, stdout } = await runHermes(natsUrl, ['status', TASK]);
+
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^trace\\s+${TRACE_ID}$`, 'm'));
+  });
+
   it('a task with neither state nor events is reported not found', async () => {
     const { code, stderr } = await runHermes(natsUrl, ['trace', 't_no_such_task']);
 
