@@ -170,6 +170,7 @@ describe('one trace per task across every service', () => {
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(SERVICES));
     expect(orphans(spans).map((s) => `${s.service} ${s.name}`)).toEqual(['hermes-gateway POST /v1/tasks']);
     expect(orphans(spans)[0]!.parentSpanId).toBeUndefined();
+    expect(orphans(spans)[0]!.attributes).toMatchObject({ 'hermes.task.id': taskId, 'enduser.id': 'alice' });
     // No span that names this task lives in another trace.
     expect(otlp.spans.filter((s) => s.attributes['hermes.task.id'] === taskId && s.traceId !== traceId)).toEqual([]);
     // Parent and child across every service boundary the task crosses.

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { trace } from '@opentelemetry/api';
 import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
 import { contracts, Id, TaskListRequest, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
@@ -79,6 +80,8 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
         deps.logger.warn({ err }, 'task submission was not acknowledged');
         throw httpErrorFromBus(err);
       }
+      // The request's span roots the task's trace: the task id makes it findable by tag.
+      trace.getActiveSpan()?.setAttribute('hermes.task.id', submitted.taskId);
       const self = `/v1/tasks/${submitted.taskId}`;
       sendJson(
         res,
