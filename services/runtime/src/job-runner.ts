@@ -124,7 +124,12 @@ export class JobRunner {
       }
       // A payload that fails its own contract is a bug (or a model producing garbage); retrying cannot fix it.
       const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : !(err instanceof OutgoingPayloadError);
-      if (retryable && attempt < this.o.maxAttempts) throw err;
+      if (retryable && attempt < this.o.maxAttempts) {
+        // The redelivered job (same task, so same lock group) takes the session up again at once;
+        // releasing here would let another task's loop slip in between the two attempts.
+        hold?.abandon();
+        throw err;
+      }
       const wire = toWire(err);
       log.warn({ err, code: wire.code }, 'job failed');
       await this.report(job, attempt, { outcome: 'failed', error: wire });

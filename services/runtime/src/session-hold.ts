@@ -81,6 +81,12 @@ export class SessionHold {
     return this.controller.signal;
   }
 
+  /** Stops renewing without releasing: the hold lapses within one lease unless the task's next attempt joins it first. */
+  abandon(): void {
+    this.released = true;
+    clearTimeout(this.timer);
+  }
+
   /** Stops renewing and releases the lock; a failed release only leaves it to lapse within a lease. */
   async release(): Promise<void> {
     if (this.released) return;
