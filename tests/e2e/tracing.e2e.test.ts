@@ -200,6 +200,8 @@ describe('one trace per task across every service', () => {
     // The semaphore wait and the memory recall are spans of their own.
     expect(spans.some((s) => s.name === 'llm.permit.wait' && descendsFrom(spans, s, (p) => p.name.startsWith('chat ')))).toBe(true);
     expect(named(spans, 'memory context', 'hermes-runtime')).toHaveLength(1);
+    const [recall] = named(spans, 'memory recall', 'hermes-runtime');
+    expect(spans.some((s) => s.service === 'hermes-memory' && descendsFrom(spans, s, (p) => p.spanId === recall?.spanId))).toBe(true);
 
     // execute_tool in the runtime, and the toolbus's execute_tool as its descendant across the bus.
     for (const [tool, callId, provider] of [['echo', 'call-echo', 'builtin'], ['everything_get-sum', 'call-sum', 'mcp:everything']] as const) {

@@ -89,3 +89,12 @@ export function traceMemoryContext<T extends { messages: unknown[]; tokens: numb
     return reply;
   });
 }
+
+/** A span for recalling the user's long-term memories into the opening context (runs alongside the context read). */
+export function traceMemoryRecall(fn: () => Promise<string>): Promise<string> {
+  return inSpan('memory recall', {}, async (span) => {
+    const background = await fn();
+    span.setAttribute('hermes.memory.background_chars', background.length);
+    return background;
+  });
+}

@@ -5,7 +5,7 @@ import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bu
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, type LoopLimits } from './agent-loop.js';
-import { recordAgentOutcome, runInAgentSpan, traceMemoryContext } from './agent-spans.js';
+import { recordAgentOutcome, runInAgentSpan, traceMemoryContext, traceMemoryRecall } from './agent-spans.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
@@ -200,7 +200,7 @@ export class JobRunner {
   }
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
-    const background = recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) });
+    const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
     const history = await traceMemoryContext(job, () =>
       request(this.o.bus, contracts.sessionContext, {
         user_id: job.user_id,
