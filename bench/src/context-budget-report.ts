@@ -19,7 +19,7 @@ export function renderContextBudgetMarkdown(r: ContextBudgetReport): string {
     '',
     `Generated ${r.generated_at}. A scripted session of ${r.turns} turns (${r.messages} messages: question, tool call, a JSON log result of ${r.tool_result_tokens_range[0]}-${r.tool_result_tokens_range[1]} tokens, answer) is stored through the memory service ` +
       '(its own process, on real nats-server and redis-server); the first turns state six constraints and deadlines, two of them also pinned by the user (sessionPin), the other four only said. ' +
-      `The running summary is written by the scripted summariser (${r.summarizer_calls} calls, incremental, each at most ${s.summary_input_tokens} input tokens), which lists the constraints the user stated, as the prompt asks. ` +
+      `The running summary is written by the scripted summariser (${r.summarizer_calls} calls, incremental, each at most ${s.summary_input_tokens} input tokens), which lists the constraints the user stated, as the prompt asks (it finds them by their \`Constraint:\` / \`Deadline:\` prefix; a real model has to read them from the text, so this measures the pipeline after the model: pins stored, deduplicated and always sent). ` +
       `Then one sessionContext request per window for ${r.model}, reserving ${s.reserve_output} tokens for the answer and ${s.reserve_tools} for tool schemas and the system prompt, as the runtime does.`,
     '',
     `**${contextBudgetVerdict(r)}**`,
