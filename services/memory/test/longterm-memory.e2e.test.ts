@@ -219,6 +219,19 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     expect(JSON.stringify(last.body)).not.toContain('gibberish');
   });
 
+  it('a judge call that fails (503) is retried by redelivery, and the memory is written then', async () => {
+    rules.push({ when: /Rust/, answer: () => JSON.stringify({ memories: [{ type: 'fact', content: 'The user writes services in Rust.', confidence: 0.9 }] }) });
+    const before = judgeRequests().length;
+    llm.enqueue({ status: 503, message: 'overloaded' });
+    await say('erin', 'e-1', ['user', 'Most of my services are written in Rust.']);
+    const [rust] = await eventually(async () => ((await list('erin')).length ? list('erin') : undefined), "erin's memory", 20_000);
+    expect(rust!.content).toBe('The user writes services in Rust.');
+    // The failed call and the retry; the messages were judged again, not skipped.
+    const calls = judgeRequests().slice(before);
+    expect(calls).toHaveLength(2);
+    expect(JSON.stringify(calls[1]!.body)).toContain('Most of my services are written in Rust.');
+  });
+
   it('a write that fails while the vector store is unavailable is retried with back-off and lands when it is back', async () => {
     const users = join(dataDir, 'users');
     const away = join(dataDir, 'users-away');
