@@ -192,6 +192,8 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     expect((await remoteError(request(client, contracts.sessionContext, { user_id: 'mallory', session_id: 'a-1', model: 'gpt-4o', context_limit: 8000 }))).code).toBe('session_forbidden');
     expect((await remoteError(request(client, contracts.sessionMessage, { user_id: 'mallory', session_id: 'a-1', message_id: 'x' }))).code).toBe('session_forbidden');
     expect((await request(client, contracts.sessionList, { user_id: 'mallory' })).sessions).toEqual([]);
+    expect((await remoteError(request(client, contracts.sessionDelete, { user_id: 'mallory', session_id: 'a-1' }))).code).toBe('session_forbidden');
+    expect((await remoteError(request(client, contracts.sessionSummarize, { user_id: 'mallory', session_id: 'a-1' }))).code).toBe('session_forbidden');
     await request(client, contracts.workingSet, { user_id: 'alice', task_id: 't-alice', entries: [{ subtask_id: 's1', key: 'output', value: 'secret' }] });
     expect((await remoteError(request(client, contracts.workingGet, { user_id: 'mallory', task_id: 't-alice' }))).code).toBe('forbidden');
     // Forgetting "mallory" forgets mallory only.
