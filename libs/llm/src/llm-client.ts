@@ -42,12 +42,6 @@ export interface ChatRequest {
   priority?: number;
   /** Streams the answer; each content delta is passed here as it arrives. */
   onDelta?: (text: string) => void;
-  /**
-   * Work that must finish before the model is called (e.g. a checkpoint write). The permit is
-   * acquired while it runs; if it fails, the permit is given back and `chat` rejects with its
-   * error, unchanged.
-   */
-  after?: Promise<unknown>;
 }
 
 /**
@@ -97,25 +91,9 @@ export class LlmClient {
     // Serialised only for a recording span: with tracing off the content is never even built.
     if (this.captureContent && span.isRecording()) span.setAttributes(inputContent(req));
     const ctx = trace.setSpan(context.active(), span);
-    // Settled here, at once, so a failure is never an unhandled rejection while the permit is awaited.
-    const prerequisite = req.after?.then(
-      () => undefined,
-      (err: unknown) => ({ err }),
-    );
-    let prerequisiteFailed: { err: unknown } | undefined;
     try {
       for (let attempt = 0; ; attempt++) {
-        let permit: Permit;
-        try {
-          permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
-        } finally {
-          // Its failure wins over the permit's: it is what the caller has to act on.
-          prerequisiteFailed = await prerequisite;
-        }
-        if (prerequisiteFailed) {
-          await releaseQuietly(permit, {}, span);
-          throw prerequisiteFailed.err;
-        }
+        const permit: Permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
         const started = performance.now();
         try {
           const result = await callChat(this.client(endpoint), {
@@ -150,7 +128,6 @@ export class LlmClient {
         }
       }
     } catch (err) {
-      if (prerequisiteFailed) throw prerequisiteFailed.err;
       const e = err instanceof LlmError ? err : toLlmError(err, endpoint.model);
       span.setAttribute('error.type', e.code);
       span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
