@@ -104,9 +104,11 @@ describe('docker-compose.yml', () => {
     expect(config.exporters['otlp/jaeger']!.endpoint).toBe('jaeger:4317');
     for (const name of HERMES_SERVICES) {
       expect(services[name]!.environment!.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('http://otel-collector:4318');
-      // The collector scrapes each service's metrics port (METRICS_PORT).
-      expect(JSON.stringify(config)).toContain(`${name}:${services[name]!.environment!.METRICS_PORT}`);
+      // Metrics reach the collector once, over OTLP: it must not also scrape the services' own endpoints.
+      expect(services[name]!.environment!.OTEL_METRICS_EXPORTER).not.toBe('none');
+      expect(JSON.stringify(config)).not.toContain(`${name}:${services[name]!.environment!.METRICS_PORT}`);
     }
+    expect(config.service.pipelines.metrics).toMatchObject({ receivers: ['otlp'], exporters: ['prometheus'] });
   });
 
   it.runIf(composeCommand)('is valid for docker compose', () => {
