@@ -16,9 +16,10 @@ export function userSessionIndexKeys(keyPrefix: string, userId: string): { creat
  * index written after the write could be lost and hide a session. `touch` moves the session to
  * the top (a message was appended); a pin or a lock only adds it if it is new.
  */
-export async function noteSession(redis: Redis, keyPrefix: string, userId: string, sessionId: string, opts: { touch: boolean }): Promise<void> {
+export async function noteSession(redis: Redis, keyPrefix: string, userId: string, sessionId: string, opts: { touch: boolean; at?: number }): Promise<void> {
   const keys = userSessionIndexKeys(keyPrefix, userId);
-  const now = Date.now();
+  // An append passes its messages' time, so a session's created_at is its first message's.
+  const now = opts.at ?? Date.now();
   const tx = redis.multi().zadd(keys.created, 'NX', now, sessionId);
   if (opts.touch) tx.zadd(keys.updated, now, sessionId);
   else tx.zadd(keys.updated, 'NX', now, sessionId);

@@ -65,7 +65,7 @@ export class SessionStore {
     const keys = this.keysFor(sessionId);
     const total = stored.reduce((sum, m) => sum + m.tokens, 0);
     const appended = await this.call('append', async () => {
-      await noteSession(this.redis, this.keyPrefix, userId, sessionId, { touch: true });
+      await noteSession(this.redis, this.keyPrefix, userId, sessionId, { touch: true, at: Date.parse(createdAt) });
       return this.redis.eval(APPEND_SCRIPT, 3, keys.owner, keys.messages, keys.tokens, userId, total, ...stored.map((m) => JSON.stringify(m)));
     });
     if (appended !== 1) throw new SessionForbiddenError({ sessionId });
