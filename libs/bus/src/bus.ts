@@ -124,7 +124,15 @@ export class Bus {
 
   /** Opens (creating when absent) a KV bucket; `ttlMs` expires entries not written for that long. */
   async kv(bucket: string, opts: { ttlMs?: number } = {}): Promise<KV> {
-    return new Kvm(this.js).create(bucket, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) });
+    const create = () => new Kvm(this.js).create(bucket, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) });
+    try {
+      return await create();
+    } catch (err) {
+      // Replicas starting together race to create the bucket's stream; the loser's create fails
+      // ("subjects overlap", "already in use") although the bucket now exists: open it again.
+      if (!/overlap|already in use/i.test(String((err as Error)?.message))) throw err;
+      return create();
+    }
   }
 
   /**

@@ -43,7 +43,9 @@ async function hammer(ms: Member[], pool: string, calls: number, holdMs: number)
 describe('DistributedSemaphore', () => {
   it('never grants more than capacity across members, and uses all of it under load', async () => {
     const b = bucket();
-    const ms = await Promise.all([1, 2, 3].map(() => join(nats.url, b, { p: { capacity: 4 } })));
+    // One after another: members creating the same bucket at once race in nats-server.
+    const ms: Member[] = [];
+    for (let i = 0; i < 3; i++) ms.push(await join(nats.url, b, { p: { capacity: 4 } }));
     const max = await hammer(ms, 'p', 40, 30);
     expect(max).toBe(4);
   });
@@ -187,7 +189,8 @@ describe('DistributedSemaphore', () => {
 
   it('holders of different members release concurrently without losing updates', async () => {
     const b = bucket();
-    const ms = await Promise.all([1, 2, 3, 4].map(() => join(nats.url, b, { p: { capacity: 50 } })));
+    const ms: Member[] = [];
+    for (let i = 0; i < 4; i++) ms.push(await join(nats.url, b, { p: { capacity: 50 } }));
     const permits: Permit[] = await Promise.all(Array.from({ length: 40 }, (_, i) => ms[i % 4]!.sem.acquire('p')));
     expect((await readPoolStatus(ms[0]!.kv))[0]!.in_use).toBe(40);
     await Promise.all(permits.map((p) => p.release()));
