@@ -1,26 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
 import { PermitAbortedError, PermitTimeoutError, readPoolStatus } from '../src/index.js';
-import { member, sleep, type Member } from './semaphore-harness.js';
+import { semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
-let nats: NatsServerHandle;
-const members: Member[] = [];
-let n = 0;
-const join = async (bucket: string) => {
-  const m = await member(nats.url, bucket, { p: { capacity: 1 } });
-  members.push(m);
-  return m;
-};
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterEach(async () => {
-  await Promise.all(members.splice(0).map((m) => m.close().catch(() => {})));
-});
-afterAll(async () => {
-  await nats?.stop();
-});
+const cluster = semaphoreCluster('sem_abandon');
+const join = (bucket: string) => cluster.join(bucket, { p: { capacity: 1 } });
 
 /** A member whose view of pool `p` is loaded, so its next acquire writes at once. */
 async function warmed(bucket: string): Promise<Member> {
@@ -31,7 +14,7 @@ async function warmed(bucket: string): Promise<Member> {
 
 describe('a waiter abandoned while its place in the queue is being written', () => {
   it('by its signal, is taken out of the shared queue and blocks nobody', async () => {
-    const bucket = `abandon_${++n}`;
+    const bucket = cluster.bucket();
     const holder = await warmed(bucket);
     const quitter = await warmed(bucket);
     const patient = await warmed(bucket);
@@ -51,7 +34,7 @@ describe('a waiter abandoned while its place in the queue is being written', () 
   });
 
   it('by its timeout, is taken out of the shared queue too', async () => {
-    const bucket = `abandon_${++n}`;
+    const bucket = cluster.bucket();
     const holder = await warmed(bucket);
     const quitter = await warmed(bucket);
     const held = await holder.sem.acquire('p');

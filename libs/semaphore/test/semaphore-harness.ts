@@ -1,4 +1,6 @@
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { DistributedSemaphore, type PoolSettings, type SemaphoreOptions } from '../src/index.js';
@@ -33,3 +35,31 @@ export async function member(
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One nats-server for a test file and members that are closed after each test: `join` a bucket
+ * (`bucket()` gives a fresh one) with `member`'s arguments after the URL.
+ */
+export function semaphoreCluster(bucketPrefix: string) {
+  let nats: NatsServerHandle | undefined;
+  const members: Member[] = [];
+  let n = 0;
+  beforeAll(async () => {
+    nats = await startNatsServer();
+  });
+  afterEach(async () => {
+    await Promise.all(members.splice(0).map((m) => m.close().catch(() => {})));
+  });
+  afterAll(async () => {
+    await nats?.stop();
+  });
+  return {
+    url: () => nats!.url,
+    bucket: () => `${bucketPrefix}_${++n}`,
+    join: async (...args: Parameters<typeof member> extends [string, ...infer Rest] ? Rest : never) => {
+      const m = await member(nats!.url, ...args);
+      members.push(m);
+      return m;
+    },
+  };
+}

@@ -1,32 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
 import { readPoolStatus } from '../src/index.js';
-import { member, sleep, type Member } from './semaphore-harness.js';
+import { member, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
-let nats: NatsServerHandle;
-const members: Member[] = [];
-let n = 0;
-const bucket = () => `sem_keep_${++n}`;
-const join = async (...args: Parameters<typeof member>) => {
-  const m = await member(...args);
-  members.push(m);
-  return m;
-};
+const { url, bucket, join } = semaphoreCluster('sem_keep');
 const revision = async (m: Member, pool: string) => (await m.kv.get(`pool.${pool}`))!.revision;
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterEach(async () => {
-  await Promise.all(members.splice(0).map((m) => m.close().catch(() => {})));
-});
-afterAll(async () => {
-  await nats?.stop();
-});
 
 describe('DistributedSemaphore with keepMs (a released permit kept for the next call)', () => {
   it('the next acquire in the same process takes the kept permit without writing the pool', async () => {
-    const m = await join(nats.url, bucket(), { p: { capacity: 2 } }, { keepMs: 5000 });
+    const m = await join(bucket(), { p: { capacity: 2 } }, { keepMs: 5000 });
     await (await m.sem.acquire('p')).release();
     const before = await revision(m, 'p');
     const again = await m.sem.acquire('p');
@@ -38,7 +19,7 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
   });
 
   it('a kept permit is given back when its time is up', async () => {
-    const m = await join(nats.url, bucket(), { p: { capacity: 1 } }, { keepMs: 150 });
+    const m = await join(bucket(), { p: { capacity: 1 } }, { keepMs: 150 });
     await (await m.sem.acquire('p')).release();
     expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(1);
     await sleep(600);
@@ -47,8 +28,8 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
 
   it('is given back as soon as another process waits, long before its time is up', async () => {
     const b = bucket();
-    const keeper = await join(nats.url, b, { p: { capacity: 1 } }, { keepMs: 60_000 });
-    const other = await join(nats.url, b, { p: { capacity: 1 } });
+    const keeper = await join(b, { p: { capacity: 1 } }, { keepMs: 60_000 });
+    const other = await join(b, { p: { capacity: 1 } });
     await (await keeper.sem.acquire('p')).release();
     const p = await other.sem.acquire('p', { timeoutMs: 5000 });
     await p.release();
@@ -61,7 +42,7 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
     const b = bucket();
     // One after another: members creating the same bucket at once race in nats-server.
     const ms: Member[] = [];
-    for (let i = 0; i < 3; i++) ms.push(await join(nats.url, b, { p: { capacity: 3 } }, { keepMs: 100 }));
+    for (let i = 0; i < 3; i++) ms.push(await join(b, { p: { capacity: 3 } }, { keepMs: 100 }));
     let inFlight = 0;
     let max = 0;
     await Promise.all(
@@ -78,7 +59,7 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
 
   it('does not keep a permit whose call the pool must learn about (a 429)', async () => {
     const b = bucket();
-    const m = await join(nats.url, b, { p: { capacity: 2 } }, { keepMs: 60_000 });
+    const m = await join(b, { p: { capacity: 2 } }, { keepMs: 60_000 });
     await (await m.sem.acquire('p')).release({ rateLimitedForMs: 400 });
     const s = (await readPoolStatus(m.kv))[0]!;
     expect(s.in_use).toBe(0);
@@ -87,8 +68,8 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
 
   it('gives kept permits back on close', async () => {
     const b = bucket();
-    const m = await member(nats.url, b, { p: { capacity: 1 } }, { keepMs: 60_000 });
-    const watcher = await join(nats.url, b, { p: { capacity: 1 } });
+    const m = await member(url(), b, { p: { capacity: 1 } }, { keepMs: 60_000 });
+    const watcher = await join(b, { p: { capacity: 1 } });
     await (await m.sem.acquire('p')).release();
     expect((await readPoolStatus(watcher.kv))[0]!.in_use).toBe(1);
     await m.close();

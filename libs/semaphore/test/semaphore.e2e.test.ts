@@ -1,27 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { describe, expect, it } from 'vitest';
 import { PermitAbortedError, PermitTimeoutError, readPoolStatus, setPoolCapacity, type Permit } from '../src/index.js';
-import { member, sleep, type Member } from './semaphore-harness.js';
+import { semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
-let nats: NatsServerHandle;
-const members: Member[] = [];
-let n = 0;
-const bucket = () => `sem_test_${++n}`;
-const join = async (...args: Parameters<typeof member>) => {
-  const m = await member(...args);
-  members.push(m);
-  return m;
-};
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-afterEach(async () => {
-  await Promise.all(members.splice(0).map((m) => m.close().catch(() => {})));
-});
-afterAll(async () => {
-  await nats?.stop();
-});
+const { bucket, join } = semaphoreCluster('sem_test');
 
 /** Runs `calls` acquire→hold→release cycles over several members, tracking concurrent holders. */
 async function hammer(ms: Member[], pool: string, calls: number, holdMs: number) {
@@ -45,14 +26,14 @@ describe('DistributedSemaphore', () => {
     const b = bucket();
     // One after another: members creating the same bucket at once race in nats-server.
     const ms: Member[] = [];
-    for (let i = 0; i < 3; i++) ms.push(await join(nats.url, b, { p: { capacity: 4 } }));
+    for (let i = 0; i < 3; i++) ms.push(await join(b, { p: { capacity: 4 } }));
     const max = await hammer(ms, 'p', 40, 30);
     expect(max).toBe(4);
   });
 
   it('serves waiters in arrival order', async () => {
     const b = bucket();
-    const [a, c] = [await join(nats.url, b, { p: { capacity: 1 } }), await join(nats.url, b, { p: { capacity: 1 } })];
+    const [a, c] = [await join(b, { p: { capacity: 1 } }), await join(b, { p: { capacity: 1 } })];
     const first = await a.sem.acquire('p');
     const order: number[] = [];
     const waits: Promise<void>[] = [];
@@ -72,7 +53,7 @@ describe('DistributedSemaphore', () => {
 
   it('a waiter that times out gets PermitTimeoutError and does not block the queue', async () => {
     const b = bucket();
-    const m = await join(nats.url, b, { p: { capacity: 1 } });
+    const m = await join(b, { p: { capacity: 1 } });
     const held = await m.sem.acquire('p');
     await expect(m.sem.acquire('p', { timeoutMs: 150 })).rejects.toBeInstanceOf(PermitTimeoutError);
     const ac = new AbortController();
@@ -90,8 +71,8 @@ describe('DistributedSemaphore', () => {
 
   it('a permit held by a member that vanished comes back after the lease', async () => {
     const b = bucket();
-    const dying = await join(nats.url, b, { p: { capacity: 1 } }, { leaseMs: 600 });
-    const live = await join(nats.url, b, { p: { capacity: 1 } }, { leaseMs: 600 });
+    const dying = await join(b, { p: { capacity: 1 } }, { leaseMs: 600 });
+    const live = await join(b, { p: { capacity: 1 } }, { leaseMs: 600 });
     await dying.sem.acquire('p');
     // The process dies: no release, no renewals.
     await dying.nc.close();
@@ -105,8 +86,8 @@ describe('DistributedSemaphore', () => {
 
   it('a live holder renews its lease, so a long call is never counted twice', async () => {
     const b = bucket();
-    const holder = await join(nats.url, b, { p: { capacity: 1 } }, { leaseMs: 400 });
-    const other = await join(nats.url, b, { p: { capacity: 1 } }, { leaseMs: 400 });
+    const holder = await join(b, { p: { capacity: 1 } }, { leaseMs: 400 });
+    const other = await join(b, { p: { capacity: 1 } }, { leaseMs: 400 });
     const p = await holder.sem.acquire('p');
     await expect(other.sem.acquire('p', { timeoutMs: 1500 })).rejects.toBeInstanceOf(PermitTimeoutError);
     await p.release();
@@ -116,7 +97,7 @@ describe('DistributedSemaphore', () => {
 
   it('capacity can be raised and lowered while running; lowering cancels nothing', async () => {
     const b = bucket();
-    const m = await join(nats.url, b, { p: { capacity: 1 } });
+    const m = await join(b, { p: { capacity: 1 } });
     const a = await m.sem.acquire('p');
     const waiting = m.sem.acquire('p');
     await sleep(100);
@@ -139,7 +120,7 @@ describe('DistributedSemaphore', () => {
 
   it('separate pools have separate capacities', async () => {
     const b = bucket();
-    const m = await join(nats.url, b, { x: { capacity: 1 }, y: { capacity: 1 } });
+    const m = await join(b, { x: { capacity: 1 }, y: { capacity: 1 } });
     const x = await m.sem.acquire('x', { timeoutMs: 500 });
     const y = await m.sem.acquire('y', { timeoutMs: 500 });
     await expect(m.sem.acquire('x', { timeoutMs: 100 })).rejects.toBeInstanceOf(PermitTimeoutError);
@@ -148,8 +129,8 @@ describe('DistributedSemaphore', () => {
 
   it('a 429 reported by one member makes every member wait out the Retry-After', async () => {
     const b = bucket();
-    const a = await join(nats.url, b, { p: { capacity: 5 } });
-    const c = await join(nats.url, b, { p: { capacity: 5 } });
+    const a = await join(b, { p: { capacity: 5 } });
+    const c = await join(b, { p: { capacity: 5 } });
     const p = await a.sem.acquire('p');
     const reportedAt = Date.now();
     await p.release({ rateLimitedForMs: 700 });
@@ -162,7 +143,7 @@ describe('DistributedSemaphore', () => {
 
   it('repeated failures back the pool off; a success resets the count', async () => {
     const b = bucket();
-    const m = await join(nats.url, b, { p: { capacity: 5 } });
+    const m = await join(b, { p: { capacity: 5 } });
     for (let i = 0; i < 2; i++) await (await m.sem.acquire('p')).release({ failed: true });
     expect((await readPoolStatus(m.kv))[0]).toMatchObject({ consecutive_failures: 2, backoff_until: null });
     await (await m.sem.acquire('p')).release({ failed: true });
@@ -177,7 +158,7 @@ describe('DistributedSemaphore', () => {
   it('a tokens-per-minute budget delays calls that would exceed it and corrects estimates with real usage', async () => {
     const b = bucket();
     // 6000 tokens/minute = 100 per second.
-    const m = await join(nats.url, b, { p: { capacity: 10, tpm: 6000 } });
+    const m = await join(b, { p: { capacity: 10, tpm: 6000 } });
     const first = await m.sem.acquire('p', { estimatedTokens: 5000 });
     await first.release({ tokens: 5950 }); // used more than estimated: 50 left
     const started = Date.now();
@@ -190,7 +171,7 @@ describe('DistributedSemaphore', () => {
   it('holders of different members release concurrently without losing updates', async () => {
     const b = bucket();
     const ms: Member[] = [];
-    for (let i = 0; i < 4; i++) ms.push(await join(nats.url, b, { p: { capacity: 50 } }));
+    for (let i = 0; i < 4; i++) ms.push(await join(b, { p: { capacity: 50 } }));
     const permits: Permit[] = await Promise.all(Array.from({ length: 40 }, (_, i) => ms[i % 4]!.sem.acquire('p')));
     expect((await readPoolStatus(ms[0]!.kv))[0]!.in_use).toBe(40);
     await Promise.all(permits.map((p) => p.release()));

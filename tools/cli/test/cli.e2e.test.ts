@@ -1,6 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Bus, ReplyError, consumeContract, serve, type WorkConsumer } from '@hermes/bus';
 import { contracts, makeTaskEvent, taskIdFor, wireError, type TaskEventDataByKind, type TaskEventKind, type TaskRequest, type TaskView } from '@hermes/contracts';
@@ -8,6 +7,7 @@ import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
+import { captureOutput } from './cli-runner.js';
 
 const logger = createLogger({ service: 'cli-test', level: 'silent' });
 let natsUrl: string;
@@ -61,20 +61,9 @@ afterAll(async () => {
   await cleanupAll();
 });
 
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, lines: () => text.split('\n').filter((l) => l !== ''), text: () => text };
-}
-
 async function hermes(...argv: string[]) {
-  const stdout = capture();
-  const stderr = capture();
+  const stdout = captureOutput();
+  const stderr = captureOutput();
   const code = await runCli(argv, { stdout: stdout.stream, stderr: stderr.stream, env: { NATS_URL: natsUrl, HERMES_USER: 'carol' } });
   return { code, stdout, stderr };
 }

@@ -1,10 +1,10 @@
-import { Writable } from 'node:stream';
 import { Bus } from '@hermes/bus';
 import { DistributedSemaphore, readPoolStatus, type PoolSettings, type PoolStatus } from '@hermes/semaphore';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
+import { captureOutput } from './cli-runner.js';
 
 const logger = createLogger({ service: 'cli-llm-test', level: 'silent' });
 const settings: Record<string, PoolSettings> = { alpha: { capacity: 2 }, beta: { capacity: 1, tpm: 6000 } };
@@ -35,20 +35,9 @@ afterAll(async () => {
   await cleanupAll();
 });
 
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, lines: () => text.split('\n').filter((l) => l !== ''), text: () => text };
-}
-
 async function hermes(env: Record<string, string>, ...argv: string[]) {
-  const stdout = capture();
-  const stderr = capture();
+  const stdout = captureOutput();
+  const stderr = captureOutput();
   const code = await runCli(argv, { stdout: stdout.stream, stderr: stderr.stream, env: { NATS_URL: natsUrl, ...env } });
   return { code, stdout, stderr };
 }

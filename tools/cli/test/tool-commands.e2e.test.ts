@@ -1,10 +1,10 @@
-import { Writable } from 'node:stream';
 import { Bus, ReplyError, serve } from '@hermes/bus';
 import { contracts, wireError, type ApprovalDecision, type ToolAuditRecord } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
+import { captureOutput } from './cli-runner.js';
 
 const logger = createLogger({ service: 'cli-test', level: 'silent' });
 let natsUrl: string;
@@ -31,20 +31,9 @@ afterAll(async () => {
   await cleanupAll();
 });
 
-function capture() {
-  let text = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
-  return { stream, lines: () => text.split('\n').filter((l) => l !== ''), text: () => text };
-}
-
 async function hermes(argv: string[], env: NodeJS.ProcessEnv = { HERMES_USER: 'carol' }) {
-  const stdout = capture();
-  const stderr = capture();
+  const stdout = captureOutput();
+  const stderr = captureOutput();
   const code = await runCli(argv, { stdout: stdout.stream, stderr: stderr.stream, env: { NATS_URL: natsUrl, ...env } });
   return { code, stdout, stderr };
 }
