@@ -43,6 +43,12 @@ export interface PublishOptions {
    * for every event, which would drown the trace.
    */
   span?: boolean;
+  /**
+   * For a contract with a stream: `false` publishes without waiting for JetStream's ack (a plain
+   * publish the stream still captures, de-duplicated by `msgId`). For high-rate progress events
+   * whose loss on a NATS failure is acceptable; never for work or results.
+   */
+  ack?: boolean;
 }
 
 /** One NATS connection with the JetStream handles and the subject catalogue a service needs. */
@@ -151,9 +157,10 @@ export class Bus {
   private async send<P extends TSchema>(contract: MessageContract<P>, subject: string, payload: Static<P>, opts: PublishOptions): Promise<PubAck | undefined> {
     const h = opts.headers ?? natsHeaders();
     injectTraceContext(h);
-    if (contract.stream) {
+    if (contract.stream && opts.ack !== false) {
       return this.js.publish(subject, encodeJson(payload), { headers: h, ...(opts.msgId ? { msgID: opts.msgId } : {}) });
     }
+    if (opts.msgId) h.set('Nats-Msg-Id', opts.msgId);
     this.nc.publish(subject, encodeJson(payload), { headers: h });
     return undefined;
   }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus} from '@hermes/bus';
 import { OutgoingPayloadError, submitTask } from '@hermes/bus';
-import { contracts, type TaskRequest } from '@hermes/contracts';
+import { contracts, makeTaskEvent, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
@@ -122,6 +122,24 @@ describe('submitTask', () => {
     expect((err as OutgoingPayloadError).issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/user_id', '/data/goal']));
     const info = await bus.jsm.streams.info(bus.subjects.streams.taskSubmit);
     expect(info.state.messages).toBe(0);
+  });
+});
+
+describe('publish without an ack', () => {
+  it('still lands in the stream, once per msgId, and a validation failure still throws', async () => {
+    const bus = await open(uniquePrefix('noack'));
+    await bus.ensureStreams(['taskEvents']);
+    const event = makeTaskEvent('step', { id: 'step-1', source: 'hermes/test', taskId: 't_noack', data: { task_id: 't_noack', subtask_id: 'main', step: 1, kind: 'llm_call' } });
+    const subject = bus.subjects.taskEvents('t_noack');
+
+    expect(await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false })).toBeUndefined();
+    await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false });
+    await bus.publish(contracts.taskEvents, { ...event, id: 'step-2' }, { subject, msgId: 'step-2', ack: false });
+    await bus.nc.flush();
+
+    const info = await bus.jsm.streams.info(bus.subjects.streams.taskEvents);
+    expect(info.state.messages).toBe(2);
+    await expect(bus.publish(contracts.taskEvents, { ...event, data: {} } as never, { subject, ack: false })).rejects.toBeInstanceOf(OutgoingPayloadError);
   });
 });
 

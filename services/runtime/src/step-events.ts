@@ -7,8 +7,9 @@ const SOURCE = 'hermes/runtime';
 const PREVIEW_CHARS = 1000;
 
 /**
- * Step events for the submitter. Published without holding up the loop (their ids are stable,
- * so a redelivered job re-publishing them is de-duplicated); `flush` waits for all of them.
+ * Step events for the submitter. Published without holding up the loop and without waiting for
+ * JetStream's ack (their ids are stable, so a redelivered job re-publishing them is
+ * de-duplicated); `flush` waits until they have left for the server.
  */
 export class StepEvents {
   private pending = new Set<Promise<unknown>>();
@@ -67,6 +68,9 @@ export class StepEvents {
 
   async flush(): Promise<void> {
     await Promise.allSettled([...this.pending]);
+    // Sent on this connection before whatever the caller publishes next, so the stream holds
+    // them before the job's result; flushing makes sure they are out of the client's buffer.
+    await this.o.bus.nc.flush().catch(() => undefined);
   }
 
   private publish(job: RuntimeJob, id: string, data: TaskEventDataByKind['step']): Promise<void> {
@@ -74,6 +78,9 @@ export class StepEvents {
       .publish(contracts.taskEvents, makeTaskEvent('step', { id, source: SOURCE, taskId: job.task_id, data }), {
         subject: this.o.bus.subjects.taskEvents(job.task_id),
         msgId: id,
+        // Progress, several per step: not worth a JetStream ack round trip each (the stream still
+        // stores them, de-duplicated by id). Lifecycle events and results stay acknowledged.
+        ack: false,
       })
       .then(
         () => undefined,
