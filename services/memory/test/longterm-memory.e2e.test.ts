@@ -4,11 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Type } from '@sinclair/typebox';
 import { contracts, type LongTermMemory, type MemoryStatus } from '@hermes/contracts';
 import { Bus, request } from '@hermes/bus';
-import { loadConfig } from '@hermes/config';
-import { llmSettings, openLlmClient } from '@hermes/llm';
 import { createLogger } from '@hermes/telemetry';
 import {
   cleanupAll,
@@ -25,7 +22,7 @@ import { HashingEmbedder } from '../src/longterm/hashing-embedder.js';
 import { EXTRACTION_INSTRUCTIONS } from '../src/longterm/extraction-prompt.js';
 import { startMemoryService } from '../src/memory-service.js';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
-import { eventually, remoteError } from './support.js';
+import { eventually, remoteError, testLlmClient, testLongTermTuning, testTuning } from './support.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const DAY = 86_400_000;
@@ -74,11 +71,7 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     // What hostService declares for the memory service from main.
     await service.ensureStreams(['memoryJobs']);
     await service.ensureConsumers(['memoryExtract', 'memoryWrites']);
-    const config = loadConfig(Type.Object(llmSettings), {
-      service: 'memory-test',
-      env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' },
-    });
-    const opened = await openLlmClient(config, await service.kv(service.subjects.buckets.llmSemaphore));
+    const opened = await testLlmClient(service, llm.baseUrl);
     closeLlm = opened.close;
     dataDir = await mkdtemp(join(tmpdir(), 'hermes-ltm-'));
     const embedder = new HashingEmbedder();
@@ -89,28 +82,8 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
       redis,
       llm: opened.llm,
       logger,
-      tuning: {
-        keyPrefix: 'hermes-ltm:',
-        encoding: 'o200k_base',
-        lockLeaseMs: 5000,
-        toolResultMaxTokens: 200,
-        summaryTriggerTokens: 100_000,
-        summaryKeepRecent: 4,
-        summaryInputTokens: 100_000,
-        workingTtlMs: 60_000,
-      },
-      longTerm: {
-        store,
-        embedder,
-        tuning: {
-          extractMinConfidence: 0.7,
-          extractDebounceMs: 50,
-          recall: { minScore: 0.35, halfLifeDays: 30, recencyWeight: 0.3 },
-          archiveAfterMs: 90 * DAY,
-          archiveSweepMs: 3_600_000,
-          retryMaxMs: 1000,
-        },
-      },
+      tuning: testTuning({ keyPrefix: 'hermes-ltm:' }),
+      longTerm: { store, embedder, tuning: testLongTermTuning({ archiveAfterMs: 90 * DAY }) },
     });
     await memory.longTerm!.ready;
   });

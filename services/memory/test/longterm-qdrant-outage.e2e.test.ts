@@ -8,7 +8,7 @@ import { HashingEmbedder } from '../src/longterm/hashing-embedder.js';
 import { QdrantVectorStore } from '../src/longterm/qdrant-vector-store.js';
 import { startMemoryService } from '../src/memory-service.js';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
-import { eventually, remoteError } from './support.js';
+import { eventually, remoteError, testLongTermTuning, testTuning } from './support.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 
@@ -31,19 +31,8 @@ describe('long-term memory with Qdrant unreachable', () => {
       redis,
       llm: { chat: () => Promise.reject(new Error('no model in this test')) },
       logger,
-      tuning: { keyPrefix: 'hermes-q:', encoding: 'o200k_base', lockLeaseMs: 5000, toolResultMaxTokens: 200, summaryTriggerTokens: 100_000, summaryKeepRecent: 4, summaryInputTokens: 100_000, workingTtlMs: 60_000 },
-      longTerm: {
-        store,
-        embedder,
-        tuning: {
-          extractMinConfidence: 0.7,
-          extractDebounceMs: 50,
-          recall: { minScore: 0.35, halfLifeDays: 30, recencyWeight: 0.3 },
-          archiveAfterMs: 86_400_000,
-          archiveSweepMs: 3_600_000,
-          retryMaxMs: 500,
-        },
-      },
+      tuning: testTuning({ keyPrefix: 'hermes-q:' }),
+      longTerm: { store, embedder, tuning: testLongTermTuning({ retryMaxMs: 500 }) },
     });
     await memory.longTerm!.ready;
   });

@@ -1,14 +1,12 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Type } from '@sinclair/typebox';
 import { contracts } from '@hermes/contracts';
-import { Bus, RemoteError, request } from '@hermes/bus';
-import { loadConfig } from '@hermes/config';
-import { llmSettings, openLlmClient } from '@hermes/llm';
+import { Bus, request } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, startRedisServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
 import { startMemoryService } from '../src/memory-service.js';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
+import { remoteError, testLlmClient, testTuning } from './support.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 
@@ -20,14 +18,6 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
   let memory: ReturnType<typeof startMemoryService>;
   let closeLlm: () => Promise<void>;
 
-  const remoteError = async (promise: Promise<unknown>): Promise<RemoteError> => {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(RemoteError);
-    return err as RemoteError;
-  };
   const say = (user_id: string, session_id: string, role: 'user' | 'assistant', content: string) =>
     request(client, contracts.sessionAppend, { user_id, session_id, messages: [{ role, content }] });
 
@@ -38,28 +28,14 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     service = await Bus.connect({ servers: nats.url, name: 'memory-test', logger });
     client = await Bus.connect({ servers: nats.url, name: 'runtime-test', logger });
     // The summariser's LLM client exactly as main builds it: through the semaphore on the bus.
-    const config = loadConfig(Type.Object(llmSettings), {
-      service: 'memory-test',
-      env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' },
-    });
-    const opened = await openLlmClient(config, await service.kv(service.subjects.buckets.llmSemaphore));
+    const opened = await testLlmClient(service, llm.baseUrl);
     closeLlm = opened.close;
     memory = startMemoryService({
       bus: service,
       redis,
       llm: opened.llm,
       logger,
-      tuning: {
-        keyPrefix: 'hermes-test:',
-        encoding: 'o200k_base',
-        lockLeaseMs: 1500,
-        toolResultMaxTokens: 200,
-        summaryTriggerTokens: 400,
-        summaryKeepRecent: 4,
-        summaryInputTokens: 100_000,
-        workingTtlMs: 60_000,
-        summaryDebounceMs: 20,
-      },
+      tuning: testTuning({ keyPrefix: 'hermes-test:', lockLeaseMs: 1500, summaryTriggerTokens: 400, summaryDebounceMs: 20 }),
     });
   });
 

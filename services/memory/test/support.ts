@@ -1,5 +1,10 @@
 import { expect } from 'vitest';
-import { RemoteError } from '@hermes/bus';
+import { Type } from '@sinclair/typebox';
+import { RemoteError, type Bus } from '@hermes/bus';
+import { loadConfig } from '@hermes/config';
+import { llmSettings, openLlmClient } from '@hermes/llm';
+import type { LongTermTuning } from '../src/longterm/longterm-memory.js';
+import type { MemoryTuning } from '../src/memory-service.js';
 
 /** The structured error a request was answered with; fails the test if it succeeded. */
 export async function remoteError(promise: Promise<unknown>): Promise<RemoteError> {
@@ -20,4 +25,40 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Session tuning of the memory tests: what each file does not set itself. */
+export function testTuning(over: Partial<MemoryTuning> & Pick<MemoryTuning, 'keyPrefix'>): MemoryTuning {
+  return {
+    encoding: 'o200k_base',
+    lockLeaseMs: 5000,
+    toolResultMaxTokens: 200,
+    summaryTriggerTokens: 100_000,
+    summaryKeepRecent: 4,
+    summaryInputTokens: 100_000,
+    workingTtlMs: 60_000,
+    ...over,
+  };
+}
+
+/** Long-term memory tuning of the tests: a fast debounce, the service's recall defaults. */
+export function testLongTermTuning(over: Partial<LongTermTuning> = {}): LongTermTuning {
+  return {
+    extractMinConfidence: 0.7,
+    extractDebounceMs: 50,
+    recall: { minScore: 0.35, halfLifeDays: 30, recencyWeight: 0.3 },
+    archiveAfterMs: 86_400_000,
+    archiveSweepMs: 3_600_000,
+    retryMaxMs: 1000,
+    ...over,
+  };
+}
+
+/** The LLM client exactly as main builds it (through the semaphore on `bus`), against `baseUrl`. */
+export async function testLlmClient(bus: Bus, baseUrl: string) {
+  const config = loadConfig(Type.Object(llmSettings), {
+    service: 'memory-test',
+    env: { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' },
+  });
+  return openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
 }
