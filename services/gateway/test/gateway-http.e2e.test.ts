@@ -6,16 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
 import { openSse } from './support/sse-client.js';
 import { standInDispatcher } from './support/stand-in-dispatcher.js';
+import { ADMIN, ALICE, BOB, apiKeys, logger } from './support/test-keys.js';
 
-const ALICE = 'alice-key-0123456789abcdef';
-const BOB = 'bob-key-0123456789abcdef0000';
-const ADMIN = 'admin-key-0123456789abcdef00';
-const apiKeys = [
-  { key: ALICE, user_id: 'alice', roles: ['user'] },
-  { key: BOB, user_id: 'bob', roles: [] },
-  { key: ADMIN, user_id: 'ops', roles: ['admin'] },
-];
-const logger = createLogger({ service: 'gateway-test', level: 'silent' });
 
 let natsUrl: string;
 let bus: Bus;

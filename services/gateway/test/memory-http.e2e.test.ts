@@ -1,17 +1,10 @@
 import { Bus, ReplyError, serve } from '@hermes/bus';
 import { contracts, wireError, type MemoryForgetRequest } from '@hermes/contracts';
-import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
+import { ADMIN, ALICE, apiKeys, logger } from './support/test-keys.js';
 
-const ALICE = 'alice-key-0123456789abcdef';
-const ADMIN = 'admin-key-0123456789abcdef00';
-const apiKeys = [
-  { key: ALICE, user_id: 'alice', roles: ['user'] },
-  { key: ADMIN, user_id: 'ops', roles: ['admin'] },
-];
-const logger = createLogger({ service: 'gateway-test', level: 'silent' });
 
 let bus: Bus;
 let gateway: GatewayServer;
