@@ -6,7 +6,7 @@ import { ResultCache } from './result-cache.js';
 import { normalizeResult, shapeResult } from './result-shaper.js';
 import type { ToolExecutor } from './tool-executor.js';
 import type { ToolRegistry } from './tool-registry.js';
-import type { ExecOutcome } from './tool-types.js';
+import type { ExecOutcome, RegisteredTool } from './tool-types.js';
 
 export interface CallRunnerOptions {
   store: CallRecordStore;
@@ -54,7 +54,8 @@ export class CallRunner {
   runUnrecorded(key: string, checked: CallRecord): Promise<ToolCallReply | undefined> {
     return this.track(
       (async () => {
-        const { reply, done } = this.finalize(key, checked, await this.executeTool(checked));
+        const tool = this.o.registry.resolve(checked.origin.tool);
+        const { reply, done } = this.finalize(key, checked, tool, await this.executeTool(checked, tool));
         if ((await this.o.store.create(key, done)) === undefined) return undefined;
         this.audit(checked, reply);
         return reply;
@@ -71,13 +72,14 @@ export class CallRunner {
   private async execute(key: string, held: StoredRecord, note?: string): Promise<ToolCallReply> {
     const { record } = held;
     const lease = new Lease(this.o.store, key, held, this.o.leaseMs, this.o.logger);
+    const tool = this.o.registry.resolve(record.origin.tool);
     let outcome: ExecOutcome & { duration_ms: number };
     try {
-      outcome = await this.executeTool(record);
+      outcome = await this.executeTool(record, tool);
     } finally {
       await lease.release();
     }
-    const { reply, done } = this.finalize(key, record, outcome);
+    const { reply, done } = this.finalize(key, record, tool, outcome);
     const written = await this.o.store.replace(key, done, lease.revision);
     if (written === undefined) {
       // The lease was lost (this process stalled past it) and another toolbus took the call over.
@@ -89,8 +91,7 @@ export class CallRunner {
     return reply;
   }
 
-  private executeTool(record: CallRecord): Promise<ExecOutcome & { duration_ms: number }> {
-    const tool = this.o.registry.resolve(record.origin.tool);
+  private executeTool(record: CallRecord, tool: RegisteredTool | undefined): Promise<ExecOutcome & { duration_ms: number }> {
     if (!tool) {
       return Promise.resolve({ ok: false, duration_ms: 0, error: { code: 'provider_unavailable', message: `tool "${record.origin.tool}" is not offered by any provider right now`, retryable: true } });
     }
@@ -102,7 +103,7 @@ export class CallRunner {
   }
 
   /** The reply for the model and the `done` record that makes every later request replay it. */
-  private finalize(key: string, record: CallRecord, outcome: ExecOutcome & { duration_ms: number }): { reply: ToolCallReply; done: CallRecord } {
+  private finalize(key: string, record: CallRecord, tool: RegisteredTool | undefined, outcome: ExecOutcome & { duration_ms: number }): { reply: ToolCallReply; done: CallRecord } {
     const reply: ToolCallReply = { call_id: record.call_id, status: outcome.ok ? 'ok' : 'error', duration_ms: outcome.duration_ms };
     let full: unknown;
     if (outcome.ok) {
@@ -113,7 +114,6 @@ export class CallRunner {
         Object.assign(reply, { truncated: true, full_result_ref: key });
         full = normalized;
       }
-      const tool = this.o.registry.resolve(record.origin.tool);
       if (tool && ResultCache.applies(tool.spec)) {
         this.o.cache.put(tool.spec, record.arguments ?? {}, normalized).catch((err: unknown) => this.o.logger.warn({ err, tool: tool.spec.name }, 'could not cache a result'));
       }
