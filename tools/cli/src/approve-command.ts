@@ -1,6 +1,6 @@
 import { request } from '@hermes/bus';
 import { ApprovalDecision, Id, contracts, validate } from '@hermes/contracts';
-import { EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { EXIT, UsageError, stringOption, taskIdArg, writeLine, type Command } from './command.js';
 import { askService } from './service-request.js';
 
 const MAX_REASON_CHARS = 2000;
@@ -19,8 +19,8 @@ export const approveCommand: Command = {
     json: { type: 'boolean', description: 'print the toolbus reply as JSON' },
   },
   async execute({ values, positionals }, ctx) {
-    const [taskId = '', callId = ''] = positionals;
-    if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
+    const taskId = taskIdArg(positionals[0]);
+    const callId = positionals[1] ?? '';
     if (!validate(ApprovalDecision.properties.call_id, callId).ok) throw new UsageError('the call id must not be empty');
     // The decider is written into the audit trail, so it is never guessed.
     const decidedBy = stringOption(values, 'user') ?? ctx.env.HERMES_USER;

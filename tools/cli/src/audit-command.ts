@@ -1,6 +1,6 @@
 import type { Bus } from '@hermes/bus';
-import { Id, validate, type ToolAuditRecord } from '@hermes/contracts';
-import { CliError, EXIT, UsageError, writeLine, type Command } from './command.js';
+import type { ToolAuditRecord } from '@hermes/contracts';
+import { CliError, EXIT, taskIdArg, writeLine, type Command } from './command.js';
 import { replaySubject } from './stream-replay.js';
 import { formatTable } from './text-table.js';
 
@@ -15,8 +15,7 @@ export const auditCommand: Command = {
     json: { type: 'boolean', description: 'print each audit record as one JSON line' },
   },
   async execute({ values, positionals }, ctx) {
-    const taskId = positionals[0] ?? '';
-    if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
+    const taskId = taskIdArg(positionals[0]);
     const bus = await ctx.bus();
     const records = (await replayAudit(bus, taskId, ctx.signal)).map((m) => m.value as Partial<ToolAuditRecord>);
     if (records.length === 0) {

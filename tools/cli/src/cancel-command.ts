@@ -1,6 +1,6 @@
 import { request } from '@hermes/bus';
-import { Id, contracts, validate } from '@hermes/contracts';
-import { EXIT, UsageError, writeLine, type Command } from './command.js';
+import { contracts } from '@hermes/contracts';
+import { EXIT, taskIdArg, writeLine, type Command } from './command.js';
 import { askService } from './service-request.js';
 import { formatTaskView } from './event-format.js';
 
@@ -16,8 +16,7 @@ export const cancelCommand: Command = {
     json: { type: 'boolean', description: 'print the task as JSON' },
   },
   async execute({ values, positionals }, ctx) {
-    const taskId = positionals[0] ?? '';
-    if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
+    const taskId = taskIdArg(positionals[0]);
     const bus = await ctx.bus();
     const reason = typeof values.reason === 'string' ? values.reason : 'cancelled from the hermes CLI';
     const view = await askService('dispatcher', () => request(bus, contracts.taskCancel, { task_id: taskId, reason }), { notFound: () => `task ${taskId} not found` });

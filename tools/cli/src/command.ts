@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Bus } from '@hermes/bus';
+import { Id, validate } from '@hermes/contracts';
 
 /** Where a command writes and what it may read; injected so tests capture the output. */
 export interface CliIo {
@@ -49,6 +50,13 @@ export class UsageError extends Error {
     super(message);
     this.name = new.target.name;
   }
+}
+
+/** A task id given on the command line, checked against the contracts' id format. */
+export function taskIdArg(value: string | undefined): string {
+  const taskId = value ?? '';
+  if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
+  return taskId;
 }
 
 /** A failure already explained in `message` (no stack trace for the user), with its exit code. */

@@ -1,6 +1,6 @@
 import { request, RemoteError, type Bus } from '@hermes/bus';
-import { Id, contracts, taskEventKind, validate, type TaskEvent, type TaskView, type ToolAuditRecord } from '@hermes/contracts';
-import { EXIT, UsageError, writeLine, type Command } from './command.js';
+import { contracts, taskEventKind, type TaskEvent, type TaskView, type ToolAuditRecord } from '@hermes/contracts';
+import { EXIT, taskIdArg, writeLine, type Command } from './command.js';
 import { formatTaskEvent } from './event-format.js';
 import { replaySubject } from './stream-replay.js';
 import { formatTable } from './text-table.js';
@@ -29,8 +29,7 @@ export const traceCommand: Command = {
     deltas: { type: 'boolean', description: 'include streamed token deltas' },
   },
   async execute({ values, positionals }, ctx) {
-    const taskId = positionals[0] ?? '';
-    if (!validate(Id, taskId).ok) throw new UsageError(`"${taskId}" is not a task id`);
+    const taskId = taskIdArg(positionals[0]);
     const bus = await ctx.bus();
     const [view, events, audit] = await Promise.all([
       taskView(bus, taskId),
