@@ -82,7 +82,7 @@ const HOP_USE: Record<string, string> = {
   tool_record_create: '1 (toolbus: the reply, for a side-effect-free tool like the bench echo; running first for others)',
   tool_record_update: '0 for a side-effect-free tool (1 for others: record as done)',
   step_event_publish: '3, not awaited by the loop (llm_call, tool_call, tool_result); the audit record is a 4th on the toolbus',
-  semaphore_acquire: '0 while the process keeps its permit (LLM_PERMIT_KEEP_MS) and nobody waits; else 1',
+  semaphore_acquire: '1 (a compare-and-set taking back the permit the process kept, LLM_PERMIT_KEEP_MS, while nobody waits)',
   semaphore_release: '0 while kept; else 1, in the background',
   tool_call_request: '1 (the whole toolbus path: record, run, record, audit)',
 };

@@ -29,7 +29,7 @@ export const llmSettings = {
   LLM_PERMIT_KEEP_MS: Type.Integer({
     default: 200,
     minimum: 0,
-    description: 'a permit released while nobody waits for its pool stays with the process this long for its next call (no KV writes); given back at once when someone waits; 0 = off',
+    description: 'a permit released while nobody waits for its pool stays with the process this long for its next call (one KV write instead of two); given back at once when someone waits; 0 = off',
   }),
   LLM_PERMIT_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1, description: 'how long a call waits for a permit before llm_permit_timeout' }),
 };

@@ -14,9 +14,9 @@ export interface SemaphoreOptions {
   leaseMs?: number;
   /**
    * A permit released while nobody waits for the pool stays with this process this long, and its
-   * next acquire takes it without a write (an agent loop's next call follows a fast tool within
-   * milliseconds). It still counts against the cap, and is given back at once when someone
-   * starts waiting. 0 turns keeping off. Default 0.
+   * next acquire takes it back with one compare-and-set instead of a queue entry and a grant (an
+   * agent loop's next call follows a fast tool within milliseconds). It still counts against the
+   * cap, and is given back at once when someone starts waiting. 0 turns keeping off. Default 0.
    */
   keepMs?: number;
   logger?: { warn(obj: object, msg: string): void };
@@ -96,8 +96,13 @@ export class DistributedSemaphore {
     if (this.closed) return Promise.reject(new PermitAbortedError(pool));
     const lp = this.pool(pool);
     if (opts.signal?.aborted) return Promise.reject(new PermitAbortedError(pool, { cause: opts.signal.reason }));
-    const kept = this.takeKept(lp);
-    if (kept) return Promise.resolve(this.permit(lp, kept, 0));
+    if (lp.kept.size > 0) {
+      return this.reuseKept(lp).then((id) => (id ? this.permit(lp, id, 0) : this.wait(lp, pool, opts)));
+    }
+    return this.wait(lp, pool, opts);
+  }
+
+  private wait(lp: LocalPool, pool: string, opts: AcquireOptions): Promise<Permit> {
     return new Promise<Permit>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const onAbort = () => giveUp(new PermitAbortedError(pool, { cause: opts.signal?.reason }));
@@ -368,22 +373,36 @@ export class DistributedSemaphore {
     return s.waiters.length === 0 && s.backoff_until <= this.clock.now() && inUse(s) <= s.capacity;
   }
 
-  /** A kept permit for a new acquire, if one is still ours and the pool still lets us keep it. */
-  private takeKept(lp: LocalPool): string | undefined {
-    if (lp.kept.size === 0) return undefined;
-    const s = lp.cached?.state;
-    if (!s || lp.waiters.length > 0 || !this.mayKeep(s)) {
+  /**
+   * A kept permit for a new acquire, if one is still ours and nobody has started waiting. Our view
+   * of the pool may lag a waiter's write by a moment, so the reuse is itself a compare-and-set
+   * against that view (renewing the permit's lease): any write since, a waiter's included, makes
+   * it fail, and the permit goes back the usual way, to the head of the queue.
+   */
+  private async reuseKept(lp: LocalPool): Promise<string | undefined> {
+    const cached = lp.cached;
+    const [first] = lp.kept;
+    if (!first) return undefined;
+    const [id, timer] = first;
+    lp.kept.delete(id);
+    clearTimeout(timer);
+    // Its lease may have run out while we kept it (the process stalled): then it is not ours.
+    if (!cached || lp.waiters.length > 0 || !this.mayKeep(cached.state) || !cached.state.holders[id]) {
       void this.giveBackKept(lp);
+      if (lp.holders.has(id)) void this.giveBack(lp, id, {});
       return undefined;
     }
-    for (const [id, timer] of lp.kept) {
-      lp.kept.delete(id);
-      clearTimeout(timer);
-      // Its lease ran out while we kept it (the process stalled): another process may have it now.
-      if (s.holders[id]) return id;
+    const s = structuredClone(cached.state);
+    s.holders[id]!.exp = this.clock.now() + this.leaseMs;
+    try {
+      const revision = await this.o.kv.update(lp.key, JSON.stringify(s), cached.revision);
+      if (!lp.cached || lp.cached.revision < revision) lp.cached = { state: s, revision };
+      return id;
+    } catch (err) {
+      if (!isConflict(err)) this.o.logger?.warn({ err, pool: lp.name }, 'could not reuse a kept permit');
       void this.giveBack(lp, id, {});
+      return undefined;
     }
-    return undefined;
   }
 
   private giveBackKept(lp: LocalPool): Promise<void>[] {

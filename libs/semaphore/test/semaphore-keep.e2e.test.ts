@@ -1,18 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { readPoolStatus } from '../src/index.js';
+import { PermitTimeoutError, readPoolStatus } from '../src/index.js';
 import { member, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
 const { url, bucket, join } = semaphoreCluster('sem_keep');
 const revision = async (m: Member, pool: string) => (await m.kv.get(`pool.${pool}`))!.revision;
 
 describe('DistributedSemaphore with keepMs (a released permit kept for the next call)', () => {
-  it('the next acquire in the same process takes the kept permit without writing the pool', async () => {
+  it('a release keeps the permit without a write, and the next acquire takes it back with one compare-and-set', async () => {
     const m = await join(bucket(), { p: { capacity: 2 } }, { keepMs: 5000 });
-    await (await m.sem.acquire('p')).release();
-    const before = await revision(m, 'p');
+    const first = await m.sem.acquire('p');
+    const held = await revision(m, 'p');
+    await first.release();
+    expect(await revision(m, 'p')).toBe(held);
     const again = await m.sem.acquire('p');
     expect(again.waitedMs).toBe(0);
-    expect(await revision(m, 'p')).toBe(before);
+    expect(await revision(m, 'p')).toBe(held + 1);
     // Kept or held, it counts against the cap.
     expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(1);
     await again.release();
@@ -36,6 +38,22 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
     // And the keeper, wanting it again, waits its turn like anyone else.
     const q = await keeper.sem.acquire('p', { timeoutMs: 5000 });
     await q.release();
+  });
+
+  it('a kept permit is not taken back past a waiter whose write the keeper may not have seen yet', async () => {
+    const b = bucket();
+    const keeper = await join(b, { p: { capacity: 1 } }, { keepMs: 60_000 });
+    await (await keeper.sem.acquire('p')).release();
+    // Another process starts waiting: its queue entry is written straight into the pool.
+    const entry = (await keeper.kv.get('pool.p'))!;
+    const state = entry.json<{ waiters: unknown[] }>();
+    const now = Date.now();
+    state.waiters.push({ id: 'other.1', t: now, prio: 1, est: 0, exp: now + 10_000 });
+    const written = keeper.kv.update('pool.p', JSON.stringify(state), entry.revision);
+    // Asked before that write's echo can reach the keeper's view: the permit still goes to the waiter first.
+    await expect(keeper.sem.acquire('p', { timeoutMs: 1000 })).rejects.toBeInstanceOf(PermitTimeoutError);
+    await written;
+    expect(Object.keys((await keeper.kv.get('pool.p'))!.json<{ holders: Record<string, unknown> }>().holders)).toEqual(['other.1']);
   });
 
   it('keeps the cap across processes that all keep permits', async () => {
