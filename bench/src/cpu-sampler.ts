@@ -5,7 +5,7 @@ import type { GoMessage } from './worker-protocol.js';
 const TICKS_PER_S = 100;
 
 /** CPU time (user + system, ms) of another process, or undefined where /proc is not available. */
-function processCpuMs(pid: number): number | undefined {
+export function processCpuMs(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

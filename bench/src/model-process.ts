@@ -37,6 +37,10 @@ export class ModelProcess {
     }
   }
 
+  get pid(): number {
+    return this.child.pid;
+  }
+
   /** When each LLM request of a run reached the model (performance.now() of the model process), oldest first. */
   async arrivalsOf(runId: string): Promise<number[]> {
     return (await this.get(`/arrivals/${runId}`)) as number[];

@@ -5,6 +5,7 @@ import { Bus, followTaskEvents, submitTask } from '@hermes/bus';
 import { taskEventData, taskEventKind } from '@hermes/contracts';
 import { startHermesStack } from '@hermes/devstack';
 import { createLogger } from '@hermes/telemetry';
+import { ProcessCpu } from './process-cpu.js';
 import { BenchError } from './bench-errors.js';
 import { DirectAgent } from './direct-agent.js';
 import { round, summarise } from './stats.js';
@@ -73,8 +74,18 @@ export interface StepOverheadReport {
     llm_call_ms_p50: number;
     task_ms_p50: number;
   };
+  /**
+   * CPU time per step of each process while the measured tasks ran (their per-task work included),
+   * from /proc: on a small machine every process of a step competes for the same cores.
+   */
+  cpu_ms_per_step?: { hermes: Record<string, number>; direct: Record<string, number> };
   breakdown?: StepBreakdown;
   errors: string[];
+}
+
+interface CpuPerStep {
+  hermes: Record<string, number> | undefined;
+  direct: Record<string, number> | undefined;
 }
 
 /**
@@ -100,6 +111,13 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
   const stamp = Date.now().toString(36);
   const errors: string[] = [];
   try {
+    const hermesCpu = new ProcessCpu(() => ({
+      ...Object.fromEntries([...stack.services].map(([name, svc]) => [name, svc.pid])),
+      ...(stack.nats ? { 'nats-server': stack.nats.pid } : {}),
+      ...(stack.redis ? { 'redis-server': stack.redis.pid } : {}),
+      model: model.pid,
+    }), 'bench (submitter)');
+    const directCpu = new ProcessCpu(() => ({ model: model.pid }), 'bench (direct loop)');
     const hermesTask = (runId: string) => runHermesTask({ bus, model, runId, steps: o.steps });
     // The direct loop sends what the runtime sent: its system prompt (for this run's goal) and tool list.
     const first = await hermesTask(`${stamp}-h-w0`);
@@ -116,14 +134,19 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
     const directRuns: TaskRun[] = [];
     // Alternating, so a burst of load from elsewhere on the machine hits both sides alike.
     for (let i = 0; i < o.tasks; i++) {
+      hermesCpu.start();
       const h = await hermesTask(`${stamp}-h${i}`);
+      hermesCpu.stop();
+      directCpu.start();
       const d = await directTask(`${stamp}-d${i}`);
+      directCpu.stop();
       hermes.push(h);
       directRuns.push(d);
       log(`  task ${i + 1}/${o.tasks}: hermes ${round(mean(h.stepMs), 2)} ms/step, direct ${round(mean(d.stepMs), 2)} ms/step`);
     }
     const breakdown = o.breakdown ? await measureBreakdown({ stack, bus, options: o, stamp, log, hermesTask, directTask }) : undefined;
-    return report(o, hermes, directRuns, loadAtStart, breakdown, errors);
+    const steps = o.tasks * (o.steps - 1);
+    return report(o, hermes, directRuns, loadAtStart, breakdown, errors, { hermes: hermesCpu.per(steps), direct: directCpu.per(steps) });
   } finally {
     await bus.drain().catch(() => {});
     await stack.stop();
@@ -183,7 +206,7 @@ function checked(run: TaskRun, steps: number): TaskRun {
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
 
-function report(o: StepOverheadOptions, hermes: TaskRun[], direct: TaskRun[], loadAtStart: number, breakdown: StepBreakdown | undefined, errors: string[]): StepOverheadReport {
+function report(o: StepOverheadOptions, hermes: TaskRun[], direct: TaskRun[], loadAtStart: number, breakdown: StepBreakdown | undefined, errors: string[], cpu: CpuPerStep): StepOverheadReport {
   const h = summarise(hermes.flatMap((t) => t.stepMs));
   const d = summarise(direct.flatMap((t) => t.stepMs));
   const hMean = mean(hermes.flatMap((t) => t.stepMs));
@@ -221,6 +244,7 @@ function report(o: StepOverheadOptions, hermes: TaskRun[], direct: TaskRun[], lo
       llm_call_ms_p50: summarise(direct.flatMap((t) => t.callMs ?? [])).p50_ms,
       task_ms_p50: summarise(direct.map((t) => t.taskMs)).p50_ms,
     },
+    ...(cpu.hermes && cpu.direct ? { cpu_ms_per_step: { hermes: cpu.hermes, direct: cpu.direct } } : {}),
     ...(breakdown ? { breakdown } : {}),
     errors,
   };

@@ -26,6 +26,7 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
     `Seen by the submitter (gaps between \`llm_call\` step events): p50 ${ms(r.hermes.from_step_events_p50_ms)} ms, p99 ${ms(r.hermes.from_step_events_p99_ms)} ms per step. ` +
       `A whole task takes ${ms(r.hermes.task_ms_p50)} ms from submit to \`completed\` (p50), of which ${ms(r.hermes.fixed_ms_per_task_p50)} ms is per task rather than per step (intake, dispatch, start, tool list, session read and write, result); the direct loop takes ${ms(r.direct.task_ms_p50)} ms.`,
     '',
+    ...cpuTable(r),
     '## How it was measured',
     '',
     `A task is ${r.steps} LLM calls: each of the first ${r.steps - 1} asks for one \`${r.settings.tool}\` call (a built-in tool of the toolbus) with new arguments, the tool result goes back, and the last call answers. ` +
@@ -86,3 +87,23 @@ const HOP_USE: Record<string, string> = {
   semaphore_release: '0 while kept; else 1, in the background',
   tool_call_request: '1 (the whole toolbus path: record, run, record, audit)',
 };
+
+/** CPU per step of each process, both sides: on a 2-core machine this, more than hop latency, sets the pace. */
+function cpuTable(r: StepOverheadReport): string[] {
+  const c = r.cpu_ms_per_step;
+  if (!c) return [];
+  const row = (side: Record<string, number>) =>
+    Object.entries(side)
+      .filter(([name]) => name !== 'total')
+      .map(([name, v]) => `${name} ${ms(v)}`)
+      .join(', ');
+  return [
+    'CPU time per step (ms, all processes, the tasks\' per-task work included; from /proc):',
+    '',
+    '| | total | by process |',
+    '|---|---:|---|',
+    `| Hermes | ${ms(c.hermes['total'])} | ${row(c.hermes)} |`,
+    `| direct | ${ms(c.direct['total'])} | ${row(c.direct)} |`,
+    '',
+  ];
+}

@@ -38,12 +38,18 @@ const DEFAULT_READY_TIMEOUT_MS = 20_000;
 const DEFAULT_LOG_WAIT_MS = 10_000;
 const DEFAULT_STOP_TIMEOUT_MS = 5_000;
 
+function childNodeArgs(): string[] {
+  return (process.env['HERMES_CHILD_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+}
+
 /** Runs `node <entry> ...args` and, given `healthPort`, resolves once its /readyz answers 200. */
 export async function startChildService(options: ChildServiceOptions): Promise<ChildService> {
   const proc = await ManagedProcess.spawn({
     name: options.name,
     command: process.execPath,
-    args: [options.entry, ...(options.args ?? [])],
+    // Node flags for every child, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile a bench run
+    // (NODE_OPTIONS refuses --cpu-prof).
+    args: [...childNodeArgs(), options.entry, ...(options.args ?? [])],
     env: { ...process.env, ...options.env },
   });
   const service: ChildService = {

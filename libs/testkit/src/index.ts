@@ -2,6 +2,7 @@ export { startChildService } from './child-service.js';
 export type { ChildService, ChildServiceOptions } from './child-service.js';
 export { ProcessStartError, TestkitError, WaitForLogError } from './errors.js';
 export { freePort } from './free-port.js';
+export { eventually } from './eventually.js';
 export type { ExitStatus } from './managed-process.js';
 export { startNatsServer } from './nats-server.js';
 export type { NatsServerHandle, NatsServerOptions } from './nats-server.js';
