@@ -6,7 +6,7 @@ import { callChat, type ChatResult } from './chat-call.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver } from './llm-pools.js';
 import { LlmMetrics } from './llm-metrics.js';
-import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport } from './permits.js';
+import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport, type PermitReservation } from './permits.js';
 
 export type ModelRole = 'planner' | 'worker' | 'summarizer' | 'embedder';
 export type { ChatResult };
@@ -42,6 +42,8 @@ export interface ChatRequest {
   priority?: number;
   /** Streams the answer; each content delta is passed here as it arrives. */
   onDelta?: (text: string) => void;
+  /** A permit reserved for this call with `reserve` (used by the first attempt, if it still holds). */
+  reservation?: PermitReservation;
 }
 
 /**
@@ -72,6 +74,16 @@ export class LlmClient {
     return this.pools.poolFor(this.opts.roles[role]);
   }
 
+  /**
+   * Takes back the permit this process keeps for the role's pool (a call of the same process
+   * ended moments ago and nobody waits), ahead of the call that will use it: the loop passes it
+   * to `chat` as `reservation` and so overlaps the semaphore write with its tool calls. Undefined
+   * when nothing is kept. Cancel it if no call follows; unclaimed, it lapses on its own.
+   */
+  reserve(role: Exclude<ModelRole, 'embedder'>): PermitReservation | undefined {
+    return this.permits.reserve?.(this.pools.poolFor(this.opts.roles[role]));
+  }
+
   async chat(req: ChatRequest): Promise<ChatResult> {
     const endpoint = this.opts.roles[req.role];
     const pool = this.pools.poolFor(endpoint);
@@ -93,7 +105,8 @@ export class LlmClient {
     const ctx = trace.setSpan(context.active(), span);
     try {
       for (let attempt = 0; ; attempt++) {
-        const permit: Permit = await context.with(ctx, () => this.acquire(pool, estimatedTokens, req));
+        const reserved = attempt === 0 ? await req.reservation?.claim() : undefined;
+        const permit: Permit = reserved ?? (await context.with(ctx, () => this.acquire(pool, estimatedTokens, req)));
         const started = performance.now();
         try {
           const result = await callChat(this.client(endpoint), {

@@ -29,6 +29,15 @@ export interface PermitRequest {
  */
 export interface PermitProvider {
   acquire(req: PermitRequest): Promise<Permit>;
+  /** Takes back a permit this process keeps for `pool`, ahead of the call (see `LlmClient.reserve`). */
+  reserve?(pool: string): PermitReservation | undefined;
+}
+
+/** A permit taken ahead of its call: `claim` it for the call, or `cancel` it when no call follows. */
+export interface PermitReservation {
+  /** The permit, or undefined when it could not be taken back or the reservation ran out. Never rejects. */
+  claim(): Promise<Permit | undefined>;
+  cancel(): Promise<void>;
 }
 
 /** No limit at all: for tests of the loop itself and for single-process tools. */

@@ -5,6 +5,7 @@ import type { PermitProvider } from './permits.js';
 /** Every LLM call takes a permit from the cluster-wide semaphore on NATS. */
 export function semaphorePermits(sem: DistributedSemaphore): PermitProvider {
   return {
+    reserve: (pool) => sem.reserve(pool),
     async acquire(req) {
       try {
         return await sem.acquire(req.pool, {

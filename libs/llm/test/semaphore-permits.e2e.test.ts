@@ -28,10 +28,10 @@ afterAll(async () => {
 });
 
 /** An LlmClient whose calls go through a real DistributedSemaphore with one permit, on a fresh bucket. */
-async function clientWithOnePermit(opts: Partial<LlmClientOptions> = {}): Promise<{ client: LlmClient; kv: KV }> {
+async function clientWithOnePermit(opts: Partial<LlmClientOptions> = {}, keepMs = 0): Promise<{ client: LlmClient; kv: KV }> {
   const nc: NatsConnection = await connect({ servers: natsUrl });
   const kv = await new Kvm(jetstream(nc)).create(`llm_permits_${++buckets}`, { history: 1 });
-  const sem = await DistributedSemaphore.open({ kv, poolSettings: () => ({ capacity: 1 }) });
+  const sem = await DistributedSemaphore.open({ kv, poolSettings: () => ({ capacity: 1 }), keepMs });
   opened.push({ close: async () => (await sem.close(), await nc.close()) });
   const worker: RoleEndpoint = { baseUrl: model.baseUrl, apiKey: 'k', model: 'm' };
   const client = new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, permits: semaphorePermits(sem), maxRetries: 2, ...opts });
@@ -58,6 +58,23 @@ async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
 }
 
 describe('LlmClient through the distributed semaphore', () => {
+  it('a call given a reservation uses its permit and makes no semaphore write of its own', async () => {
+    const { client, kv } = await clientWithOnePermit({}, 5000);
+    const pool = `pool.${client.poolFor('worker')}`;
+    expect(client.reserve('worker')).toBeUndefined(); // no permit kept yet
+    await client.chat({ role: 'worker', messages: ask('first') });
+    const reservation = client.reserve('worker')!;
+    expect(reservation).toBeDefined();
+    await new Promise((r) => setTimeout(r, 100)); // the reservation's write lands
+    const reserved = (await kv.get(pool))!.revision;
+    await client.chat({ role: 'worker', messages: ask('second'), reservation });
+    expect((await kv.get(pool))!.revision).toBe(reserved);
+    // Without one, taking the kept permit back is a write on the call's own path.
+    await client.chat({ role: 'worker', messages: ask('third') });
+    expect((await kv.get(pool))!.revision).toBe(reserved + 1);
+    expect(model.requests).toHaveLength(3);
+  });
+
   it('a call that gets no permit in time fails with llm_permit_timeout, retryable, without reaching the model', async () => {
     const { client } = await clientWithOnePermit({ permitTimeoutMs: 300 });
     const holding = client.chat({ role: 'worker', messages: ask('hold') });

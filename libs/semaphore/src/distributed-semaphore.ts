@@ -41,6 +41,15 @@ export interface Permit {
   release(report?: ReleaseReport): Promise<void>;
 }
 
+/**
+ * A kept permit taken back ahead of the call that will use it (see `reserve`). `claim` hands it
+ * over (undefined if it could not be taken back, or the reservation ended); `cancel` releases it.
+ */
+export interface Reservation {
+  claim(): Promise<Permit | undefined>;
+  cancel(): Promise<void>;
+}
+
 interface LocalWaiter {
   id: string;
   t: number;
@@ -60,6 +69,8 @@ interface LocalPool {
   releases: Map<string, { report: ReleaseReport; done: () => void }>;
   /** Permits released by their caller but kept for our next acquire (see `keepMs`), with their give-back timers. */
   kept: Map<string, NodeJS.Timeout>;
+  /** Open reservations, by their cancel. */
+  reservations: Set<() => Promise<void>>;
   cancels: Set<string>;
   pumping: boolean;
   again: boolean;
@@ -80,6 +91,8 @@ export class DistributedSemaphore {
   private readonly leaseMs: number;
   private seq = 0;
   private closed = false;
+  /** Set once close begins: released permits are no longer kept. */
+  private closing = false;
   private watcher?: { stop(): void };
 
   private constructor(private readonly o: SemaphoreOptions) {
@@ -100,6 +113,43 @@ export class DistributedSemaphore {
       return this.reuseKept(lp).then((id) => (id ? this.permit(lp, id, 0) : this.wait(lp, pool, opts)));
     }
     return this.wait(lp, pool, opts);
+  }
+
+  /**
+   * Takes back a permit this process keeps for `pool` ahead of the call that will use it, so that
+   * the compare-and-set overlaps other work (an agent loop's tool calls) instead of delaying the
+   * call. Undefined when no permit is kept: the call then acquires as usual. Until claimed, the
+   * reservation is released like a used permit (kept again while nobody waits) when cancelled,
+   * after `keepMs`, or as soon as someone starts waiting for the pool, so it never holds capacity
+   * longer than keeping would.
+   */
+  reserve(pool: string): Reservation | undefined {
+    const lp = this.pools.get(pool);
+    if (!lp || this.closing || lp.kept.size === 0 || lp.waiters.length > 0) return undefined;
+    const taken = this.reuseKept(lp);
+    let open = true;
+    const end = (): Promise<string | undefined> => {
+      open = false;
+      clearTimeout(timer);
+      lp.reservations.delete(cancel);
+      return taken;
+    };
+    const cancel = async (): Promise<void> => {
+      if (!open) return;
+      const id = await end();
+      if (id) await this.permit(lp, id, 0).release();
+    };
+    const timer = setTimeout(() => void cancel(), this.o.keepMs ?? 0);
+    timer.unref();
+    lp.reservations.add(cancel);
+    return {
+      claim: async () => {
+        if (!open) return undefined;
+        const id = await end();
+        return id ? this.permit(lp, id, 0) : undefined;
+      },
+      cancel,
+    };
   }
 
   private wait(lp: LocalPool, pool: string, opts: AcquireOptions): Promise<Permit> {
@@ -139,7 +189,8 @@ export class DistributedSemaphore {
 
   /** Gives back kept permits, then stops watching and renewing; permits still held run out with their lease. */
   async close(): Promise<void> {
-    const givenBack = [...this.pools.values()].flatMap((lp) => this.giveBackKept(lp));
+    this.closing = true;
+    const givenBack = [...this.pools.values()].flatMap((lp) => [...[...lp.reservations].map((cancel) => cancel()), ...this.giveBackKept(lp)]);
     if (givenBack.length) await Promise.race([Promise.all(givenBack), new Promise((r) => setTimeout(r, 1000).unref())]);
     this.closed = true;
     this.watcher?.stop();
@@ -152,7 +203,7 @@ export class DistributedSemaphore {
   private pool(name: string): LocalPool {
     let lp = this.pools.get(name);
     if (!lp) {
-      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), kept: new Map(), cancels: new Set(), pumping: false, again: false };
+      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), kept: new Map(), reservations: new Set(), cancels: new Set(), pumping: false, again: false };
       this.pools.set(name, lp);
     }
     return lp;
@@ -168,7 +219,10 @@ export class DistributedSemaphore {
         if (!lp || e.operation !== 'PUT') continue;
         if (!lp.cached || e.revision > lp.cached.revision) {
           lp.cached = { state: e.json<PoolState>(), revision: e.revision };
-          if (lp.kept.size > 0 && !this.mayKeep(lp.cached.state)) void this.giveBackKept(lp);
+          if (!this.mayKeep(lp.cached.state)) {
+            if (lp.kept.size > 0) void this.giveBackKept(lp);
+            for (const cancel of [...lp.reservations]) void cancel();
+          }
           // A grant to one of our waiters written by another process is taken up by the next cycle
           // (adoptGrants), not here, so it never races the settling of a write of ours in flight.
           if (this.hasWork(lp)) void this.pump(lp);
@@ -359,7 +413,7 @@ export class DistributedSemaphore {
   private keep(lp: LocalPool, id: string, report: ReleaseReport): boolean {
     const keepMs = this.o.keepMs ?? 0;
     const s = lp.cached?.state;
-    if (keepMs <= 0 || this.closed || !s || report.failed || report.rateLimitedForMs !== undefined) return false;
+    if (keepMs <= 0 || this.closing || !s || report.failed || report.rateLimitedForMs !== undefined) return false;
     if (lp.waiters.length > 0 || !this.mayKeep(s) || s.tpm !== null || s.failures > 0 || !s.holders[id]) return false;
     const timer = setTimeout(() => {
       if (lp.kept.delete(id)) void this.giveBack(lp, id, {});

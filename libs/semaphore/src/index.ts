@@ -1,5 +1,5 @@
 export { DistributedSemaphore } from './distributed-semaphore.js';
-export type { SemaphoreOptions, AcquireOptions, Permit } from './distributed-semaphore.js';
+export type { SemaphoreOptions, AcquireOptions, Permit, Reservation } from './distributed-semaphore.js';
 export { readPoolStatus, setPoolCapacity } from './pool-admin.js';
 export type { PoolStatus } from './pool-admin.js';
 export { SemaphoreError, PermitTimeoutError, PermitAbortedError } from './errors.js';

@@ -93,4 +93,57 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
     await m.close();
     expect((await readPoolStatus(watcher.kv))[0]!.in_use).toBe(0);
   });
+
+  describe('reserve (a kept permit taken back ahead of its call)', () => {
+    it('takes the kept permit back with the one compare-and-set, so that claiming it writes nothing', async () => {
+      const m = await join(bucket(), { p: { capacity: 2 } }, { keepMs: 5000 });
+      expect(m.sem.reserve('p')).toBeUndefined(); // nothing kept yet
+      await (await m.sem.acquire('p')).release();
+      const kept = await revision(m, 'p');
+      const r = m.sem.reserve('p')!;
+      expect(r).toBeDefined();
+      await sleep(50);
+      expect(await revision(m, 'p')).toBe(kept + 1);
+      const p = (await r.claim())!;
+      expect(p).toMatchObject({ pool: 'p', waitedMs: 0 });
+      expect(await revision(m, 'p')).toBe(kept + 1);
+      expect(await r.claim()).toBeUndefined(); // once
+      expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(1);
+      await p.release();
+    });
+
+    it('lapses unclaimed after keepMs, and the permit goes back like any kept one', async () => {
+      const m = await join(bucket(), { p: { capacity: 1 } }, { keepMs: 150 });
+      await (await m.sem.acquire('p')).release();
+      const r = m.sem.reserve('p')!;
+      await sleep(900);
+      expect(await r.claim()).toBeUndefined();
+      expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(0);
+    });
+
+    it('is given up as soon as another process waits, and claiming it then finds nothing', async () => {
+      const b = bucket();
+      const keeper = await join(b, { p: { capacity: 1 } }, { keepMs: 60_000 });
+      const other = await join(b, { p: { capacity: 1 } });
+      await (await keeper.sem.acquire('p')).release();
+      const r = keeper.sem.reserve('p')!;
+      await sleep(50);
+      const p = await other.sem.acquire('p', { timeoutMs: 5000 });
+      expect(await r.claim()).toBeUndefined();
+      await p.release();
+    });
+
+    it('gives a reserved permit back when cancelled and on close', async () => {
+      const b = bucket();
+      const m = await member(url(), b, { p: { capacity: 1 } }, { keepMs: 60_000 });
+      const watcher = await join(b, { p: { capacity: 1 } });
+      await (await m.sem.acquire('p')).release();
+      await m.sem.reserve('p')!.cancel();
+      // Cancelled, it is kept again (nobody waits); reserved anew, close gives it back.
+      expect((await readPoolStatus(watcher.kv))[0]!.in_use).toBe(1);
+      m.sem.reserve('p');
+      await m.close();
+      expect((await readPoolStatus(watcher.kv))[0]!.in_use).toBe(0);
+    });
+  });
 });

@@ -1,6 +1,6 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
-import type { ChatResult, LlmClient } from '@hermes/llm';
+import type { ChatResult, LlmClient, PermitReservation } from '@hermes/llm';
 import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
@@ -27,8 +27,9 @@ export interface AgentLoopDeps {
 }
 
 /**
- * The tool-calling loop for one job. Each LLM answer is checkpointed before its tool calls run,
- * so a redelivered job continues from the last finished step without repeating an LLM call.
+ * The tool-calling loop for one job. Each LLM answer is checkpointed before the next LLM call and
+ * before any of its tool calls with side effects runs (side-effect-free ones go out alongside the
+ * write), so a redelivered job continues from the last finished step without repeating an LLM call.
  * Tool calls carry a key of task, subtask, step and index, and the toolbus records every reply
  * under it: the records are the durable half of a step's state. A resumed job re-sends the
  * checkpointed turn's calls and the toolbus replays their recorded replies, which is why tool
@@ -51,6 +52,13 @@ export class AgentLoop {
     const system: ChatCompletionMessageParam = { role: 'system', content: systemPrompt(job, o.tools.length > 0) };
     const toolSpecs: ChatCompletionTool[] = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
     let model = this.d.llm.modelFor(job.model_role);
+    const sideEffectFree = new Set(o.tools.filter((t) => t.idempotent).map((t) => t.name));
+    // Calls of the current turn already sent, by index (see below).
+    let sent: Map<number, Promise<ToolCallReply>> | undefined;
+    // A checkpoint that ends in a turn with calls: this job was redelivered, and they have likely run.
+    let resumed = cp.pending;
+    // The next LLM call's permit, taken while this turn's tool calls run.
+    let reservation: PermitReservation | undefined;
 
     // A job redelivered after its final answer was checkpointed (e.g. the session write failed) reports that answer.
     const last = cp.messages.at(-1);
@@ -58,53 +66,104 @@ export class AgentLoop {
       return { kind: 'answer', output: typeof last.content === 'string' ? last.content : '', usage: cp.usage, model, checkpoint: cp };
     }
 
-    for (;;) {
-      // Limits come before pending tool calls: a model that will not be asked again would never read their results.
-      if (cp.step >= limits.maxSteps) return this.stop(cp, maxStepsError(cp, limits.maxSteps));
-      const budget = job.budget?.max_tokens;
-      const used = cp.usage.input_tokens + cp.usage.output_tokens;
-      if (budget !== undefined && used >= budget) {
-        return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
-      }
-      if (cp.pending) await this.runPendingTools(job, cp, timer, o.signal);
+    try {
+      for (;;) {
+        // Limits come before pending tool calls: a model that will not be asked again would never read their results.
+        if (cp.step >= limits.maxSteps) return this.stop(cp, maxStepsError(cp, limits.maxSteps));
+        const budget = job.budget?.max_tokens;
+        const used = cp.usage.input_tokens + cp.usage.output_tokens;
+        if (budget !== undefined && used >= budget) {
+          return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
+        }
+        if (cp.pending) await this.runPendingTools(job, cp, timer, { resumed, ...(o.signal ? { signal: o.signal } : {}), ...(sent ? { sent } : {}) });
+        sent = undefined;
+        resumed = false;
 
-      const step = cp.step + 1;
-      const onDelta = o.onDelta;
-      timer.startStep(step);
-      const answer: ChatResult = await timer.time('llm', () =>
-        this.d.llm.chat({
-          role: job.model_role,
-          messages: [system, ...cp.messages],
-          ...(toolSpecs.length ? { tools: toolSpecs } : {}),
-          ...(o.signal ? { signal: o.signal } : {}),
-          ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
-        }),
-      );
-      model = answer.model;
-      cp.step = step;
-      cp.usage = { input_tokens: cp.usage.input_tokens + answer.usage.input_tokens, output_tokens: cp.usage.output_tokens + answer.usage.output_tokens };
-      this.d.events.llmCall(job, step, answer);
+        const step = cp.step + 1;
+        const onDelta = o.onDelta;
+        timer.startStep(step);
+        const answer: ChatResult = await timer.time('llm', () =>
+          this.d.llm.chat({
+            role: job.model_role,
+            messages: [system, ...cp.messages],
+            ...(toolSpecs.length ? { tools: toolSpecs } : {}),
+            ...(o.signal ? { signal: o.signal } : {}),
+            ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
+            ...(reservation ? { reservation } : {}),
+          }),
+        );
+        reservation = undefined;
+        model = answer.model;
+        cp.step = step;
+        cp.usage = { input_tokens: cp.usage.input_tokens + answer.usage.input_tokens, output_tokens: cp.usage.output_tokens + answer.usage.output_tokens };
+        this.d.events.llmCall(job, step, answer);
 
-      if (answer.toolCalls.length === 0) {
-        cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
-        // Saved before the session write: a runtime that lost the job learns it here, before any side effect.
+        if (answer.toolCalls.length === 0) {
+          cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
+          // Saved before the session write: a runtime that lost the job learns it here, before any side effect.
+          await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
+          timer.end();
+          return { kind: 'answer', output: answer.content ?? '', usage: cp.usage, model, checkpoint: cp };
+        }
+        const signatures = answer.toolCalls.map((c) => callSignature(c.name, c.arguments));
+        const looping = findLoop(cp.calls, signatures, limits.maxRepeats);
+        if (looping) return this.stop(cp, loopError(looping, limits.maxRepeats, step));
+
+        cp.messages.push({
+          role: 'assistant',
+          content: answer.content,
+          tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        });
+        cp.calls.push(...signatures);
+        cp.pending = true;
+        // Side-effect-free calls go out with the checkpoint write instead of after it. Should the write
+        // never land, the turn is asked again and its calls may differ: the toolbus then lets the new
+        // call under a key take the old one's record over, which is safe only for such calls.
+        sent = this.sendCalls(job, cp, (name) => sideEffectFree.has(name), o.signal);
+        reservation = this.d.llm.reserve(job.model_role);
         await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
-        timer.end();
-        return { kind: 'answer', output: answer.content ?? '', usage: cp.usage, model, checkpoint: cp };
       }
-      const signatures = answer.toolCalls.map((c) => callSignature(c.name, c.arguments));
-      const looping = findLoop(cp.calls, signatures, limits.maxRepeats);
-      if (looping) return this.stop(cp, loopError(looping, limits.maxRepeats, step));
-
-      cp.messages.push({
-        role: 'assistant',
-        content: answer.content,
-        tool_calls: answer.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-      });
-      cp.calls.push(...signatures);
-      cp.pending = true;
-      await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
+    } finally {
+      // Stopped before the next LLM call (limits, a failed tool call, cancellation): let the permit go.
+      void reservation?.cancel();
     }
+  }
+
+  /** Sends the last turn's calls that `which` picks, by index; a failure is the caller's to see when it awaits. */
+  private sendCalls(job: RuntimeJob, cp: Checkpoint, which: (tool: string) => boolean, signal?: AbortSignal): Map<number, Promise<ToolCallReply>> {
+    const out = new Map<number, Promise<ToolCallReply>>();
+    pendingCalls(cp).forEach((c, index) => {
+      if (c.type !== 'function' || !which(c.function.name)) return;
+      const reply = this.callTool(job, cp.step, index, c, { resumed: false, ...(signal ? { signal } : {}) });
+      // Awaited later or never (the loop may stop first); either way not an unhandled rejection.
+      reply.catch(() => undefined);
+      out.set(index, reply);
+    });
+    return out;
+  }
+
+  private async callTool(job: RuntimeJob, step: number, index: number, call: FunctionCall, o: CallOptions): Promise<ToolCallReply> {
+    const { name: tool, arguments: args } = call.function;
+    this.d.events.toolCall(job, step, index, tool, args);
+    const reply = await this.d.tools.call(
+      {
+        idempotency_key: `${job.task_id}:${job.subtask_id}:${step}:${index}`,
+        task_id: job.task_id,
+        subtask_id: job.subtask_id,
+        step,
+        call_index: index,
+        tool_call_id: call.id,
+        user_id: job.user_id,
+        roles: job.roles ?? ['user'],
+        ...(job.tools ? { allow: job.tools } : {}),
+        tool,
+        arguments: args,
+        ...(o.resumed ? { resumed: true } : {}),
+      },
+      o.signal,
+    );
+    this.d.events.toolResult(job, step, index, tool, reply);
+    return reply;
   }
 
   /**
@@ -113,31 +172,12 @@ export class AgentLoop {
    * records hold them). A runtime that lost the job to another may so make one more LLM call
    * before its next checkpoint write fails; it never runs a tool for it.
    */
-  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, timer: StepTimer, signal?: AbortSignal): Promise<void> {
-    const assistant = cp.messages.at(-1);
-    const calls = assistant && assistant.role === 'assistant' ? (assistant.tool_calls ?? []) : [];
+  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, timer: StepTimer, o: CallOptions & { sent?: Map<number, Promise<ToolCallReply>> }): Promise<void> {
+    const calls = pendingCalls(cp);
     const replies = await timer.time('tools', () => Promise.all(
-      calls.map(async (c, index) => {
+      calls.map((c, index) => {
         if (c.type !== 'function') return undefined;
-        this.d.events.toolCall(job, cp.step, index, c.function.name, c.function.arguments);
-        const reply = await this.d.tools.call(
-          {
-            idempotency_key: `${job.task_id}:${job.subtask_id}:${cp.step}:${index}`,
-            task_id: job.task_id,
-            subtask_id: job.subtask_id,
-            step: cp.step,
-            call_index: index,
-            tool_call_id: c.id,
-            user_id: job.user_id,
-            roles: job.roles ?? ['user'],
-            ...(job.tools ? { allow: job.tools } : {}),
-            tool: c.function.name,
-            arguments: c.function.arguments,
-          },
-          signal,
-        );
-        this.d.events.toolResult(job, cp.step, index, c.function.name, reply);
-        return reply;
+        return o.sent?.get(index) ?? this.callTool(job, cp.step, index, c, o);
       }),
     ));
     calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
@@ -147,6 +187,20 @@ export class AgentLoop {
   private stop(cp: Checkpoint, error: WireError): LoopOutcome {
     return { kind: 'stopped', error, usage: cp.usage };
   }
+}
+
+type FunctionCall = Extract<ReturnType<typeof pendingCalls>[number], { type: 'function' }>;
+
+interface CallOptions {
+  /** Sent again after the job was redelivered (the toolbus then looks for the call's record first). */
+  resumed: boolean;
+  signal?: AbortSignal;
+}
+
+/** The tool calls of the checkpoint's last assistant turn. */
+function pendingCalls(cp: Checkpoint) {
+  const assistant = cp.messages.at(-1);
+  return assistant && assistant.role === 'assistant' ? (assistant.tool_calls ?? []) : [];
 }
 
 /** What the model reads back for a tool call: the result, or what failed and why. */

@@ -10,7 +10,7 @@ export interface StepTiming {
   llm_ms?: number;
   /** Checkpoint of the answer (with its tool calls, or the final one). */
   checkpoint_ms?: number;
-  /** The step's tool calls, from the first sent to the last reply. */
+  /** Waiting for the step's tool replies once its checkpoint is stored (side-effect-free calls were sent with it). */
   tools_ms?: number;
   /** Everything else (building messages, events, the event loop): the total less the phases that do not overlap. */
   other_ms: number;

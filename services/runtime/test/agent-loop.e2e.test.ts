@@ -54,6 +54,39 @@ afterAll(async () => {
 });
 
 describe('the agent loop', () => {
+  it('sends side-effect-free calls alongside their turn\'s checkpoint, and calls with side effects only once it is stored', async () => {
+    const seen: { tool: string; turnStored: boolean }[] = [];
+    let kv: Awaited<ReturnType<RuntimeFixture['bus']['kv']>> | undefined;
+    const j = job();
+    const f = await runtimeFixture({
+      tools: [{ ...toolDefinition('lookup'), idempotent: true }, toolDefinition('send_mail')],
+      checkpointDelayMs: 300,
+      onToolCall: async (req) => {
+        const cp = (await kv!.get(`job.${j.job_id}`))?.json<{ step: number; pending?: boolean }>();
+        seen.push({ tool: req.tool, turnStored: cp?.step === req.step && cp.pending === true });
+        return okReply(req, { from: req.tool });
+      },
+    });
+    kv = await f.bus.kv(f.bus.subjects.buckets.checkpoints);
+    llm.enqueue(
+      {
+        toolCalls: [
+          { id: 'call_a', name: 'lookup', arguments: { q: 'mx records' } },
+          { id: 'call_b', name: 'send_mail', arguments: { to: 'ops' } },
+        ],
+      },
+      { content: 'done' },
+    );
+    await f.runner.run(j, await f.deliver(j));
+    expect(seen).toEqual([
+      { tool: 'lookup', turnStored: false },
+      { tool: 'send_mail', turnStored: true },
+    ]);
+    expect(toolContent(sentMessages(1).at(-2))).toEqual({ ok: true, result: { from: 'lookup' } });
+    expect(toolContent(sentMessages(1).at(-1))).toEqual({ ok: true, result: { from: 'send_mail' } });
+    expect((await f.results()).at(-1)).toMatchObject({ job_id: j.job_id, output: 'done' });
+  });
+
   it('runs the two tool calls of one turn concurrently and returns their results in call order, then answers', async () => {
     const f = await runtimeFixture({
       tools: [toolDefinition('web_search'), toolDefinition('read_file')],

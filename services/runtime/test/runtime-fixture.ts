@@ -84,6 +84,8 @@ export interface FixtureOptions {
   maxRepeats?: number;
   toolRequestTimeoutMs?: number;
   approvalPollMs?: number;
+  /** Each checkpoint write waits this long before it is sent (a slow KV), to order it against tool calls. */
+  checkpointDelayMs?: number;
 }
 
 /**
@@ -147,7 +149,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     llm: client,
     logger: silentLogger,
     maxAttempts: opts.maxAttempts ?? 3,
-    checkpoints: new CheckpointStore(kv),
+    checkpoints: opts.checkpointDelayMs ? new DelayedCheckpointStore(kv, opts.checkpointDelayMs) : new CheckpointStore(kv),
     tools: new ToolCaller({ bus, requestTimeoutMs: opts.toolRequestTimeoutMs ?? 3_000, approvalPollMs: opts.approvalPollMs ?? 10_000 }),
     limits: { maxSteps: opts.maxSteps ?? 10, maxRepeats: opts.maxRepeats ?? 2 },
   });
@@ -214,6 +216,20 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
 }
 
 export type RuntimeFixture = Awaited<ReturnType<typeof runtimeFixture>>;
+
+/** The real store, whose writes are sent only after a delay. */
+class DelayedCheckpointStore extends CheckpointStore {
+  constructor(kv: ConstructorParameters<typeof CheckpointStore>[0], private readonly delayMs: number) {
+    super(kv);
+  }
+
+  override async save(cp: Parameters<CheckpointStore['save']>[0]): Promise<void> {
+    // The loop goes on changing its checkpoint object once saved: write what it was when handed over.
+    const copy = structuredClone(cp);
+    await sleep(this.delayMs);
+    return super.save(copy);
+  }
+}
 
 /** The data of the step events among `events`, oldest first. */
 export function stepData(events: readonly TaskEvent[]): TaskEventDataByKind['step'][] {

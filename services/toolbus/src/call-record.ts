@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { toolCallIdFor } from '@hermes/contracts';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -11,7 +12,7 @@ import type { ToolArguments } from './tool-types.js';
 export type CallState = 'running' | 'pending_approval' | 'done';
 
 /** Who asked, as the audit and the approval event need it; the raw arguments cut to 4 KiB. */
-export type CallOrigin = Omit<ToolCallRequest, 'arguments' | 'allow'> & { raw_arguments: string };
+export type CallOrigin = Omit<ToolCallRequest, 'arguments' | 'allow' | 'resumed'> & { raw_arguments: string };
 
 export interface ApprovalState {
   expires_at: string;
@@ -36,6 +37,15 @@ export interface CallRecord {
   reply?: ToolCallReply;
   /** The untruncated result when the reply carries a truncated one. */
   full_result?: unknown;
+  /** Tool and raw arguments hashed (`callHashOf`): tells a resend of this call from another call under its key. */
+  call_hash?: string;
+  /**
+   * Nothing with side effects ran for it (a side-effect-free tool, a cached result, or a call
+   * refused before running). A runtime sends such calls alongside the checkpoint of their turn;
+   * if that checkpoint never lands, the turn is asked again and may put another call under the
+   * same key, which then takes the record over instead of being refused.
+   */
+  replaceable?: boolean;
   /** W3C traceparent of the request that parked the call, so an approved call runs in the task's trace. */
   traceparent?: string;
   created_at: string;
@@ -50,6 +60,11 @@ export interface StoredRecord {
 /** The KV key (also the call id) for an idempotency key; see `toolCallIdFor` in the contracts. */
 export function recordKeyFor(idempotencyKey: string): string {
   return toolCallIdFor(idempotencyKey);
+}
+
+/** Identifies what a request asks for, so that a resend replays and a different call does not. */
+export function callHashOf(tool: string, rawArguments: string): string {
+  return createHash('sha256').update(tool).update('\u0000').update(rawArguments).digest('base64url');
 }
 
 /** Whether a string could be a record key (so an approval for anything else is simply unknown). */
@@ -79,6 +94,11 @@ export class CallRecordStore {
       if (isConflict(err)) return undefined;
       throw err;
     }
+  }
+
+  /** Creates the record, or replaces it at `expected` when given; undefined when someone wrote first. */
+  write(key: string, record: CallRecord, expected: number | undefined): Promise<number | undefined> {
+    return expected === undefined ? this.create(key, record) : this.replace(key, record, expected);
   }
 
   /** Replaces the record if it is still at `revision`; undefined when someone wrote in between. */

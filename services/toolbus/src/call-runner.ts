@@ -46,21 +46,29 @@ export class CallRunner {
   }
 
   /**
-   * Runs a side-effect-free (`idempotent`) tool before any record exists and records only the
-   * final reply: one KV write instead of two. Running it twice (a crash before the write, or two
-   * requests at once) is harmless by the tool's own declaration; the first reply recorded wins.
-   * Undefined when another request recorded the call first (the caller replays that record).
+   * Runs a side-effect-free (`idempotent`) tool with no record first and answers before its one
+   * record is written (with `replacing`, over the record of another call at that revision): no KV
+   * round trip on the way. Running it twice (a crash before the write, or a duplicate request) is
+   * harmless by the tool's own declaration; a resumed runtime asks with `resumed` and so replays
+   * the record once it is there. A truncated result is recorded first, so its reference resolves.
    */
-  runUnrecorded(key: string, checked: CallRecord): Promise<ToolCallReply | undefined> {
-    return this.track(
-      (async () => {
-        const tool = this.o.registry.resolve(checked.origin.tool);
-        const { reply, done } = this.finalize(key, checked, tool, await this.executeTool(checked, tool));
-        if ((await this.o.store.create(key, done)) === undefined) return undefined;
-        this.audit(checked, reply);
-        return reply;
-      })(),
-    );
+  async runUnrecorded(key: string, checked: CallRecord, replacing?: number): Promise<ToolCallReply> {
+    const tool = this.o.registry.resolve(checked.origin.tool);
+    const { reply, done } = this.finalize(key, checked, tool, await this.track(this.executeTool(checked, tool)));
+    const recorded = this.track(this.recordOnce(key, { ...done, replaceable: true }, replacing, reply));
+    if (reply.truncated) await recorded;
+    return reply;
+  }
+
+  private async recordOnce(key: string, done: CallRecord, replacing: number | undefined, reply: ToolCallReply): Promise<void> {
+    try {
+      // Another request recorded the key first: a duplicate of this call, or another call of a turn
+      // asked again. Either way that record stands; this run is still audited, as it happened.
+      await this.o.store.write(key, done, replacing);
+    } catch (err) {
+      this.o.logger.warn({ err, call_id: key }, 'could not record a side-effect-free tool call');
+    }
+    this.audit(done, reply);
   }
 
   private track<T>(p: Promise<T>): Promise<T> {

@@ -10,7 +10,14 @@ import type { ToolRegistry } from './tool-registry.js';
  */
 export function listTools(registry: ToolRegistry, req: ToolsListRequest): ToolsListReply {
   const tools = registry.usableBy({ roles: req.roles ?? [], ...(req.allow ? { allow: req.allow } : {}) });
-  return { tools: tools.map(({ spec }) => ({ name: spec.name, description: spec.description, parameters: spec.parameters })) };
+  return {
+    tools: tools.map(({ spec }) => ({
+      name: spec.name,
+      description: spec.description,
+      parameters: spec.parameters,
+      ...(spec.idempotent && !spec.require_confirm ? { idempotent: true } : {}),
+    })),
+  };
 }
 
 /** Answers the toolsList request on the toolbus queue group. */

@@ -4,7 +4,7 @@ import type { ApprovalDesk } from './approval-desk.js';
 import type { ArgumentValidator } from './argument-validator.js';
 import { parseArguments } from './argument-parser.js';
 import { AUDIT_ARGUMENTS_BYTES, truncateBytes, type AuditLog } from './audit-log.js';
-import { recordKeyFor, type CallOrigin, type CallRecord, type CallRecordStore, type StoredRecord } from './call-record.js';
+import { callHashOf, recordKeyFor, type CallOrigin, type CallRecord, type CallRecordStore, type StoredRecord } from './call-record.js';
 import type { CallRunner } from './call-runner.js';
 import { denialOf } from './permissions.js';
 import { ResultCache } from './result-cache.js';
@@ -36,21 +36,28 @@ export class ToolCallHandler {
   async handle(req: ToolCallRequest): Promise<ToolCallReply> {
     const key = recordKeyFor(req.idempotency_key);
     const origin = originOf(req);
+    const hash = callHashOf(req.tool, req.arguments);
     const started = Date.now();
     let pollMs = 20;
     // Almost every call is new, so the first round skips the read and goes straight to creating
     // the record; a key that exists makes that create fail, and the record is then read and followed.
-    let firstRound = true;
+    // A resumed runtime's calls are likely known: those read first (so side-effect-free ones replay).
+    let firstRound = !req.resumed;
     for (;;) {
       const current = firstRound ? undefined : await this.o.store.get(key);
       firstRound = false;
       if (!current) {
-        const reply = await this.start(key, req, origin);
+        const reply = await this.start(key, req, origin, hash);
         if (reply) return reply;
         continue; // another request or replica created the record first: follow it
       }
-      assertSameCall(current.record, req);
       const { record } = current;
+      if (!isSameCall(record, req, hash)) {
+        // A side-effect-free call of a turn whose checkpoint never landed: this call takes the key.
+        const reply = await this.start(key, req, origin, hash, current.revision);
+        if (reply) return reply;
+        continue;
+      }
       if (record.state === 'done' && record.reply) {
         const reply = { ...record.reply, replayed: true };
         this.o.audit.record(origin, { call_id: record.call_id, provider: record.provider, reply, duration_ms: 0 });
@@ -83,64 +90,68 @@ export class ToolCallHandler {
     }
   }
 
-  /** A call never seen before; undefined when another request created its record first. */
-  private async start(key: string, req: ToolCallRequest, origin: CallOrigin): Promise<ToolCallReply | undefined> {
-    const base: CallRecord = { call_id: key, origin, state: 'done', attempt: 1, created_at: new Date().toISOString(), updated_at: new Date().toISOString() };
+  /**
+   * A call never seen before, recorded as new or (with `replacing`) over a replaceable record of
+   * another call at that revision; undefined when another request wrote the record first.
+   */
+  private async start(key: string, req: ToolCallRequest, origin: CallOrigin, hash: string, replacing?: number): Promise<ToolCallReply | undefined> {
+    const now = new Date().toISOString();
+    const base: CallRecord = { call_id: key, origin, call_hash: hash, state: 'done', attempt: 1, created_at: now, updated_at: now };
     const access = { roles: req.roles, ...(req.allow ? { allow: req.allow } : {}) };
     const tool = this.o.registry.resolve(req.tool);
     if (!tool) {
       const names = this.o.registry.usableBy(access).map((t) => t.spec.name);
       const message = `there is no tool "${req.tool}"; ${names.length ? `tools you may use: ${names.join(', ')}` : 'no tools are available to you'}`;
-      return this.finish(key, base, { code: 'tool_not_found', message, retryable: false });
+      return this.finish(key, base, { code: 'tool_not_found', message, retryable: false }, replacing);
     }
     const withTool: CallRecord = { ...base, provider: tool.provider };
     const denial = denialOf(tool.spec, access);
-    if (denial) return this.finish(key, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false });
+    if (denial) return this.finish(key, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false }, replacing);
     const parsed = parseArguments(req.arguments);
-    if (!parsed.ok) return this.finish(key, withTool, invalidArguments(tool, [parsed.issue]));
+    if (!parsed.ok) return this.finish(key, withTool, invalidArguments(tool, [parsed.issue]), replacing);
     const issues = this.o.validator.check(tool.validate, parsed.value);
-    if (issues.length) return this.finish(key, withTool, invalidArguments(tool, issues));
+    if (issues.length) return this.finish(key, withTool, invalidArguments(tool, issues), replacing);
     const checked: CallRecord = { ...withTool, arguments: parsed.value };
 
     if (ResultCache.applies(tool.spec) && !tool.spec.require_confirm) {
       const hit = await this.o.cache.get(tool.spec, parsed.value).catch(() => undefined);
-      if (hit !== undefined) return this.finishFromCache(key, checked, hit);
+      if (hit !== undefined) return this.finishFromCache(key, checked, hit, replacing);
     }
     if (tool.spec.require_confirm) {
       const pending = this.o.desk.pendingRecord(checked);
-      if ((await this.o.store.create(key, pending)) === undefined) return undefined;
+      if ((await this.o.store.write(key, pending, replacing)) === undefined) return undefined;
       await this.o.desk.announce(key, pending);
       const reply = this.o.desk.pendingReply(pending);
       this.o.audit.record(origin, { call_id: key, provider: tool.provider, reply });
       return reply;
     }
-    if (tool.spec.idempotent) return this.o.runner.runUnrecorded(key, checked);
+    if (tool.spec.idempotent) return this.o.runner.runUnrecorded(key, checked, replacing);
     const running = this.o.runner.runningRecord(checked);
-    const revision = await this.o.store.create(key, running);
+    const revision = await this.o.store.write(key, running, replacing);
     if (revision === undefined) return undefined;
     return this.o.runner.run(key, { record: running, revision } satisfies StoredRecord);
   }
 
   /** Records a call that ends before running (a model error), so that a replay is identical. */
-  private async finish(key: string, base: CallRecord, error: ToolError): Promise<ToolCallReply | undefined> {
+  private async finish(key: string, base: CallRecord, error: ToolError, replacing: number | undefined): Promise<ToolCallReply | undefined> {
     const reply: ToolCallReply = { call_id: key, status: 'error', error, duration_ms: 0 };
-    if ((await this.o.store.create(key, { ...base, state: 'done', reply })) === undefined) return undefined;
+    if ((await this.o.store.write(key, { ...base, state: 'done', replaceable: true, reply }, replacing)) === undefined) return undefined;
     this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
     return reply;
   }
 
-  private async finishFromCache(key: string, base: CallRecord, cached: unknown): Promise<ToolCallReply | undefined> {
+  private async finishFromCache(key: string, base: CallRecord, cached: unknown, replacing: number | undefined): Promise<ToolCallReply | undefined> {
     const shaped = shapeResult(cached, this.o.resultMaxChars, key);
     const reply: ToolCallReply = { call_id: key, status: 'ok', result: shaped.result, cached: true, duration_ms: 0, ...(shaped.truncated ? { truncated: true, full_result_ref: key } : {}) };
-    const record: CallRecord = { ...base, state: 'done', reply, ...(shaped.truncated ? { full_result: cached } : {}) };
-    if ((await this.o.store.create(key, record)) === undefined) return undefined;
+    const record: CallRecord = { ...base, state: 'done', replaceable: true, reply, ...(shaped.truncated ? { full_result: cached } : {}) };
+    if ((await this.o.store.write(key, record, replacing)) === undefined) return undefined;
     this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
     return reply;
   }
 }
 
 function originOf(req: ToolCallRequest): CallOrigin {
-  const { arguments: raw, allow: _allow, ...rest } = req;
+  const { arguments: raw, allow: _allow, resumed: _resumed, ...rest } = req;
   return { ...rest, raw_arguments: truncateBytes(raw, AUDIT_ARGUMENTS_BYTES) };
 }
 
@@ -149,9 +160,16 @@ function invalidArguments(tool: RegisteredTool, issues: ToolError['issues'] & ob
   return { code: 'invalid_arguments', message: `the arguments for "${tool.spec.name}" are invalid: ${summary}. Fix them and call the tool again.`, retryable: false, issues };
 }
 
-/** One idempotency key names one call: the same key for another task or tool is a caller bug. */
-function assertSameCall(record: CallRecord, req: ToolCallRequest): void {
-  if (record.origin.task_id === req.task_id && record.origin.tool === req.tool) return;
+/**
+ * Whether the request is a resend of the recorded call (replay it) or another call under the same
+ * key, which may take over a replaceable record. Anything else is a caller bug: one key for two
+ * tasks, or two different calls where the first may have had side effects.
+ */
+function isSameCall(record: CallRecord, req: ToolCallRequest, hash: string): boolean {
+  const sameTask = record.origin.task_id === req.task_id;
+  // Records written before calls were hashed are compared by tool alone.
+  if (sameTask && (record.call_hash === undefined ? record.origin.tool === req.tool : record.call_hash === hash)) return true;
+  if (sameTask && record.replaceable && record.state === 'done') return false;
   throw new ReplyError({
     code: 'idempotency_conflict',
     message: `idempotency key ${req.idempotency_key} already names a call of "${record.origin.tool}" in task ${record.origin.task_id}`,

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
+import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
 import { auditRecords, callRequest, callTool, connect, freshPrefix, remoteTool, sleep, startStandInProvider, startTestToolbus, waitForTool, type StandInProvider } from './helpers.js';
 
@@ -31,6 +32,8 @@ async function setup(settings: Parameters<typeof startTestToolbus>[1] = {}): Pro
   });
   return { bus, toolbus, prefix };
 }
+
+const recordKey = (req: ToolCallRequest) => toolCallIdFor(req.idempotency_key);
 
 async function provider(bus: Bus, ...args: Parameters<typeof startStandInProvider>): Promise<StandInProvider> {
   const p = await startStandInProvider(...args);
@@ -151,7 +154,7 @@ describe('exactly once', () => {
     expect(p.received[0]).toMatchObject({ idempotency_key: req.idempotency_key, arguments: { q: 'a' }, context: { task_id: req.task_id, user_id: 'u1', roles: ['member'] } });
   });
 
-  it('records a call of a side-effect-free tool with one write (no running record) and replays it like any other', async () => {
+  it('answers a side-effect-free call before its one record is written; a resumed runtime replays that record', async () => {
     const { bus } = await setup();
     const kv = await bus.kv(bus.subjects.buckets.toolCalls);
     const writes = async () => (await kv.status()).streamInfo.state.last_seq;
@@ -160,10 +163,15 @@ describe('exactly once', () => {
     const req = callRequest({ tool: 'upper', arguments: '{"q": "a"}' });
     const first = await callTool(bus, req);
     expect(first).toMatchObject({ status: 'ok', result: { q: 'A', run: 1 } });
-    expect((await writes()) - before).toBe(1);
-    // Without a record read first, a replay may run the tool again (harmless by its declaration);
-    // the reply recorded first is still the one returned.
-    expect(await callTool(bus, req)).toEqual({ ...first, replayed: true });
+    // The record follows the reply: one write, no `running` record first.
+    await eventually(async () => (await writes()) - before === 1, 5_000, 'the record');
+    expect((await kv.get(recordKey(req)))?.json()).toMatchObject({ state: 'done', replaceable: true, reply: first });
+    // A resumed runtime looks for the record first and gets the reply recorded, without a run.
+    expect(await callTool(bus, { ...req, resumed: true })).toEqual({ ...first, replayed: true });
+    expect(p.received).toHaveLength(1);
+    // Any other resend may run it again (harmless by its declaration) and is not recorded twice.
+    expect(await callTool(bus, req)).toMatchObject({ status: 'ok', result: { q: 'A', run: 2 } });
+    await sleep(100);
     expect((await writes()) - before).toBe(1);
     // A tool with side effects still gets its running record first, then its result.
     const withEffects = await writes();
@@ -172,11 +180,36 @@ describe('exactly once', () => {
     expect((await writes()) - withEffects).toBe(2);
   });
 
-  it('refuses an idempotency key reused for another tool', async () => {
+  it('lets another call take over the key of a side-effect-free call whose turn was asked again, and runs it once', async () => {
     const { bus } = await setup();
-    const req = callRequest({ tool: 'echo', arguments: '{"text": "a"}' });
+    const p = await provider(bus, bus, { provider: 'effects', tools: [remoteTool('send')], run: async () => ({ sent: p.received.length }) });
+    // A runtime sent echo alongside a checkpoint that never landed; asked again, the model wants `send`.
+    const stale = callRequest({ tool: 'echo', arguments: '{"text": "old"}' });
+    expect(await callTool(bus, stale)).toMatchObject({ status: 'ok', result: { result: 'old' } });
+    const kv = await bus.kv(bus.subjects.buckets.toolCalls);
+    await eventually(async () => (await kv.get(recordKey(stale)))?.json<{ state: string }>().state === 'done', 5_000, 'the stale record');
+    const fresh = { ...stale, tool: 'send', arguments: '{"q": "new"}' };
+    const first = await callTool(bus, fresh);
+    expect(first).toMatchObject({ status: 'ok', result: { sent: 1 } });
+    expect(await callTool(bus, { ...fresh, resumed: true })).toEqual({ ...first, replayed: true });
+    expect(p.received).toHaveLength(1);
+    // Another side-effect-free call under the key, with other arguments, also runs rather than replays.
+    const echoed = callRequest({ tool: 'echo', arguments: '{"text": "one"}' });
+    await callTool(bus, echoed);
+    await eventually(async () => (await kv.get(recordKey(echoed))) !== null, 5_000, 'the record');
+    expect(await callTool(bus, { ...echoed, arguments: '{"text": "two"}' })).toMatchObject({ status: 'ok', result: { result: 'two' } });
+  });
+
+  it('refuses an idempotency key reused for another task, or for a different call after one with side effects', async () => {
+    const { bus } = await setup();
+    await provider(bus, bus, { provider: 'effects', tools: [remoteTool('send')], run: async () => 'sent' });
+    const req = callRequest({ tool: 'send', arguments: '{"q": "a"}' });
     await callTool(bus, req);
+    await expect(callTool(bus, { ...req, arguments: '{"q": "b"}' })).rejects.toMatchObject({ code: 'idempotency_conflict' });
     await expect(callTool(bus, { ...req, tool: 'time_now', arguments: '{}' })).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    const echo = callRequest({ tool: 'echo', arguments: '{"text": "a"}', resumed: true });
+    await callTool(bus, echo);
+    await expect(callTool(bus, { ...echo, task_id: 't_other' })).rejects.toMatchObject({ code: 'idempotency_conflict' });
   });
 
   it('runs a call once when two toolbus replicas on two connections get it at the same time', async () => {

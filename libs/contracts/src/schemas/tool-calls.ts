@@ -34,6 +34,7 @@ export const ToolCallRequest = Type.Object(
     allow: Type.Optional(Type.Array(Type.String(), { description: "the task's tool allow-list" })),
     tool: Type.String({ minLength: 1 }),
     arguments: Type.String({ maxLength: 1_000_000, description: 'the raw argument text the model produced' }),
+    resumed: Type.Optional(Type.Boolean({ description: 'sent again by a runtime that resumed the job: the call has likely run, look for its record first' })),
   },
   { title: 'ToolCallRequest', additionalProperties: false },
 );

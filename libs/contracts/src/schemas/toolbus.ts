@@ -1,12 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './common.js';
 
-/** A tool as offered to a model: an OpenAI-style function definition. */
+/** A tool as offered to a model: an OpenAI-style function definition, and how the runtime may call it. */
 export const ToolDefinition = Type.Object(
   {
     name: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
     description: Type.String({ maxLength: 2048 }),
     parameters: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments' }),
+    idempotent: Type.Optional(
+      Type.Boolean({ description: 'side-effect free and needs no approval: the runtime may send its calls while their turn is still being checkpointed' }),
+    ),
   },
   { title: 'ToolDefinition', additionalProperties: false },
 );
