@@ -56,6 +56,12 @@ export async function request<Req extends TSchema, Res extends TSchema>(
 export interface RequestContext {
   readonly subject: string;
   readonly headers: Msg['headers'];
+  /**
+   * Runs `fn` right after the reply is sent, in the same tick: what it publishes leaves in the
+   * same write to the socket as the reply, instead of ahead of it or in writes of its own. For
+   * work that must not hold up the reply (a record of what was answered, an audit entry).
+   */
+  afterReply(fn: () => void): void;
 }
 
 /**
@@ -94,6 +100,7 @@ async function answer<Req extends TSchema, Res extends TSchema>(
   }, parent);
   await context.with(trace.setSpan(parent, span), async () => {
     let body: unknown;
+    const after: (() => void)[] = [];
     const decoded = decodeJson(msg.data);
     const checked = decoded.ok ? validate(contract.request, decoded.value) : undefined;
     if (!decoded.ok) {
@@ -103,7 +110,7 @@ async function answer<Req extends TSchema, Res extends TSchema>(
       bus.logger.warn({ subject: msg.subject, issues: checked?.issues }, 'invalid request');
     } else {
       try {
-        const result = await handler(checked.value, { subject: msg.subject, headers: msg.headers });
+        const result = await handler(checked.value, { subject: msg.subject, headers: msg.headers, afterReply: (fn) => void after.push(fn) });
         const out = validate(contract.reply, result);
         if (!out.ok) throw new OutgoingPayloadError(`${contract.name} reply`, out.issues);
         body = { ok: true, result };
@@ -122,6 +129,13 @@ async function answer<Req extends TSchema, Res extends TSchema>(
       msg.respond(encodeJson(body));
     } catch (err) {
       bus.logger.warn({ err, subject: msg.subject }, 'could not send reply');
+    }
+    for (const fn of after) {
+      try {
+        fn();
+      } catch (err) {
+        bus.logger.error({ err, subject: msg.subject }, 'work after a reply failed');
+      }
     }
     span.end();
   });

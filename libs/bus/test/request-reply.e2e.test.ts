@@ -52,6 +52,34 @@ describe('request and serve', () => {
     expect(reply.messages).toEqual([{ ...stored, user_id: 'alice', session_id: 'chat-7' }]);
   });
 
+  it('work handed to afterReply runs once the reply is sent, and its failure does not touch the reply', async () => {
+    const bus = await open();
+    const order: string[] = [];
+    const sub = bus.nc.subscribe('after.reply');
+    serve(bus, contracts.sessionRead, async (req, ctx) => {
+      ctx.afterReply(() => {
+        order.push('after');
+        // A publish from here shares the reply's socket write; it still arrives on its own subject.
+        bus.nc.publish('after.reply', encodeJson({ for: req.session_id }));
+      });
+      ctx.afterReply(() => {
+        throw new Error('bookkeeping failed');
+      });
+      order.push('handler');
+      return { messages: [] };
+    });
+    const reply = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-8', limit: 5 });
+    order.push('reply');
+    expect(reply).toEqual({ messages: [] });
+    for await (const m of sub) {
+      expect(decodeJson(m.data)).toEqual({ ok: true, value: { for: 'chat-8' } });
+      break;
+    }
+    expect(order.slice(0, 2)).toEqual(['handler', 'after']);
+    // The responder keeps answering.
+    expect(await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-9', limit: 5 })).toEqual({ messages: [] });
+  });
+
   it('a request that fails its schema gets invalid_payload with the issues, and the responder keeps answering', async () => {
     const bus = await open();
     let handled = 0;

@@ -58,21 +58,20 @@ async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
 }
 
 describe('LlmClient through the distributed semaphore', () => {
-  it('a call given a reservation uses its permit and makes no semaphore write of its own', async () => {
-    const { client, kv } = await clientWithOnePermit({}, 5000);
+  it('a call given a reservation uses its permit rather than asking the pool for another', async () => {
+    // One permit, and a short permit wait: a call that ignored its reservation would time out.
+    const { client, kv } = await clientWithOnePermit({ permitTimeoutMs: 500 }, 5000);
     const pool = `pool.${client.poolFor('worker')}`;
     expect(client.reserve('worker')).toBeUndefined(); // no permit kept yet
     await client.chat({ role: 'worker', messages: ask('first') });
+    const kept = (await kv.get(pool))!.revision;
     const reservation = client.reserve('worker')!;
     expect(reservation).toBeDefined();
-    await new Promise((r) => setTimeout(r, 100)); // the reservation's write lands
-    const reserved = (await kv.get(pool))!.revision;
     await client.chat({ role: 'worker', messages: ask('second'), reservation });
-    expect((await kv.get(pool))!.revision).toBe(reserved);
-    // Without one, taking the kept permit back is a write on the call's own path.
-    await client.chat({ role: 'worker', messages: ask('third') });
-    expect((await kv.get(pool))!.revision).toBe(reserved + 1);
-    expect(model.requests).toHaveLength(3);
+    expect(await reservation.claim()).toBeUndefined(); // the call claimed it
+    // Kept, reserved, claimed and kept again: the pool was not written once.
+    expect((await kv.get(pool))!.revision).toBe(kept);
+    expect(model.requests).toHaveLength(2);
   });
 
   it('a call that gets no permit in time fails with llm_permit_timeout, retryable, without reaching the model', async () => {

@@ -14,7 +14,7 @@ export interface SemaphoreOptions {
   leaseMs?: number;
   /**
    * A permit released while nobody waits for the pool stays with this process this long, and its
-   * next acquire takes it back with one compare-and-set instead of a queue entry and a grant (an
+   * next acquire takes it back after one read of the pool instead of a queue entry and a grant (an
    * agent loop's next call follows a fast tool within milliseconds). It still counts against the
    * cap, and is given back at once when someone starts waiting. 0 turns keeping off. Default 0.
    */
@@ -117,7 +117,7 @@ export class DistributedSemaphore {
 
   /**
    * Takes back a permit this process keeps for `pool` ahead of the call that will use it, so that
-   * the compare-and-set overlaps other work (an agent loop's tool calls) instead of delaying the
+   * the read of the pool overlaps other work (an agent loop's tool calls) instead of delaying the
    * call. Undefined when no permit is kept: the call then acquires as usual. Until claimed, the
    * reservation is released like a used permit (kept again while nobody waits) when cancelled,
    * after `keepMs`, or as soon as someone starts waiting for the pool, so it never holds capacity
@@ -429,9 +429,12 @@ export class DistributedSemaphore {
 
   /**
    * A kept permit for a new acquire, if one is still ours and nobody has started waiting. Our view
-   * of the pool may lag a waiter's write by a moment, so the reuse is itself a compare-and-set
-   * against that view (renewing the permit's lease): any write since, a waiter's included, makes
-   * it fail, and the permit goes back the usual way, to the head of the queue.
+   * of the pool may lag a waiter's write by a moment, so the pool is read first: if its latest
+   * state still has the permit ours, with time left on its lease, and nobody waiting, the permit is
+   * reused without a write (its lease is renewed with our others, by the pump). A waiter whose
+   * write lands after the read queues behind a permit that was never free. Otherwise the permit
+   * goes back the usual way, to the head of the queue. A read, unlike a write, is not echoed to
+   * every process watching the pool.
    */
   private async reuseKept(lp: LocalPool): Promise<string | undefined> {
     const cached = lp.cached;
@@ -446,17 +449,19 @@ export class DistributedSemaphore {
       if (lp.holders.has(id)) void this.giveBack(lp, id, {});
       return undefined;
     }
-    const s = structuredClone(cached.state);
-    s.holders[id]!.exp = this.clock.now() + this.leaseMs;
     try {
-      const revision = await this.o.kv.update(lp.key, JSON.stringify(s), cached.revision);
-      if (!lp.cached || lp.cached.revision < revision) lp.cached = { state: s, revision };
-      return id;
+      const entry = await this.o.kv.get(lp.key);
+      if (entry?.operation === 'PUT') {
+        const state = entry.json<PoolState>();
+        if (!lp.cached || lp.cached.revision < entry.revision) lp.cached = { state, revision: entry.revision };
+        const lease = state.holders[id]?.exp ?? 0;
+        if (lease - this.clock.now() > this.leaseMs / 3 && this.mayKeep(state) && lp.waiters.length === 0) return id;
+      }
     } catch (err) {
-      if (!isConflict(err)) this.o.logger?.warn({ err, pool: lp.name }, 'could not reuse a kept permit');
-      void this.giveBack(lp, id, {});
-      return undefined;
+      this.o.logger?.warn({ err, pool: lp.name }, 'could not read the pool to reuse a kept permit');
     }
+    void this.giveBack(lp, id, {});
+    return undefined;
   }
 
   private giveBackKept(lp: LocalPool): Promise<void>[] {

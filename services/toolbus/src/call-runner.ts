@@ -52,23 +52,25 @@ export class CallRunner {
    * harmless by the tool's own declaration; a resumed runtime asks with `resumed` and so replays
    * the record once it is there. A truncated result is recorded first, so its reference resolves.
    */
-  async runUnrecorded(key: string, checked: CallRecord, replacing?: number): Promise<ToolCallReply> {
-    const tool = this.o.registry.resolve(checked.origin.tool);
-    const { reply, done } = this.finalize(key, checked, tool, await this.track(this.executeTool(checked, tool)));
-    const recorded = this.track(this.recordOnce(key, { ...done, replaceable: true }, replacing, reply));
-    if (reply.truncated) await recorded;
+  async runUnrecorded(o: { key: string; checked: CallRecord; replacing?: number; afterReply: (fn: () => void) => void }): Promise<ToolCallReply> {
+    const tool = this.o.registry.resolve(o.checked.origin.tool);
+    const { reply, done } = this.finalize(o.key, o.checked, tool, await this.track(this.executeTool(o.checked, tool)));
+    const record = () => this.track(this.recordOnce(o.key, { ...done, replaceable: true }, o.replacing, reply));
+    if (reply.truncated) await record();
+    else o.afterReply(() => void record());
     return reply;
   }
 
-  private async recordOnce(key: string, done: CallRecord, replacing: number | undefined, reply: ToolCallReply): Promise<void> {
-    try {
-      // Another request recorded the key first: a duplicate of this call, or another call of a turn
-      // asked again. Either way that record stands; this run is still audited, as it happened.
-      await this.o.store.write(key, done, replacing);
-    } catch (err) {
-      this.o.logger.warn({ err, call_id: key }, 'could not record a side-effect-free tool call');
-    }
+  /**
+   * The audit entry and the record go out together (this run is audited whatever the write finds).
+   * A record already there stands: a duplicate of this call, or another call of a turn asked again.
+   */
+  private recordOnce(key: string, done: CallRecord, replacing: number | undefined, reply: ToolCallReply): Promise<void> {
     this.audit(done, reply);
+    return this.o.store.write(key, done, replacing).then(
+      () => undefined,
+      (err: unknown) => this.o.logger.warn({ err, call_id: key }, 'could not record a side-effect-free tool call'),
+    );
   }
 
   private track<T>(p: Promise<T>): Promise<T> {

@@ -33,7 +33,9 @@ export interface ToolCallHandlerOptions {
 export class ToolCallHandler {
   constructor(private readonly o: ToolCallHandlerOptions) {}
 
-  async handle(req: ToolCallRequest): Promise<ToolCallReply> {
+  /** `afterReply` (from the request's context) defers bookkeeping until the reply is on its way. */
+  async handle(req: ToolCallRequest, opts: { afterReply?: (fn: () => void) => void } = {}): Promise<ToolCallReply> {
+    const afterReply = opts.afterReply ?? ((fn: () => void) => fn());
     const key = recordKeyFor(req.idempotency_key);
     const origin = originOf(req);
     const hash = callHashOf(req.tool, req.arguments);
@@ -47,14 +49,14 @@ export class ToolCallHandler {
       const current = firstRound ? undefined : await this.o.store.get(key);
       firstRound = false;
       if (!current) {
-        const reply = await this.start(key, req, origin, hash);
+        const reply = await this.start({ key, req, origin, hash, afterReply });
         if (reply) return reply;
         continue; // another request or replica created the record first: follow it
       }
       const { record } = current;
       if (!isSameCall(record, req, hash)) {
         // A side-effect-free call of a turn whose checkpoint never landed: this call takes the key.
-        const reply = await this.start(key, req, origin, hash, current.revision);
+        const reply = await this.start({ key, req, origin, hash, afterReply, replacing: current.revision });
         if (reply) return reply;
         continue;
       }
@@ -94,7 +96,8 @@ export class ToolCallHandler {
    * A call never seen before, recorded as new or (with `replacing`) over a replaceable record of
    * another call at that revision; undefined when another request wrote the record first.
    */
-  private async start(key: string, req: ToolCallRequest, origin: CallOrigin, hash: string, replacing?: number): Promise<ToolCallReply | undefined> {
+  private async start(o: NewCall): Promise<ToolCallReply | undefined> {
+    const { key, req, origin, hash, replacing } = o;
     const now = new Date().toISOString();
     const base: CallRecord = { call_id: key, origin, call_hash: hash, state: 'done', attempt: 1, created_at: now, updated_at: now };
     const access = { roles: req.roles, ...(req.allow ? { allow: req.allow } : {}) };
@@ -125,7 +128,7 @@ export class ToolCallHandler {
       this.o.audit.record(origin, { call_id: key, provider: tool.provider, reply });
       return reply;
     }
-    if (tool.spec.idempotent) return this.o.runner.runUnrecorded(key, checked, replacing);
+    if (tool.spec.idempotent) return this.o.runner.runUnrecorded({ key, checked, afterReply: o.afterReply, ...(replacing !== undefined ? { replacing } : {}) });
     const running = this.o.runner.runningRecord(checked);
     const revision = await this.o.store.write(key, running, replacing);
     if (revision === undefined) return undefined;
@@ -148,6 +151,16 @@ export class ToolCallHandler {
     this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
     return reply;
   }
+}
+
+interface NewCall {
+  key: string;
+  req: ToolCallRequest;
+  origin: CallOrigin;
+  hash: string;
+  afterReply: (fn: () => void) => void;
+  /** The revision of a replaceable record of another call that this one takes over. */
+  replacing?: number;
 }
 
 function originOf(req: ToolCallRequest): CallOrigin {

@@ -93,7 +93,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
   const subs = [
     serveToolsList({ bus, registry }),
-    serve(bus, contracts.toolCall, (req) => inToolCall(req, () => calls.handle(req))),
+    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, () => calls.handle(req, ctx))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
     ...serveMcpCommands({ bus, mcp, calls, toolbusId: instanceId }),
   ];
