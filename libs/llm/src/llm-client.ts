@@ -87,7 +87,6 @@ export class LlmClient {
   async chat(req: ChatRequest): Promise<ChatResult> {
     const endpoint = this.opts.roles[req.role];
     const pool = this.pools.poolFor(endpoint);
-    const estimatedTokens = Math.ceil(JSON.stringify(req.messages).length / 4) + Math.ceil(JSON.stringify(req.tools ?? []).length / 4);
     const conversationId = activeConversationId();
     const span = hermesTracer().startSpan(`chat ${endpoint.model}`, {
       kind: SpanKind.CLIENT,
@@ -106,7 +105,7 @@ export class LlmClient {
     try {
       for (let attempt = 0; ; attempt++) {
         const reserved = attempt === 0 ? await req.reservation?.claim() : undefined;
-        const permit: Permit = reserved ?? (await context.with(ctx, () => this.acquire(pool, estimatedTokens, req)));
+        const permit: Permit = reserved ?? (await context.with(ctx, () => this.acquire(pool, estimateTokens(req), req)));
         const started = performance.now();
         try {
           const result = await callChat(this.client(endpoint), {
@@ -203,6 +202,11 @@ export class LlmClient {
     }
     return c;
   }
+}
+
+/** What the pool's token budget is charged up front (real usage corrects it); only a fresh permit needs it. */
+function estimateTokens(req: ChatRequest): number {
+  return Math.ceil(JSON.stringify(req.messages).length / 4) + Math.ceil(JSON.stringify(req.tools ?? []).length / 4);
 }
 
 /** Opt-in content (GenAI conventions): the prompt as sent, system instructions apart. */
