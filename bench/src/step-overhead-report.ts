@@ -33,7 +33,7 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
       'The scripted OpenAI-compatible model (from `@hermes/testkit`, in a process of its own) answers at once (latency 0), so what is left is what surrounds the model.',
     '',
     '- **Hermes**: `startHermesStack` runs nats-server, redis-server and the dispatcher, runtime, toolbus, memory and gateway as real processes (`LOG_LEVEL=warn`, `LLM_MAX_RETRIES=0`). ' +
-      'The task is submitted over NATS with `submitTask` and followed with `followTaskEvents` to `completed`. Every step goes: LLM call through the cluster-wide semaphore (permit acquire and release in KV), checkpoint, `toolCall` request to the toolbus (call record created and finished in KV, audit published), checkpoint, next LLM call; step events are published on the way.',
+      'The task is submitted over NATS with `submitTask` and followed with `followTaskEvents` to `completed`. Every step goes: LLM call with the permit reserved during the previous tool call (the process keeps its permit while nobody waits; one read of the pool, no write), then the turn\'s checkpoint and the `toolCall` request to the toolbus together (echo is side-effect free), the toolbus\'s reply followed by its call record and audit entry, and the next LLM call once both checkpoint and reply are in; step events are published on the way.',
     '- **direct**: the same loop in the bench process: `openai` SDK calls to the same model process with the same system prompt, tool list and message growth as the runtime sends, and the tool as a local function.',
     `- **A step** is the gap between two consecutive LLM requests of one task reaching the scripted model (taken on the machine clock as the model's responder sees them), so each holds one answer, one tool call and its result; ${r.steps - 1} per task. ` +
       `${r.tasks} tasks per side after ${r.settings.warmup_tasks} warm-up task(s) per side, run one at a time, Hermes and direct alternating so that load from elsewhere on the machine falls on both; ${r.samples} steps per side. Overhead = Hermes p50 − direct p50.`,
@@ -51,8 +51,8 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
         `| LLM call (\`LlmClient.chat\`) | ${ms(rt.llm_p50_ms)} | ${ms(b.direct_llm_call_p50_ms)} |`,
         `| … of which: call start → request reaches the model (permit, SDK, network) | ${ms(rt.llm_to_model_p50_ms)} | ${ms(b.direct_llm_to_model_p50_ms)} |`,
         `| … of which: request reaches the model → answer in hand (model, SDK, event loop) | ${ms(rt.llm_from_model_p50_ms)} | ${ms(b.direct_llm_from_model_p50_ms)} |`,
-        `| checkpoint before the tool call | ${ms(rt.checkpoint_calls_p50_ms)} | – |`,
-        `| tool call (\`toolCall\` request/reply to the toolbus) | ${ms(rt.tools_p50_ms)} | local function |`,
+        `| checkpoint of the turn (the side-effect-free call is already on its way) | ${ms(rt.checkpoint_calls_p50_ms)} | – |`,
+        `| rest of the tool call (\`toolCall\` request/reply to the toolbus) once the checkpoint is stored | ${ms(rt.tools_p50_ms)} | local function |`,
         `| everything else in the loop (messages, events, validation) | ${ms(rt.other_p50_ms)} | |`,
         `| **step** (LLM start to next LLM start) | **${ms(rt.step_p50_ms)}** | **${ms(r.direct_ms_per_step_p50)}** |`,
         '',
@@ -78,14 +78,14 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
 
 const HOP_USE: Record<string, string> = {
   nats_request_reply: 'the floor under every request and KV write',
-  checkpoint_save: '1 (before the tool call; the results are in the toolbus records)',
+  checkpoint_save: '1, alongside the side-effect-free tool call (the results are in the toolbus records)',
   tool_record_get_absent: '0 since the toolbus creates first (was 1: is the key known?); a replay still reads it',
-  tool_record_create: '1 (toolbus: the reply, for a side-effect-free tool like the bench echo; running first for others)',
+  tool_record_create: '1, after the reply and in its socket write, for a side-effect-free tool like the bench echo (before the run for others)',
   tool_record_update: '0 for a side-effect-free tool (1 for others: record as done)',
-  step_event_publish: '3, not awaited by the loop (llm_call, tool_call, tool_result); the audit record is a 4th on the toolbus',
-  semaphore_acquire: '1 (a compare-and-set taking back the permit the process kept, LLM_PERMIT_KEEP_MS, while nobody waits)',
+  step_event_publish: '3, not awaited by the loop (llm_call, tool_call, tool_result); the audit record is a 4th, with the toolbus reply',
+  semaphore_acquire: '0: the kept permit (LLM_PERMIT_KEEP_MS) is reserved with one read of the pool while the tool call runs',
   semaphore_release: '0 while kept; else 1, in the background',
-  tool_call_request: '1 (the whole toolbus path: record, run, record, audit)',
+  tool_call_request: '1 (the whole toolbus path: run, reply; record and audit after it)',
 };
 
 /** CPU per step of each process, both sides: on a 2-core machine this, more than hop latency, sets the pace. */
