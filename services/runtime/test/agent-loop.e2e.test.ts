@@ -347,6 +347,8 @@ describe('the agent loop', () => {
     expect(llm.requests).toHaveLength(2);
     expect(f.toolCalls.map((c) => c.req.idempotency_key)).toEqual([`${j.task_id}:main:1:0`, `${j.task_id}:main:1:0`]);
     expect(f.toolCalls.map((c) => c.req.tool_call_id)).toEqual(['call_1', 'call_1']);
+    // The re-sent call says so, which makes the toolbus look for its record first.
+    expect(f.toolCalls.map((c) => c.req.resumed)).toEqual([undefined, true]);
     const resumed = sentMessages(1);
     expect(resumed.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(toolContent(resumed.at(-1))).toEqual({ ok: true, result: { hits: 7 } });
