@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { Bus, type StreamTuning } from '@hermes/bus';
 import { TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent, type TaskRequest, type TaskSubmitEvent, type TaskView } from '@hermes/contracts';
@@ -83,13 +82,5 @@ export function taskView(overrides: Partial<TaskView> = {}): TaskView {
   };
 }
 
-/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 5_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
+/** Polls until `check` returns a value (shared from the test kit). */
+export { eventually } from '@hermes/testkit';

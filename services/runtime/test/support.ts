@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Bus, type StreamTuning } from '@hermes/bus';
 import type { TaskEvent } from '@hermes/contracts';
 import { createLogger, type Logger } from '@hermes/telemetry';
@@ -39,13 +38,5 @@ export function kinds(events: readonly TaskEvent[]): string[] {
   return events.map((e) => e.type.slice('io.hermes.task.'.length));
 }
 
-/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 5_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
+/** Polls until `check` returns a value (shared from the test kit). */
+export { eventually } from '@hermes/testkit';

@@ -52,7 +52,7 @@ export class CallRunner {
    * harmless by the tool's own declaration; a resumed runtime asks with `resumed` and so replays
    * the record once it is there. A truncated result is recorded first, so its reference resolves.
    */
-  async runUnrecorded(o: { key: string; checked: CallRecord; replacing?: number; afterReply: (fn: () => void) => void }): Promise<ToolCallReply> {
+  async runUnrecorded(o: { key: string; checked: CallRecord; replacing: number | undefined; afterReply: (fn: () => void) => void }): Promise<ToolCallReply> {
     const tool = this.o.registry.resolve(o.checked.origin.tool);
     const { reply, done } = this.finalize(o.key, o.checked, tool, await this.track(this.executeTool(o.checked, tool)));
     const record = () => this.track(this.recordOnce(o.key, { ...done, replaceable: true }, o.replacing, reply));

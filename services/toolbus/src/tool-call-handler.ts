@@ -105,20 +105,20 @@ export class ToolCallHandler {
     if (!tool) {
       const names = this.o.registry.usableBy(access).map((t) => t.spec.name);
       const message = `there is no tool "${req.tool}"; ${names.length ? `tools you may use: ${names.join(', ')}` : 'no tools are available to you'}`;
-      return this.finish(key, base, { code: 'tool_not_found', message, retryable: false }, replacing);
+      return this.finish(o, base, { code: 'tool_not_found', message, retryable: false });
     }
     const withTool: CallRecord = { ...base, provider: tool.provider };
     const denial = denialOf(tool.spec, access);
-    if (denial) return this.finish(key, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false }, replacing);
+    if (denial) return this.finish(o, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false });
     const parsed = parseArguments(req.arguments);
-    if (!parsed.ok) return this.finish(key, withTool, invalidArguments(tool, [parsed.issue]), replacing);
+    if (!parsed.ok) return this.finish(o, withTool, invalidArguments(tool, [parsed.issue]));
     const issues = this.o.validator.check(tool.validate, parsed.value);
-    if (issues.length) return this.finish(key, withTool, invalidArguments(tool, issues), replacing);
+    if (issues.length) return this.finish(o, withTool, invalidArguments(tool, issues));
     const checked: CallRecord = { ...withTool, arguments: parsed.value };
 
     if (ResultCache.applies(tool.spec) && !tool.spec.require_confirm) {
       const hit = await this.o.cache.get(tool.spec, parsed.value).catch(() => undefined);
-      if (hit !== undefined) return this.finishFromCache(key, checked, hit, replacing);
+      if (hit !== undefined) return this.finishFromCache(o, checked, hit);
     }
     if (tool.spec.require_confirm) {
       const pending = this.o.desk.pendingRecord(checked);
@@ -128,7 +128,7 @@ export class ToolCallHandler {
       this.o.audit.record(origin, { call_id: key, provider: tool.provider, reply });
       return reply;
     }
-    if (tool.spec.idempotent) return this.o.runner.runUnrecorded({ key, checked, afterReply: o.afterReply, ...(replacing !== undefined ? { replacing } : {}) });
+    if (tool.spec.idempotent) return this.o.runner.runUnrecorded({ key, checked, afterReply: o.afterReply, replacing });
     const running = this.o.runner.runningRecord(checked);
     const revision = await this.o.store.write(key, running, replacing);
     if (revision === undefined) return undefined;
@@ -136,14 +136,14 @@ export class ToolCallHandler {
   }
 
   /** Records a call that ends before running (a model error), so that a replay is identical. */
-  private async finish(key: string, base: CallRecord, error: ToolError, replacing: number | undefined): Promise<ToolCallReply | undefined> {
+  private async finish({ key, replacing }: NewCall, base: CallRecord, error: ToolError): Promise<ToolCallReply | undefined> {
     const reply: ToolCallReply = { call_id: key, status: 'error', error, duration_ms: 0 };
     if ((await this.o.store.write(key, { ...base, state: 'done', replaceable: true, reply }, replacing)) === undefined) return undefined;
     this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
     return reply;
   }
 
-  private async finishFromCache(key: string, base: CallRecord, cached: unknown, replacing: number | undefined): Promise<ToolCallReply | undefined> {
+  private async finishFromCache({ key, replacing }: NewCall, base: CallRecord, cached: unknown): Promise<ToolCallReply | undefined> {
     const shaped = shapeResult(cached, this.o.resultMaxChars, key);
     const reply: ToolCallReply = { call_id: key, status: 'ok', result: shaped.result, cached: true, duration_ms: 0, ...(shaped.truncated ? { truncated: true, full_result_ref: key } : {}) };
     const record: CallRecord = { ...base, state: 'done', replaceable: true, reply, ...(shaped.truncated ? { full_result: cached } : {}) };
@@ -160,7 +160,7 @@ interface NewCall {
   hash: string;
   afterReply: (fn: () => void) => void;
   /** The revision of a replaceable record of another call that this one takes over. */
-  replacing?: number;
+  replacing?: number | undefined;
 }
 
 function originOf(req: ToolCallRequest): CallOrigin {
