@@ -53,7 +53,8 @@ export interface AuditFacts {
 
 /**
  * Publishes one record per tool call attempt on the audit stream. Publishing does not hold up the
- * reply: failures are logged, and `flush()` waits for what is still in flight at shutdown.
+ * reply: failures are logged, and `flush()` waits for what is still in flight at shutdown. With
+ * `acknowledged: false` the publish does not ask JetStream for an ack (see `CallRunner.runUnrecorded`).
  */
 export class AuditLog {
   private readonly inFlight = new Set<Promise<void>>();
@@ -63,11 +64,11 @@ export class AuditLog {
     private readonly metrics?: ToolMetrics,
   ) {}
 
-  record(origin: CallOrigin, facts: AuditFacts): void {
+  record(origin: CallOrigin, facts: AuditFacts, opts: { acknowledged?: boolean } = {}): void {
     const entry = toAuditRecord(origin, facts);
     this.metrics?.record(entry);
     const p = this.bus
-      .publish(contracts.toolAudit, entry, { subject: this.bus.subjects.toolAudit(origin.task_id) })
+      .publish(contracts.toolAudit, entry, { subject: this.bus.subjects.toolAudit(origin.task_id), ...(opts.acknowledged === false ? { ack: false } : {}) })
       .then(
         () => undefined,
         (err: unknown) => this.bus.logger.error({ err, call_id: facts.call_id }, 'could not publish a tool audit record'),

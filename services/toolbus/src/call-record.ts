@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { toolCallIdFor } from '@hermes/contracts';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import type { ToolCallReply, ToolCallRequest } from '@hermes/contracts';
 import type { ToolArguments } from './tool-types.js';
 
@@ -78,6 +79,8 @@ export class CallRecordStore {
     private readonly kv: KV,
     /** Largest value the server accepts; oversized full results are dropped to fit. */
     private readonly maxBytes: number,
+    /** For `writeUnacknowledged`: the connection and the bucket's subject prefix (`$KV.<bucket>.`). */
+    private readonly direct?: { nc: NatsConnection; subjectPrefix: string },
   ) {}
 
   async get(key: string): Promise<StoredRecord | undefined> {
@@ -99,6 +102,19 @@ export class CallRecordStore {
   /** Creates the record, or replaces it at `expected` when given; undefined when someone wrote first. */
   write(key: string, record: CallRecord, expected: number | undefined): Promise<number | undefined> {
     return expected === undefined ? this.create(key, record) : this.replace(key, record, expected);
+  }
+
+  /**
+   * `write` without waiting for JetStream's ack: the same create-if-absent (or compare-and-set at
+   * `expected`), checked by the server, whose outcome nobody hears. Only for records whose loss or
+   * refusal is harmless, those of side-effect-free calls: without the record a resumed runtime's
+   * call runs once more, and a record already there stands. Saves the ack and the wake-up it costs.
+   */
+  writeUnacknowledged(key: string, record: CallRecord, expected: number | undefined): void {
+    if (!this.direct) throw new Error('CallRecordStore: writeUnacknowledged needs the connection');
+    const h = natsHeaders();
+    h.set('Nats-Expected-Last-Subject-Sequence', String(expected ?? 0));
+    this.direct.nc.publish(`${this.direct.subjectPrefix}${key}`, this.encode(expected === undefined ? record : { ...record, updated_at: new Date().toISOString() }), { headers: h });
   }
 
   /** Replaces the record if it is still at `revision`; undefined when someone wrote in between. */

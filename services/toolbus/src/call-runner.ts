@@ -51,14 +51,29 @@ export class CallRunner {
    * round trip on the way. Running it twice (a crash before the write, or a duplicate request) is
    * harmless by the tool's own declaration; a resumed runtime asks with `resumed` and so replays
    * the record once it is there. A truncated result is recorded first, so its reference resolves.
+   *
+   * Otherwise record and audit entry leave with the reply and without asking JetStream for acks:
+   * nothing waits for them, and the two acks would wake this process once more per call. Losing
+   * one (JetStream failing to store it, which an ack would only have reported) costs a second run
+   * of a side-effect-free tool or a missing audit line for it; calls with side effects keep both
+   * acknowledged.
    */
   async runUnrecorded(o: { key: string; checked: CallRecord; replacing: number | undefined; afterReply: (fn: () => void) => void }): Promise<ToolCallReply> {
     const tool = this.o.registry.resolve(o.checked.origin.tool);
     const { reply, done } = this.finalize(o.key, o.checked, tool, await this.track(this.executeTool(o.checked, tool)));
-    const record = () => this.track(this.recordOnce(o.key, { ...done, replaceable: true }, o.replacing, reply));
-    if (reply.truncated) await record();
-    else o.afterReply(() => void record());
+    const record: CallRecord = { ...done, replaceable: true };
+    if (reply.truncated) await this.track(this.recordOnce(o.key, record, o.replacing, reply));
+    else o.afterReply(() => this.recordUnacknowledged(o.key, record, o.replacing, reply));
     return reply;
+  }
+
+  private recordUnacknowledged(key: string, done: CallRecord, replacing: number | undefined, reply: ToolCallReply): void {
+    this.audit(done, reply, undefined, { acknowledged: false });
+    try {
+      this.o.store.writeUnacknowledged(key, done, replacing);
+    } catch (err) {
+      this.o.logger.warn({ err, call_id: key }, 'could not record a side-effect-free tool call');
+    }
   }
 
   /**
@@ -134,8 +149,8 @@ export class CallRunner {
     return { reply, done: { ...rest, state: 'done', reply, ...(full !== undefined ? { full_result: full } : {}) } };
   }
 
-  private audit(record: CallRecord, reply: ToolCallReply, note?: string): void {
-    this.o.audit.record(record.origin, { call_id: record.call_id, provider: record.provider, reply, ...(record.approval?.decided_by ? { decided_by: record.approval.decided_by } : {}), ...(note ? { note } : {}) });
+  private audit(record: CallRecord, reply: ToolCallReply, note?: string, opts?: { acknowledged?: boolean }): void {
+    this.o.audit.record(record.origin, { call_id: record.call_id, provider: record.provider, reply, ...(record.approval?.decided_by ? { decided_by: record.approval.decided_by } : {}), ...(note ? { note } : {}) }, opts);
   }
 }
 

@@ -60,7 +60,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const maxBytes = (bus.nc.info?.max_payload ?? 1_048_576) - 16_384;
 
   await declareAuditStream(bus, s.TOOL_AUDIT_MAX_AGE_MS);
-  const store = new CallRecordStore(await bus.kv(bus.subjects.buckets.toolCalls), maxBytes);
+  const store = new CallRecordStore(await bus.kv(bus.subjects.buckets.toolCalls), maxBytes, { nc: bus.nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
   const cacheKv = await new Kvm(bus.js).create(bus.subjects.buckets.toolCache, { history: 1, ttl: s.TOOL_CACHE_MAX_TTL_MS });
   const cache = new ResultCache(cacheKv, { maxTtlMs: s.TOOL_CACHE_MAX_TTL_MS, maxBytes });
   const audit = new AuditLog(bus, new ToolMetrics());
