@@ -6,15 +6,28 @@ import type { Logger } from '@hermes/telemetry';
 const SOURCE = 'hermes/runtime';
 const PREVIEW_CHARS = 1000;
 
+/** How long a tool result event may wait for the runtime's next message to travel with it. */
+export const RESULT_EVENT_HOLD_MS = 20;
+
 /**
  * Step events for the submitter. Published without holding up the loop and without waiting for
  * JetStream's ack (their ids are stable, so a redelivered job re-publishing them is
  * de-duplicated); `flush` waits until they have left for the server.
+ *
+ * A tool result event is held back briefly (`holdMs`) and leaves with the next event of the job,
+ * which with a fast model is the next LLM call's: one socket write and one wake-up of the server
+ * and of every follower instead of two per step, while the result itself reaches the loop at
+ * once. With a slow model it leaves on its own after `holdMs`. The order on the subject is kept.
  */
 export class StepEvents {
   private pending = new Set<Promise<unknown>>();
+  private held: (() => void)[] = [];
+  private holdTimer: NodeJS.Timeout | undefined;
+  private readonly holdMs: number;
 
-  constructor(private readonly o: { bus: Bus; logger: Logger }) {}
+  constructor(private readonly o: { bus: Bus; logger: Logger; holdMs?: number }) {
+    this.holdMs = o.holdMs ?? RESULT_EVENT_HOLD_MS;
+  }
 
   llmCall(job: RuntimeJob, step: number, r: ChatResult): void {
     this.publish(job, `${job.job_id}:step:${step}:llm`, {
@@ -39,7 +52,7 @@ export class StepEvents {
   }
 
   toolResult(job: RuntimeJob, step: number, index: number, tool: string, reply: ToolCallReply): void {
-    this.publish(job, `${job.job_id}:step:${step}:result:${index}`, {
+    const send = () => void this.publish(job, `${job.job_id}:step:${step}:result:${index}`, {
       task_id: job.task_id,
       subtask_id: job.subtask_id,
       step,
@@ -54,6 +67,9 @@ export class StepEvents {
         ...(reply.cached ? { cached: true } : {}),
       },
     });
+    if (this.holdMs <= 0) return send();
+    this.held.push(send);
+    this.holdTimer ??= setTimeout(() => this.release(), this.holdMs);
   }
 
   tokenDelta(job: RuntimeJob, attempt: number, step: number, index: number, text: string): Promise<void> {
@@ -67,13 +83,24 @@ export class StepEvents {
   }
 
   async flush(): Promise<void> {
+    this.release();
     await Promise.allSettled([...this.pending]);
     // Sent on this connection before whatever the caller publishes next, so the stream holds
     // them before the job's result; flushing makes sure they are out of the client's buffer.
     await this.o.bus.nc.flush().catch(() => undefined);
   }
 
+  /** Sends the held result events, ahead of whatever is published next. */
+  private release(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    const held = this.held;
+    this.held = [];
+    for (const send of held) send();
+  }
+
   private publish(job: RuntimeJob, id: string, data: TaskEventDataByKind['step']): Promise<void> {
+    this.release();
     const p = this.o.bus
       .publish(contracts.taskEvents, makeTaskEvent('step', { id, source: SOURCE, taskId: job.task_id, data }), {
         subject: this.o.bus.subjects.taskEvents(job.task_id),
