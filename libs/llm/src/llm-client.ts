@@ -107,12 +107,13 @@ export class LlmClient {
         const reserved = attempt === 0 ? await req.reservation?.claim() : undefined;
         const permit: Permit = reserved ?? (await context.with(ctx, () => this.acquire(pool, estimateTokens(req), req)));
         const started = performance.now();
+        const scope = callSignal(req.signal);
         try {
           const result = await callChat(this.client(endpoint), {
             model: endpoint.model,
             messages: req.messages,
             ...(req.tools ? { tools: req.tools } : {}),
-            ...(req.signal ? { signal: req.signal } : {}),
+            ...(scope.signal ? { signal: scope.signal } : {}),
             ...(req.onDelta ? { onDelta: req.onDelta } : {}),
           });
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
@@ -137,6 +138,8 @@ export class LlmClient {
           span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
           // A 429 already paused the whole pool; other failures back off here, with jitter.
           if (e.code !== 'llm_rate_limited') await sleep(backoffMs(attempt, this.opts.retryBaseMs ?? 250), req.signal);
+        } finally {
+          scope.end();
         }
       }
     } catch (err) {
@@ -154,14 +157,17 @@ export class LlmClient {
     const endpoint = this.opts.roles.embedder;
     const pool = this.pools.poolFor(endpoint);
     const permit = await this.permits.acquire({ pool, estimatedTokens: Math.ceil(texts.join('').length / 4), ...opts, ...this.permitTimeout() });
+    const scope = callSignal(opts.signal);
     try {
-      const res = await this.client(endpoint).embeddings.create({ model: endpoint.model, input: texts }, opts.signal ? { signal: opts.signal } : {});
+      const res = await this.client(endpoint).embeddings.create({ model: endpoint.model, input: texts }, scope.signal ? { signal: scope.signal } : {});
       await permit.release({ tokens: res.usage?.total_tokens ?? 0 });
       return res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
     } catch (err) {
       const e = toLlmError(err, endpoint.model);
       await permit.release(opts.signal?.aborted ? {} : reportFor(e)).catch(() => {});
       throw e;
+    } finally {
+      scope.end();
     }
   }
 
@@ -247,8 +253,9 @@ function backoffMs(attempt: number, base: number): number {
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const wake = () => (clearTimeout(t), resolve());
+    const t = setTimeout(() => (signal?.removeEventListener('abort', wake), resolve()), ms);
+    signal?.addEventListener('abort', wake, { once: true });
   });
 }
 
@@ -258,4 +265,19 @@ function safeHost(url: string): string {
   } catch {
     return url;
   }
+}
+
+/**
+ * A signal for one SDK request that follows the caller's. The openai SDK adds an abort listener
+ * to the signal it is given and never removes it, so a job's signal passed to every call of the
+ * job would collect one per call (and keep each request's state alive until the job ends). The
+ * listener on the caller's signal is removed when the request ends.
+ */
+function callSignal(parent: AbortSignal | undefined): { signal?: AbortSignal; end(): void } {
+  if (!parent) return { end: () => {} };
+  const own = new AbortController();
+  if (parent.aborted) own.abort(parent.reason);
+  const follow = () => own.abort(parent.reason);
+  parent.addEventListener('abort', follow, { once: true });
+  return { signal: own.signal, end: () => parent.removeEventListener('abort', follow) };
 }

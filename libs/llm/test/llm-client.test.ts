@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LlmClient, LlmError, roleEndpoints, type Permit, type PermitProvider, type RoleEndpoint } from '@hermes/llm';
 import { cleanupAll, freePort, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
@@ -174,6 +175,20 @@ describe('LlmClient.chat errors', () => {
     const err = await failure(client().chat({ role: 'worker', messages: hello, signal: abort.signal }));
 
     expect(err).toMatchObject({ code: 'llm_timeout', retryable: true });
+  });
+
+  it('leaves no listener on the caller\'s signal once a call has ended, so a job\'s signal does not collect one per call', async () => {
+    const job = new AbortController();
+    const c = client({ maxRetries: 1 });
+    for (let i = 0; i < 12; i++) llm.enqueue({ content: `answer ${i}` });
+    llm.enqueue({ status: 503 }, { content: 'after a retry' });
+    for (let i = 0; i < 12; i++) await c.chat({ role: 'worker', messages: hello, signal: job.signal });
+    expect((await c.chat({ role: 'worker', messages: hello, signal: job.signal })).content).toBe('after a retry');
+    expect(getEventListeners(job.signal, 'abort')).toHaveLength(0);
+    // The signal still reaches a call in flight.
+    llm.enqueue({ hang: true });
+    setTimeout(() => job.abort(), 100);
+    expect(await failure(c.chat({ role: 'worker', messages: hello, signal: job.signal }))).toMatchObject({ code: 'llm_timeout' });
   });
 
   it('retries a retryable failure up to maxRetries times within one chat', async () => {

@@ -45,6 +45,8 @@ export class ToolCaller {
             wake = () => (clearTimeout(timer), resolve());
             signal?.addEventListener('abort', wake, { once: true });
           });
+          // One listener per poll would pile up on the job's signal over a long wait.
+          signal?.removeEventListener('abort', wake);
         }
         notified = false;
         reply = await this.send(req);
