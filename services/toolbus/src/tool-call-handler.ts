@@ -103,6 +103,8 @@ export class ToolCallHandler {
     const access = { roles: req.roles, ...(req.allow ? { allow: req.allow } : {}) };
     const tool = this.o.registry.resolve(req.tool);
     if (!tool) {
+      const away = this.o.registry.unavailable(req.tool);
+      if (away) return this.finish(o, base, { code: 'provider_unavailable', message: `the tool "${req.tool}" is unavailable for now: ${away}; try again shortly or do without it`, retryable: true });
       const names = this.o.registry.usableBy(access).map((t) => t.spec.name);
       const message = `there is no tool "${req.tool}"; ${names.length ? `tools you may use: ${names.join(', ')}` : 'no tools are available to you'}`;
       return this.finish(o, base, { code: 'tool_not_found', message, retryable: false });

@@ -24,7 +24,12 @@ export interface SourcedTool {
 /** Tools the registry does not hold itself but lists on every lookup. */
 export interface ToolSource {
   tools(): readonly SourcedTool[];
+  /** Why a tool the source offers at other times is not offered now, if that is the case. */
+  unavailable?(name: string): string | undefined;
 }
+
+/** How long the tools of a provider that stopped announcing are reported as unavailable, not unknown. */
+export const WITHDRAWN_MEMORY_MS = 10 * 60_000;
 
 interface Instance {
   expiresAt: number;
@@ -45,6 +50,8 @@ export class ToolRegistry {
   private readonly sources: ToolSource[] = [];
   /** Prepared tools of the sources by provider and spec text (null: the spec cannot be offered). */
   private sourced = new Map<string, RegisteredTool | null>();
+  /** Tools of providers that stopped announcing: name → provider and when. */
+  private readonly withdrawn = new Map<string, { provider: string; at: number }>();
 
   constructor(private readonly o: ToolRegistryOptions) {
     for (const tool of o.builtins ?? []) this.addBuiltin(tool);
@@ -78,6 +85,22 @@ export class ToolRegistry {
   /** The tool a call names, if any live provider offers it. */
   resolve(name: string, now = Date.now()): RegisteredTool | undefined {
     return this.all(now).find((t) => t.spec.name === name);
+  }
+
+  /**
+   * Why a tool that is not on offer was on offer recently and may be again (its MCP server is
+   * reconnecting; its provider stopped announcing less than WITHDRAWN_MEMORY_MS ago), so that a
+   * call of it is answered as retryable rather than as a tool that does not exist.
+   */
+  unavailable(name: string, now = Date.now()): string | undefined {
+    this.forgetSilent(now);
+    for (const source of this.sources) {
+      const why = source.unavailable?.(name);
+      if (why) return why;
+    }
+    const gone = this.withdrawn.get(name);
+    if (!gone) return undefined;
+    return `its provider "${gone.provider}" stopped announcing ${Math.round((now - gone.at) / 1000)} s ago`;
   }
 
   /** Every tool on offer now, with name clashes resolved. */
@@ -141,12 +164,19 @@ export class ToolRegistry {
 
   private forgetSilent(now: number): void {
     for (const [provider, instances] of this.providers) {
-      for (const [id, instance] of instances) if (instance.expiresAt <= now) instances.delete(id);
+      const names = new Set<string>();
+      for (const [id, instance] of instances) {
+        if (instance.expiresAt > now) continue;
+        for (const t of instance.tools) names.add(t.spec.name);
+        instances.delete(id);
+      }
       if (instances.size === 0) {
+        for (const name of names) this.withdrawn.set(name, { provider, at: now });
         this.providers.delete(provider);
         this.o.logger?.info({ provider }, 'tool provider stopped announcing; its tools are withdrawn');
       }
     }
+    for (const [name, gone] of this.withdrawn) if (now - gone.at >= WITHDRAWN_MEMORY_MS) this.withdrawn.delete(name);
   }
 
   private prepareRemote(a: ToolProviderAnnouncement): RegisteredTool[] {

@@ -106,7 +106,9 @@ describe('MCP supervision', () => {
     });
     expect(down).toMatchObject({ health: 'failing', tools: [], last_error: expect.any(String) });
     expect(await toolNames(bus)).not.toContain('sse_multiply');
-    expect(await call('sse_multiply', { a: 2, b: 2 })).toMatchObject({ status: 'error', error: { code: 'tool_not_found' } });
+    // Known but away: retryable, and the model is told why, not that the tool does not exist.
+    expect(await call('sse_multiply', { a: 2, b: 2 })).toMatchObject({ status: 'error', error: { code: 'provider_unavailable', retryable: true, message: expect.stringContaining('MCP server "sse" is reconnecting') } });
+    expect((await call('sse_no_such_tool', {})).error?.code).toBe('tool_not_found');
     await sse.start();
     const back = await waitFor('sse ready again', async () => {
       const s = await serverStatus(bus, 'sse');

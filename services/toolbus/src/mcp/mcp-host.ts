@@ -78,6 +78,8 @@ export class McpHost implements ToolSource {
   private routes = new Map<string, McpRoute>();
   private skipped: McpHostStatus['skipped_tools'] = [];
   private dirty = true;
+  /** Offered name → server, for every tool a server offered when it was last ready. */
+  private lastOffered = new Map<string, string>();
   private readonly listeners = new Set<() => void>();
   private reloading: Promise<McpReloadReport> = Promise.resolve(nothingReloaded());
 
@@ -183,6 +185,19 @@ export class McpHost implements ToolSource {
     return this.offered;
   }
 
+  /**
+   * Why a tool this host offered while its server was ready is not offered now, when the server is
+   * still configured but not ready (reconnecting, starting): the call may work again shortly.
+   * Undefined for names it never offered, or whose server is ready and dropped them itself.
+   */
+  unavailable(name: string): string | undefined {
+    if (this.dirty) this.rebuild();
+    const serverName = this.lastOffered.get(name);
+    const state = serverName === undefined ? undefined : this.servers.get(serverName)?.status().state;
+    if (state === undefined || state === 'ready') return undefined;
+    return `its MCP server "${serverName}" is ${state}`;
+  }
+
   /** Where an offered tool name goes (only while its server is ready). */
   route(name: string): McpRoute | undefined {
     if (this.dirty) this.rebuild();
@@ -227,6 +242,11 @@ export class McpHost implements ToolSource {
     this.offered = offered;
     this.routes = routes;
     this.skipped = skipped;
+    // A server that is not ready keeps its names here; a ready one's are what it offers now.
+    const lastOffered = new Map<string, string>();
+    for (const [name, server] of this.lastOffered) if (this.servers.get(server)?.status().state !== 'ready') lastOffered.set(name, server);
+    for (const [name, route] of routes) lastOffered.set(name, route.server);
+    this.lastOffered = lastOffered;
   }
 
   /** Runs a validated call on its server (the executor's path); every failure is a ToolError. */
