@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DataDirLock, type DataDirLockOptions } from './data-dir-lock.js';
 import { IndexSnapshot } from './index-snapshot.js';
 import { KeyedSerial } from './keyed-serial.js';
 import { onceUntilSuccess } from './once-until-success.js';
@@ -30,6 +31,8 @@ export interface EmbeddedVectorStoreOptions {
    */
   maxLoadedUsers?: number;
   hnsw?: Partial<HnswTuning>;
+  /** The data directory's owner file (see DataDirLock): how often it is touched, how long to wait for a stale one. */
+  ownerLock?: Pick<DataDirLockOptions, 'refreshMs' | 'waitMs'>;
 }
 
 interface StoreMeta {
@@ -56,7 +59,8 @@ const DEFAULT_HNSW: HnswTuning = { connectivity: 16, expansionAdd: 64, expansion
  * The default long-term store, with no server: one usearch HNSW index per user (cosine), so a
  * query can only ever reach its own user's vectors, and one append-only log per user on disk.
  * A user is loaded on first use after start (the index on first search). One process owns a
- * data directory: run one replica with it, or use Qdrant for more.
+ * data directory (an owner file enforces it, see DataDirLock): run one replica with it, or use
+ * Qdrant for more.
  */
 export class EmbeddedVectorStore implements VectorStore {
   readonly dimensions: number;
@@ -65,6 +69,7 @@ export class EmbeddedVectorStore implements VectorStore {
   private readonly serial = new KeyedSerial();
   private readonly hnsw: HnswTuning;
   private closed = false;
+  private lock: DataDirLock | undefined;
 
   constructor(private readonly opts: EmbeddedVectorStoreOptions) {
     if (!Number.isInteger(opts.dimensions) || opts.dimensions <= 0) throw new RangeError(`dimensions must be a positive integer, got ${opts.dimensions}`);
@@ -165,10 +170,24 @@ export class EmbeddedVectorStore implements VectorStore {
       await user.log.close();
     }
     this.namespaces.clear();
+    await this.lock?.release();
+    this.lock = undefined;
   }
 
   private async openDataDir(): Promise<void> {
     await mkdir(this.usersDir, { recursive: true });
+    // One process per directory: two would each append to the logs and diverge.
+    this.lock ??= await DataDirLock.acquire(this.opts.dataDir, this.opts.ownerLock ?? {});
+    try {
+      await this.checkMeta();
+    } catch (err) {
+      await this.lock.release();
+      this.lock = undefined;
+      throw err;
+    }
+  }
+
+  private async checkMeta(): Promise<void> {
     const metaPath = join(this.opts.dataDir, 'store.json');
     let meta: StoreMeta;
     try {
@@ -187,6 +206,10 @@ export class EmbeddedVectorStore implements VectorStore {
   /** Runs `task` alone for this user, with the user's log and namespace loaded. */
   private withUser<T>(userId: string, operation: string, task: (user: LoadedUser) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('store is closed') }));
+    if (this.lock?.isLost) {
+      // This process stalled long enough for another to take the directory: writing on would fork the logs.
+      return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('another process took the data directory over') }));
+    }
     return this.serial.run(userId, async () => {
       let user: LoadedUser | undefined;
       try {
