@@ -37,8 +37,17 @@ interface Route {
   pattern: RegExp;
   /** Route template for logs and span names (ids would make every span name unique). */
   template: string;
+  /**
+   * Names of the pattern's groups to put on the request's log line and span (`task_id`, ...;
+   * undefined skips one). A user id in the path is left out: the caller is logged as `user_id`,
+   * which LOG_USER_ID pseudonymises, and a second id field would escape it.
+   */
+  fields?: readonly (string | undefined)[];
   methods: Partial<Record<string, RouteHandler>>;
 }
+
+/** The span attribute for each log field a route or handler names. */
+const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', call_id: 'hermes.tool.call_id', session_id: 'hermes.session.id' };
 
 /** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
 export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
@@ -59,11 +68,11 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const sessions = createSessionRoutes({ bus: opts.bus });
   const routes: Route[] = [
     { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit, GET: tasks.list } },
-    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', methods: { GET: tasks.events } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', methods: { POST: approvals.decide } },
+    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', fields: ['task_id'], methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
+    { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', fields: ['task_id'], methods: { GET: tasks.events } },
+    { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', fields: ['task_id', 'call_id'], methods: { POST: approvals.decide } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
-    { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', methods: { GET: sessions.read, DELETE: sessions.remove } },
+    { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', fields: [undefined, 'session_id'], methods: { GET: sessions.read, DELETE: sessions.remove } },
     { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { DELETE: createForgetRoute({ bus: opts.bus }) } },
   ];
   const authenticate = createAuthenticator(opts.apiKeys);
@@ -124,6 +133,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, routes: Route[]
     { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'http.route': template } },
     parent,
   );
+  const fields: Record<string, string> = {};
+  const annotate = (more: Record<string, string>) => {
+    for (const [k, v] of Object.entries(more)) {
+      fields[k] = v;
+      span.setAttribute(SPAN_ATTRIBUTES[k] ?? `hermes.${k}`, v);
+    }
+  };
+  match?.route.fields?.forEach((name, i) => {
+    const raw = match.m![i + 1];
+    if (name !== undefined && raw !== undefined) annotate({ [name]: safeDecode(raw) });
+  });
+  let caller: string | undefined;
   await context.with(trace.setSpan(parent, span), async () => {
     try {
       if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
@@ -138,7 +159,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, routes: Route[]
         throw new HttpError(401, { code: 'unauthorized', message: 'send a valid API key as "Authorization: Bearer <key>"' }, { 'www-authenticate': challenge });
       }
       span.setAttribute('enduser.id', auth.caller.user_id);
-      await handler({ req, res, caller: auth.caller, params: match.m!.slice(1) });
+      caller = auth.caller.user_id;
+      await handler({ req, res, caller: auth.caller, params: match.m!.slice(1), annotate });
     } catch (err) {
       if (!(err instanceof HttpError)) {
         logger.error({ err, method, path }, 'request failed');
@@ -151,11 +173,19 @@ async function handle(req: IncomingMessage, res: ServerResponse, routes: Route[]
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
-      logger.info({ method, route: template, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'request');
+      logger.info({ method, route: template, status: res.statusCode, ms: Math.round(performance.now() - started), ...(caller ? { user_id: caller } : {}), ...fields }, 'request');
     }
   });
 }
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { trace } from '@opentelemetry/api';
 import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
 import { contracts, Id, TaskListRequest, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
@@ -15,6 +14,8 @@ export interface RouteContext {
   readonly res: ServerResponse;
   readonly caller: Caller;
   readonly params: readonly string[];
+  /** Adds fields (a task id the handler made) to the request's log line and span. */
+  annotate(fields: Record<string, string>): void;
 }
 
 export type RouteHandler = (ctx: RouteContext) => Promise<void>;
@@ -56,7 +57,7 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       }
     },
 
-    async submit({ req, res, caller }) {
+    async submit({ req, res, caller, annotate }) {
       const idempotencyKey = header(req, 'idempotency-key');
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
         throw new HttpError(400, { code: 'invalid_idempotency_key', message: 'Idempotency-Key must be 1-256 visible ASCII characters' });
@@ -81,7 +82,7 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
         throw httpErrorFromBus(err);
       }
       // The request's span roots the task's trace: the task id makes it findable by tag.
-      trace.getActiveSpan()?.setAttribute('hermes.task.id', submitted.taskId);
+      annotate({ task_id: submitted.taskId });
       const self = `/v1/tasks/${submitted.taskId}`;
       sendJson(
         res,

@@ -168,6 +168,29 @@ describe('POST /v1/tasks', () => {
   });
 });
 
+describe('request log', () => {
+  it('names the caller (as user_id) and the task (the new one for a submission, the path\'s otherwise) on each request line', async () => {
+    const lines: string[] = [];
+    const captured = createLogger({ service: 'gateway-test', level: 'info', destination: { write: (l: string) => void lines.push(l) } });
+    const other = createGatewayServer({ bus, apiKeys, logger: captured });
+    const { port } = await other.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const submitted = (await (await fetch(`http://127.0.0.1:${port}/v1/tasks`, { method: 'POST', headers: auth(ALICE), body: '{"goal":"log me"}' })).json()) as { task_id: string };
+      dispatcher.addTask('t_log_1', 'alice');
+      await fetch(`http://127.0.0.1:${port}/v1/tasks/t_log_1`, { headers: auth(ALICE) });
+      await fetch(`http://127.0.0.1:${port}/v1/tasks/t_log_1/approvals/c_1`, { method: 'POST', headers: auth(ALICE), body: '{"decision":"approve"}' });
+      const requests = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request');
+      expect(requests).toEqual([
+        expect.objectContaining({ method: 'POST', route: '/v1/tasks', user_id: 'alice', task_id: submitted.task_id }),
+        expect.objectContaining({ method: 'GET', route: '/v1/tasks/:id', user_id: 'alice', task_id: 't_log_1', status: 200 }),
+        expect.objectContaining({ method: 'POST', route: '/v1/tasks/:id/approvals/:call_id', user_id: 'alice', task_id: 't_log_1', call_id: 'c_1' }),
+      ]);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('routing', () => {
   it('answers 404 for an unknown route and 405 with Allow for a wrong method', async () => {
     const missing = await fetch(`${base}/v2/things`, { headers: auth(ALICE) });
