@@ -25,6 +25,8 @@ export interface PoolSettings {
  */
 export class PoolResolver {
   private readonly settings = new Map<string, PoolSettings>();
+  /** Pool names by endpoint, model and key: asked on every call, and a hash is not free. */
+  private readonly names = new Map<string, string>();
 
   constructor(
     private readonly pools: readonly PoolConfig[],
@@ -34,6 +36,13 @@ export class PoolResolver {
   }
 
   poolFor(endpoint: { baseUrl: string; model: string; apiKey: string }): string {
+    const id = `${endpoint.baseUrl}\u0000${endpoint.model}\u0000${endpoint.apiKey}`;
+    let name = this.names.get(id);
+    if (name === undefined) this.names.set(id, (name = this.resolve(endpoint)));
+    return name;
+  }
+
+  private resolve(endpoint: { baseUrl: string; model: string; apiKey: string }): string {
     const match = this.pools.find(
       (p) => (!p.models || p.models.includes(endpoint.model)) && (!p.base_url || p.base_url.replace(/\/+$/, '') === endpoint.baseUrl.replace(/\/+$/, '')),
     );
