@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Subscription } from '@nats-io/transport-node';
 import type { Bus } from '@hermes/bus';
@@ -64,6 +65,9 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
   const log = bus.logger.child({ tool_provider: provider, instance_id: announcement.instance_id });
 
   const stopping = new AbortController();
+  // Every call in flight listens for the stop (and stops listening when it ends): more than ten at
+  // once is normal load, not the leak Node's warning suspects.
+  setMaxListeners(0, stopping.signal);
   const responder = new ExecResponder({
     bus,
     provider,
