@@ -9,6 +9,7 @@ import type { VectorStore } from './longterm/vector-store.js';
 import { SessionDirectory } from './session-directory.js';
 import { serveSessionDirectoryHandlers, serveSessionHandlers } from './session-handlers.js';
 import { SessionLock } from './session-lock.js';
+import { SessionReleaseWatch } from './session-release-watch.js';
 import { SessionStore } from './session-store.js';
 import { Summarizer } from './summarizer.js';
 import { SummaryQueue } from './summary-queue.js';
@@ -65,7 +66,8 @@ export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmCli
   const longTerm = o.longTerm
     ? startLongTermMemory({ bus, redis, logger: o.logger, llm: o.llm, sessions: store, keyPrefix: t.keyPrefix, ...o.longTerm })
     : undefined;
-  const locks = new SessionLock({ redis, keyPrefix: t.keyPrefix, defaultLeaseMs: t.lockLeaseMs });
+  const released = SessionReleaseWatch.open(redis, o.logger);
+  const locks = new SessionLock({ redis, keyPrefix: t.keyPrefix, defaultLeaseMs: t.lockLeaseMs, released });
   const subs = [
     ...serveSessionHandlers({
       bus,
@@ -86,6 +88,7 @@ export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmCli
       await Promise.all(subs.map((sub) => sub.drain()));
       await queue.stop();
       await longTerm?.stop();
+      released.close();
     },
   };
 }

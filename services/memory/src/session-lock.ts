@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { SessionBusyError, SessionForbiddenError, SessionLockLostError, SessionStoreUnavailableError } from './memory-errors.js';
 import { CLAIM_OR_REFUSE, sessionKeys } from './session-keys.js';
 import { noteSession } from './session-index.js';
+import type { SessionReleaseWatch } from './session-release-watch.js';
 
 // The lock key holds the holder's group (a lone holder is a group of one, named by its token) and
 // lapses with the longest lease; the holds hash maps each token to its own lease expiry, so
@@ -42,8 +43,8 @@ if redis.call('GET', KEYS[2]) ~= ARGV[4] or expiry == false or tonumber(expiry) 
 ${EXTEND}
 return 1`;
 
-// The lock is freed when the last live hold of the group is released; expired holds (holders that
-// died) are dropped on the way.
+// The lock is freed when the last live hold of the group is released (and waiters are told on the
+// session's release channel, ARGV[5]); expired holds (holders that died) are dropped on the way.
 const RELEASE_SCRIPT = `${OWNER_OR_REFUSE}
 ${NOW}
 local expiry = redis.call('HGET', KEYS[3], ARGV[2])
@@ -54,7 +55,10 @@ local live = 0
 for i = 1, #holds, 2 do
   if tonumber(holds[i + 1]) <= now then redis.call('HDEL', KEYS[3], holds[i]) else live = live + 1 end
 end
-if live == 0 then redis.call('DEL', KEYS[2], KEYS[3]) end
+if live == 0 then
+  redis.call('DEL', KEYS[2], KEYS[3])
+  redis.call('PUBLISH', ARGV[5], '1')
+end
 return 1`;
 
 // A group's tokens are "<group>/<random>"; '/' cannot occur in a group (an Id), so the group is
@@ -66,8 +70,10 @@ export interface SessionLockOptions {
   keyPrefix: string;
   /** Lease when a request names none. */
   defaultLeaseMs: number;
-  /** How often a waiting lock request tries again. */
+  /** How often a waiting lock request tries again (also when no release wakes it). */
   retryEveryMs?: number;
+  /** Wakes waiters as soon as the lock is released; without it they only poll. */
+  released?: SessionReleaseWatch;
 }
 
 /**
@@ -78,7 +84,10 @@ export interface SessionLockOptions {
 export class SessionLock {
   constructor(private readonly o: SessionLockOptions) {}
 
-  /** Takes the lock, waiting up to `waitMs` (polling, not in order) before SessionBusyError. */
+  /**
+   * Takes the lock, waiting up to `waitMs` before SessionBusyError: woken by a release, else by
+   * polling; not in arrival order.
+   */
   async acquire(userId: string, sessionId: string, opts: { leaseMs?: number; waitMs?: number; group?: string } = {}): Promise<{ token: string; leaseMs: number }> {
     const random = randomBytes(16).toString('hex');
     const token = opts.group === undefined ? random : `${opts.group}${GROUP_SEPARATOR}${random}`;
@@ -89,7 +98,8 @@ export class SessionLock {
       const taken = await this.run('lock', LOCK_SCRIPT, userId, sessionId, token, leaseMs);
       if (taken === 1) return { token, leaseMs };
       if (Date.now() >= deadline) throw new SessionBusyError({ sessionId });
-      await sleep(Math.min(this.o.retryEveryMs ?? 100, Math.max(1, deadline - Date.now())));
+      const pause = Math.min(this.o.retryEveryMs ?? 100, Math.max(1, deadline - Date.now()));
+      await (this.o.released ? this.o.released.wait(releaseChannel(this.o.keyPrefix, sessionId), pause) : sleep(pause));
     }
   }
 
@@ -108,7 +118,8 @@ export class SessionLock {
     const keys = sessionKeys(this.o.keyPrefix, sessionId);
     const cut = token.lastIndexOf(GROUP_SEPARATOR);
     const group = cut < 0 ? token : token.slice(0, cut);
-    const result = await this.call(operation, () => this.o.redis.eval(script, 3, keys.owner, keys.lock, keys.lockHolds, userId, token, leaseMs, group));
+    const channel = releaseChannel(this.o.keyPrefix, sessionId);
+    const result = await this.call(operation, () => this.o.redis.eval(script, 3, keys.owner, keys.lock, keys.lockHolds, userId, token, leaseMs, group, channel));
     if (result === -1) throw new SessionForbiddenError({ sessionId });
     return Number(result);
   }
@@ -120,4 +131,9 @@ export class SessionLock {
       throw new SessionStoreUnavailableError({ operation }, { cause: err });
     }
   }
+}
+
+/** The Pub/Sub channel a session's lock release is announced on. */
+export function releaseChannel(keyPrefix: string, sessionId: string): string {
+  return `${sessionKeys(keyPrefix, sessionId).lock}:released`;
 }
