@@ -165,13 +165,16 @@ export class ToolRegistry {
   private forgetSilent(now: number): void {
     for (const [provider, instances] of this.providers) {
       const names = new Set<string>();
+      let lapsedAt = 0;
       for (const [id, instance] of instances) {
         if (instance.expiresAt > now) continue;
         for (const t of instance.tools) names.add(t.spec.name);
+        lapsedAt = Math.max(lapsedAt, instance.expiresAt);
         instances.delete(id);
       }
       if (instances.size === 0) {
-        for (const name of names) this.withdrawn.set(name, { provider, at: now });
+        // When its last announcement ran out, not when this lookup noticed.
+        for (const name of names) this.withdrawn.set(name, { provider, at: lapsedAt || now });
         this.providers.delete(provider);
         this.o.logger?.info({ provider }, 'tool provider stopped announcing; its tools are withdrawn');
       }
