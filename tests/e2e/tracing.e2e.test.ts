@@ -202,6 +202,11 @@ describe('one trace per task across every service', () => {
     expect(named(spans, 'memory context', 'hermes-runtime')).toHaveLength(1);
     const [recall] = named(spans, 'memory recall', 'hermes-runtime');
     expect(spans.some((s) => s.service === 'hermes-memory' && descendsFrom(spans, s, (p) => p.spanId === recall?.spanId))).toBe(true);
+    // Inside it, the memory service's embedding and vector search each have a span.
+    for (const op of ['memory.embed', 'memory.search']) {
+      const inRecall = named(spans, op, 'hermes-memory').filter((s) => descendsFrom(spans, s, (p) => p.spanId === recall?.spanId));
+      expect(inRecall.map((s) => s.attributes['hermes.memory.operation'])).toEqual([op.slice('memory.'.length)]);
+    }
 
     // execute_tool in the runtime, and the toolbus's execute_tool as its descendant across the bus.
     for (const [tool, callId, provider] of [['echo', 'call-echo', 'builtin'], ['everything_get-sum', 'call-sum', 'mcp:everything']] as const) {

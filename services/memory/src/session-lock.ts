@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { SessionBusyError, SessionForbiddenError, SessionLockLostError, SessionStoreUnavailableError } from './memory-errors.js';
 import { CLAIM_OR_REFUSE, sessionKeys } from './session-keys.js';
 import { noteSession } from './session-index.js';
-import type { SessionReleaseWatch } from './session-release-watch.js';
+import type { ReleaseWaiter, SessionReleaseWatch } from './session-release-watch.js';
 
 // The lock key holds the holder's group (a lone holder is a group of one, named by its token) and
 // lapses with the longest lease; the holds hash maps each token to its own lease expiry, so
@@ -94,12 +94,23 @@ export class SessionLock {
     const leaseMs = opts.leaseMs ?? this.o.defaultLeaseMs;
     const deadline = Date.now() + (opts.waitMs ?? 0);
     await this.call('lock', () => noteSession(this.o.redis, this.o.keyPrefix, userId, sessionId, { touch: false }));
-    for (;;) {
-      const taken = await this.run('lock', LOCK_SCRIPT, userId, sessionId, token, leaseMs);
-      if (taken === 1) return { token, leaseMs };
-      if (Date.now() >= deadline) throw new SessionBusyError({ sessionId });
-      const pause = Math.min(this.o.retryEveryMs ?? 100, Math.max(1, deadline - Date.now()));
-      await (this.o.released ? this.o.released.wait(releaseChannel(this.o.keyPrefix, sessionId), pause) : sleep(pause));
+    let waiter: ReleaseWaiter | undefined;
+    try {
+      for (;;) {
+        const taken = await this.run('lock', LOCK_SCRIPT, userId, sessionId, token, leaseMs);
+        if (taken === 1) return { token, leaseMs };
+        if (Date.now() >= deadline) throw new SessionBusyError({ sessionId });
+        if (this.o.released && !waiter) {
+          // Listen for the release, then try once more: one that came before we listened is seen by that try.
+          waiter = this.o.released.watch(releaseChannel(this.o.keyPrefix, sessionId));
+          await waiter.ready;
+          continue;
+        }
+        const pause = Math.min(this.o.retryEveryMs ?? 100, Math.max(1, deadline - Date.now()));
+        await (waiter ? waiter.next(pause) : sleep(pause));
+      }
+    } finally {
+      waiter?.close();
     }
   }
 

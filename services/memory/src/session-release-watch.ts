@@ -1,22 +1,32 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@hermes/telemetry';
 
+/** One lock waiter's view of its session's release channel. */
+export interface ReleaseWaiter {
+  /** Settles once releases reach this waiter (the subscription is confirmed, or failed: then it only polls). */
+  readonly ready: Promise<void>;
+  /** Resolves at the first release since the last call (at once if one came meanwhile), or after `ms`. */
+  next(ms: number): Promise<void>;
+  close(): void;
+}
+
 /**
  * Wakes lock waiters when a session's lock is released (the release script publishes on the
  * session's channel), so a queued task starts right after the one before it rather than at its
  * next poll. One subscriber connection per process, subscribed to a channel only while someone
- * waits on it. Best effort: a waiter still polls, which covers a lapsed lease (nobody publishes)
- * and a notification lost to a reconnect.
+ * waits on it. A waiter tries the lock again once its subscription is confirmed, so a release
+ * cannot slip between its last try and its wait. Best effort all the same: a waiter still polls,
+ * which covers a lapsed lease (nobody publishes) and a message lost to a reconnect.
  */
 export class SessionReleaseWatch {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly channels = new Map<string, { ready: Promise<void>; waiters: Set<Waiter> }>();
 
   private constructor(
     private readonly sub: Redis,
     private readonly logger: Logger,
   ) {
     sub.on('message', (channel: string) => {
-      for (const wake of this.waiters.get(channel) ?? []) wake();
+      for (const w of this.channels.get(channel)?.waiters ?? []) w.notify();
     });
   }
 
@@ -28,32 +38,58 @@ export class SessionReleaseWatch {
     return new SessionReleaseWatch(sub, logger);
   }
 
-  /** Resolves when `channel` gets a message or after `ms`, whichever comes first. */
-  async wait(channel: string, ms: number): Promise<void> {
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    let set = this.waiters.get(channel);
-    if (!set) {
-      this.waiters.set(channel, (set = new Set()));
-      this.sub.subscribe(channel).catch((err: unknown) => this.logger.debug({ err, channel }, 'could not subscribe to session releases; polling'));
+  watch(channel: string): ReleaseWaiter {
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      const ready = this.sub.subscribe(channel).then(
+        () => undefined,
+        (err: unknown) => this.logger.debug({ err, channel }, 'could not subscribe to session releases; polling'),
+      );
+      this.channels.set(channel, (entry = { ready, waiters: new Set() }));
     }
-    set.add(wake);
-    const timer = setTimeout(wake, ms);
-    try {
-      await woken;
-    } finally {
-      clearTimeout(timer);
-      set.delete(wake);
-      if (set.size === 0 && this.waiters.get(channel) === set) {
-        this.waiters.delete(channel);
-        this.sub.unsubscribe(channel).catch(() => undefined);
-      }
-    }
+    const w = new Waiter(entry.ready, () => this.forget(channel, w));
+    entry.waiters.add(w);
+    return w;
   }
 
   close(): void {
-    for (const set of this.waiters.values()) for (const wake of set) wake();
-    this.waiters.clear();
+    for (const { waiters } of this.channels.values()) for (const w of waiters) w.notify();
+    this.channels.clear();
     this.sub.disconnect();
+  }
+
+  private forget(channel: string, w: Waiter): void {
+    const entry = this.channels.get(channel);
+    if (!entry?.waiters.delete(w) || entry.waiters.size > 0) return;
+    this.channels.delete(channel);
+    this.sub.unsubscribe(channel).catch(() => undefined);
+  }
+}
+
+class Waiter implements ReleaseWaiter {
+  private released = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    readonly ready: Promise<void>,
+    readonly close: () => void,
+  ) {}
+
+  notify(): void {
+    this.released = true;
+    this.wake?.();
+  }
+
+  async next(ms: number): Promise<void> {
+    if (!this.released) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        timer = setTimeout(resolve, ms);
+      });
+      clearTimeout(timer);
+      this.wake = undefined;
+    }
+    this.released = false;
   }
 }

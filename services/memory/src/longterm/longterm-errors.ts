@@ -1,3 +1,4 @@
+import { inSpan } from '@hermes/telemetry';
 import { MemoryError } from '../memory-errors.js';
 import { VectorStoreUnavailableError } from './vector-store-errors.js';
 
@@ -23,13 +24,19 @@ export class MemoryNotFoundError extends MemoryError {
   }
 }
 
-/** Runs a vector-store or embedder call, turning any failure into a LongTermStoreUnavailableError. */
-export async function storeCall<T>(operation: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    // Other typed errors (a dimension mismatch, a missing memory) are not outages: they stay as they are.
-    if (err instanceof MemoryError && !(err instanceof VectorStoreUnavailableError)) throw err;
-    throw new LongTermStoreUnavailableError({ operation }, { cause: err });
-  }
+/**
+ * Runs a vector-store or embedder call in a span of its own (`memory.<operation>`, so a trace
+ * shows where a recall or an extraction spent its time), turning any failure into a
+ * LongTermStoreUnavailableError.
+ */
+export function storeCall<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  return inSpan(`memory.${operation}`, { attributes: { 'hermes.memory.operation': operation } }, async () => {
+    try {
+      return await fn();
+    } catch (err) {
+      // Other typed errors (a dimension mismatch, a missing memory) are not outages: they stay as they are.
+      if (err instanceof MemoryError && !(err instanceof VectorStoreUnavailableError)) throw err;
+      throw new LongTermStoreUnavailableError({ operation }, { cause: err });
+    }
+  });
 }
