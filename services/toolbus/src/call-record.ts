@@ -80,7 +80,7 @@ export class CallRecordStore {
     /** Largest value the server accepts; oversized full results are dropped to fit. */
     private readonly maxBytes: number,
     /** For `writeUnacknowledged`: the connection and the bucket's subject prefix (`$KV.<bucket>.`). */
-    private readonly direct?: { nc: NatsConnection; subjectPrefix: string },
+    private readonly direct: { nc: NatsConnection; subjectPrefix: string },
   ) {}
 
   async get(key: string): Promise<StoredRecord | undefined> {
@@ -111,7 +111,6 @@ export class CallRecordStore {
    * call runs once more, and a record already there stands. Saves the ack and the wake-up it costs.
    */
   writeUnacknowledged(key: string, record: CallRecord, expected: number | undefined): void {
-    if (!this.direct) throw new Error('CallRecordStore: writeUnacknowledged needs the connection');
     const h = natsHeaders();
     h.set('Nats-Expected-Last-Subject-Sequence', String(expected ?? 0));
     this.direct.nc.publish(`${this.direct.subjectPrefix}${key}`, this.encode(expected === undefined ? record : { ...record, updated_at: new Date().toISOString() }), { headers: h });

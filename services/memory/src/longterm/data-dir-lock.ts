@@ -50,11 +50,16 @@ export class DataDirLock {
   private timer: NodeJS.Timeout | undefined;
   private lost = false;
 
+  private readonly path: string;
+
   private constructor(
-    private readonly path: string,
+    /** The directory's real path: the key of `held`. */
+    private readonly key: string,
     private readonly me: DataDirOwner,
     private readonly o: DataDirLockOptions,
-  ) {}
+  ) {
+    this.path = join(key, FILE);
+  }
 
   /** Whether another process has taken the directory over. */
   get isLost(): boolean {
@@ -78,7 +83,7 @@ export class DataDirLock {
         // Another process may have taken the same stale file over at the same moment.
         await sleep(Math.min(200, refreshMs));
         if ((await readOwner(path))?.token === me.token) {
-          const lock = new DataDirLock(path, me, { ...o, refreshMs });
+          const lock = new DataDirLock(key, me, { ...o, refreshMs });
           lock.start();
           held.set(key, { lock, refs: 1 });
           return lock;
@@ -107,10 +112,10 @@ export class DataDirLock {
 
   /** Gives the directory up (the last holder in this process removes the file). */
   async release(): Promise<void> {
-    const key = [...held].find(([, h]) => h.lock === this)?.[0];
-    const entry = key === undefined ? undefined : held.get(key);
-    if (entry && --entry.refs > 0) return;
-    if (key !== undefined) held.delete(key);
+    const entry = held.get(this.key);
+    if (entry?.lock !== this) return; // released already
+    if (--entry.refs > 0) return;
+    held.delete(this.key);
     clearInterval(this.timer);
     if (!this.lost && (await readOwner(this.path))?.token === this.me.token) await unlink(this.path).catch(() => undefined);
   }
