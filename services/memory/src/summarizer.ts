@@ -24,6 +24,11 @@ export interface SummarizerOptions {
 }
 
 const RELEASE_FLAG = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+// KEYS: flag, owner. ARGV: token, lease ms. -1 the session is gone (deleted since the run was
+// queued: a flag would be a key of a session that no longer exists), 0 another run holds it, 1 taken.
+const TAKE_FLAG = `if redis.call('EXISTS', KEYS[2]) == 0 then return -1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end
+return 0`;
 
 /**
  * Folds a session's older messages into its running summary, incrementally: each LLM call gets
@@ -39,12 +44,15 @@ export class Summarizer {
    * (a forced run); otherwise it returns at once with nothing folded.
    */
   async summarize(userId: string, sessionId: string, opts: { keepRecent?: number; wait?: boolean } = {}): Promise<SessionSummarizeReply> {
-    const flag = this.o.store.keysFor(sessionId).summarizing;
+    const keys = this.o.store.keysFor(sessionId);
+    const flag = keys.summarizing;
     const token = randomBytes(8).toString('hex');
     const leaseMs = this.o.runLeaseMs ?? 300_000;
     const waitUntil = Date.now() + (opts.wait ? leaseMs : 0);
-    while ((await this.o.redis.set(flag, token, 'PX', leaseMs, 'NX')) === null) {
-      if (Date.now() >= waitUntil) return this.unchanged(sessionId, 0);
+    for (;;) {
+      const taken = Number(await this.o.redis.eval(TAKE_FLAG, 2, flag, keys.owner, token, leaseMs));
+      if (taken === 1) break;
+      if (taken === -1 || Date.now() >= waitUntil) return this.unchanged(sessionId, 0);
       await sleep(200);
     }
     try {
