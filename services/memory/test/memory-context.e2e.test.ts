@@ -270,6 +270,9 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       const lock = await request(client, contracts.sessionLock, { user_id: 'deleter', session_id: 'ls-del' });
       expect((await remoteError(request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' }))).code).toBe('session_busy');
       await request(client, contracts.sessionUnlock, { user_id: 'deleter', session_id: 'ls-del', token: lock.token });
+      // The appends above also queued a background summary, behind other tests' sessions: a delete
+      // during that run is refused (busy), as it should be, so let the queue finish first.
+      await memory.queue.idle();
 
       expect(await request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' })).toEqual({ deleted: true, messages: 2 });
       expect(await redis.keys('hermes-test:session:{ls-del}:*')).toEqual([]);
