@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermitAbortedError, PermitTimeoutError, readPoolStatus } from '../src/index.js';
-import { semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
+import { GRANT_EXPECTED_MS, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
 const cluster = semaphoreCluster('sem_abandon');
 const join = (bucket: string) => cluster.join(bucket, { p: { capacity: 1 } });
@@ -28,7 +28,7 @@ describe('a waiter abandoned while its place in the queue is being written', () 
     await sleep(200);
     expect((await readPoolStatus(holder.kv))[0]).toMatchObject({ in_use: 1, waiters: 0 });
 
-    const next = patient.sem.acquire('p', { timeoutMs: 3000 });
+    const next = patient.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     await held.release();
     await (await next).release();
   });

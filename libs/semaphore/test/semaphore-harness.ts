@@ -63,3 +63,9 @@ export function semaphoreCluster(bucketPrefix: string) {
     },
   };
 }
+
+/**
+ * Timeout for an acquire the test expects to succeed. Generous on purpose: on a loaded CI machine a
+ * grant can lag by seconds, and these tests assert that it comes, not how fast.
+ */
+export const GRANT_EXPECTED_MS = 15_000;

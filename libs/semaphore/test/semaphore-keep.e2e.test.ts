@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermitTimeoutError, readPoolStatus } from '../src/index.js';
-import { member, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
+import { GRANT_EXPECTED_MS, member, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
 const { url, bucket, join } = semaphoreCluster('sem_keep');
 const revision = async (m: Member, pool: string) => (await m.kv.get(`pool.${pool}`))!.revision;
@@ -33,10 +33,10 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
     const keeper = await join(b, { p: { capacity: 1 } }, { keepMs: 60_000 });
     const other = await join(b, { p: { capacity: 1 } });
     await (await keeper.sem.acquire('p')).release();
-    const p = await other.sem.acquire('p', { timeoutMs: 5000 });
+    const p = await other.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     await p.release();
     // And the keeper, wanting it again, waits its turn like anyone else.
-    const q = await keeper.sem.acquire('p', { timeoutMs: 5000 });
+    const q = await keeper.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     await q.release();
   });
 
@@ -127,7 +127,7 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
       await (await keeper.sem.acquire('p')).release();
       const r = keeper.sem.reserve('p')!;
       await sleep(50);
-      const p = await other.sem.acquire('p', { timeoutMs: 5000 });
+      const p = await other.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
       expect(await r.claim()).toBeUndefined();
       await p.release();
     });

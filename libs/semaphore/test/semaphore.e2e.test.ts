@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PermitAbortedError, PermitTimeoutError, readPoolStatus, setPoolCapacity, type Permit } from '../src/index.js';
-import { semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
+import { GRANT_EXPECTED_MS, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
 
 const { bucket, join } = semaphoreCluster('sem_test');
 
@@ -78,7 +78,7 @@ describe('DistributedSemaphore', () => {
     await dying.nc.close();
     await (dying.sem as unknown as { close(): Promise<void> }).close();
     const started = Date.now();
-    const p = await live.sem.acquire('p', { timeoutMs: 5000 });
+    const p = await live.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThan(300);
     await p.release();
@@ -91,7 +91,7 @@ describe('DistributedSemaphore', () => {
     const p = await holder.sem.acquire('p');
     await expect(other.sem.acquire('p', { timeoutMs: 1500 })).rejects.toBeInstanceOf(PermitTimeoutError);
     await p.release();
-    const q = await other.sem.acquire('p', { timeoutMs: 1000 });
+    const q = await other.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     await q.release();
   });
 
@@ -121,8 +121,8 @@ describe('DistributedSemaphore', () => {
   it('separate pools have separate capacities', async () => {
     const b = bucket();
     const m = await join(b, { x: { capacity: 1 }, y: { capacity: 1 } });
-    const x = await m.sem.acquire('x', { timeoutMs: 500 });
-    const y = await m.sem.acquire('y', { timeoutMs: 500 });
+    const x = await m.sem.acquire('x', { timeoutMs: GRANT_EXPECTED_MS });
+    const y = await m.sem.acquire('y', { timeoutMs: GRANT_EXPECTED_MS });
     await expect(m.sem.acquire('x', { timeoutMs: 100 })).rejects.toBeInstanceOf(PermitTimeoutError);
     await Promise.all([x.release(), y.release()]);
   });
@@ -134,7 +134,7 @@ describe('DistributedSemaphore', () => {
     const p = await a.sem.acquire('p');
     const reportedAt = Date.now();
     await p.release({ rateLimitedForMs: 700 });
-    const q = await c.sem.acquire('p', { timeoutMs: 3000 });
+    const q = await c.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     expect(Date.now() - reportedAt).toBeGreaterThanOrEqual(600);
     const status = (await readPoolStatus(c.kv))[0]!;
     expect(status.in_use).toBe(1);
@@ -150,7 +150,7 @@ describe('DistributedSemaphore', () => {
     const s = (await readPoolStatus(m.kv))[0]!;
     expect(s.backoff_reason).toBe('failing');
     await expect(m.sem.acquire('p', { timeoutMs: 300 })).rejects.toBeInstanceOf(PermitTimeoutError);
-    const p = await m.sem.acquire('p', { timeoutMs: 3000 });
+    const p = await m.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     await p.release({});
     expect((await readPoolStatus(m.kv))[0]).toMatchObject({ consecutive_failures: 0 });
   });
@@ -162,7 +162,7 @@ describe('DistributedSemaphore', () => {
     const first = await m.sem.acquire('p', { estimatedTokens: 5000 });
     await first.release({ tokens: 5950 }); // used more than estimated: 50 left
     const started = Date.now();
-    const second = await m.sem.acquire('p', { estimatedTokens: 150, timeoutMs: 5000 });
+    const second = await m.sem.acquire('p', { estimatedTokens: 150, timeoutMs: GRANT_EXPECTED_MS });
     // 100 tokens more needed at 100/s.
     expect(Date.now() - started).toBeGreaterThanOrEqual(800);
     await second.release({ tokens: 150 });
