@@ -37,8 +37,9 @@ export interface DirectTask {
 export class DirectAgent {
   private readonly client: OpenAI;
 
-  constructor(baseUrl: string) {
-    this.client = new OpenAI({ baseURL: baseUrl, apiKey: 'scripted', maxRetries: 0, timeout: 60_000 });
+  /** `fetch`: the SDK's HTTP client; by default the one it ships with (Node's global `fetch`). */
+  constructor(baseUrl: string, fetch?: typeof globalThis.fetch) {
+    this.client = new OpenAI({ baseURL: baseUrl, apiKey: 'scripted', maxRetries: 0, timeout: 60_000, ...(fetch ? { fetch } : {}) });
   }
 
   async run(t: DirectTask): Promise<{ llmCalls: number; callMs: number[]; callStartedAt: number[]; answer: string }> {

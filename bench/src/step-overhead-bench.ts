@@ -4,6 +4,7 @@ import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { Bus, followTaskEvents, submitTask } from '@hermes/bus';
 import { taskEventData, taskEventKind } from '@hermes/contracts';
 import { startHermesStack } from '@hermes/devstack';
+import { undiciFetch } from '@hermes/llm';
 import { createLogger } from '@hermes/telemetry';
 import { ProcessCpu } from './process-cpu.js';
 import { BenchError } from './bench-errors.js';
@@ -75,6 +76,16 @@ export interface StepOverheadReport {
     task_ms_p50: number;
   };
   /**
+   * The direct loop again, with the SDK on the HTTP client Hermes's LLM client uses (undici's
+   * `request`, `LLM_HTTP_CLIENT=undici`) instead of the one it ships with: what is left of the
+   * overhead once the cheaper client Hermes picked is taken out of the comparison.
+   */
+  direct_same_http_client: {
+    ms_per_step_p50: number;
+    per_task_ms_per_step: number[];
+    overhead_ms_per_step_p50: number;
+  };
+  /**
    * CPU time per step of each process while the measured tasks ran (their per-task work included),
    * from /proc: on a small machine every process of a step competes for the same cores.
    */
@@ -124,14 +135,19 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
     const template = await runtimeRequestShape(model, `${stamp}-h-w0`);
     const direct = new DirectAgent(model.baseUrl);
     const directTask = (runId: string) => runDirectTask({ direct, model, runId, steps: o.steps, template, tool: o.tool });
+    const sameClient = new DirectAgent(model.baseUrl, undiciFetch());
+    const sameClientTask = (runId: string) => runDirectTask({ direct: sameClient, model, runId, steps: o.steps, template, tool: o.tool });
     await directTask(`${stamp}-d-w0`);
+    await sameClientTask(`${stamp}-u-w0`);
     log(`  warm-up: hermes ${round(mean(first.stepMs), 2)} ms/step`);
     for (let i = 1; i < o.warmupTasks; i++) {
       await hermesTask(`${stamp}-h-w${i}`);
       await directTask(`${stamp}-d-w${i}`);
+      await sameClientTask(`${stamp}-u-w${i}`);
     }
     const hermes: TaskRun[] = [];
     const directRuns: TaskRun[] = [];
+    const sameClientRuns: TaskRun[] = [];
     // Alternating, so a burst of load from elsewhere on the machine hits both sides alike.
     for (let i = 0; i < o.tasks; i++) {
       hermesCpu.start();
@@ -140,13 +156,14 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
       directCpu.start();
       const d = await directTask(`${stamp}-d${i}`);
       directCpu.stop();
+      sameClientRuns.push(await sameClientTask(`${stamp}-u${i}`));
       hermes.push(h);
       directRuns.push(d);
-      log(`  task ${i + 1}/${o.tasks}: hermes ${round(mean(h.stepMs), 2)} ms/step, direct ${round(mean(d.stepMs), 2)} ms/step`);
+      log(`  task ${i + 1}/${o.tasks}: hermes ${round(mean(h.stepMs), 2)} ms/step, direct ${round(mean(d.stepMs), 2)} ms/step, direct on undici ${round(mean(sameClientRuns.at(-1)!.stepMs), 2)} ms/step`);
     }
     const breakdown = o.breakdown ? await measureBreakdown({ stack, bus, options: o, stamp, log, hermesTask, directTask }) : undefined;
     const steps = o.tasks * (o.steps - 1);
-    return report(o, hermes, directRuns, loadAtStart, breakdown, errors, { hermes: hermesCpu.per(steps), direct: directCpu.per(steps) });
+    return report(o, { hermes, direct: directRuns, sameClient: sameClientRuns }, loadAtStart, breakdown, errors, { hermes: hermesCpu.per(steps), direct: directCpu.per(steps) });
   } finally {
     await bus.drain().catch(() => {});
     await stack.stop();
@@ -206,8 +223,16 @@ function checked(run: TaskRun, steps: number): TaskRun {
 
 const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
 
-function report(o: StepOverheadOptions, hermes: TaskRun[], direct: TaskRun[], loadAtStart: number, breakdown: StepBreakdown | undefined, errors: string[], cpu: CpuPerStep): StepOverheadReport {
+function report(
+  o: StepOverheadOptions,
+  { hermes, direct, sameClient }: { hermes: TaskRun[]; direct: TaskRun[]; sameClient: TaskRun[] },
+  loadAtStart: number,
+  breakdown: StepBreakdown | undefined,
+  errors: string[],
+  cpu: CpuPerStep,
+): StepOverheadReport {
   const h = summarise(hermes.flatMap((t) => t.stepMs));
+  const u = summarise(sameClient.flatMap((t) => t.stepMs));
   const d = summarise(direct.flatMap((t) => t.stepMs));
   const hMean = mean(hermes.flatMap((t) => t.stepMs));
   const dMean = mean(direct.flatMap((t) => t.stepMs));
@@ -243,6 +268,11 @@ function report(o: StepOverheadOptions, hermes: TaskRun[], direct: TaskRun[], lo
       per_task_ms_per_step: direct.map((t) => round(mean(t.stepMs))),
       llm_call_ms_p50: summarise(direct.flatMap((t) => t.callMs ?? [])).p50_ms,
       task_ms_p50: summarise(direct.map((t) => t.taskMs)).p50_ms,
+    },
+    direct_same_http_client: {
+      ms_per_step_p50: u.p50_ms,
+      per_task_ms_per_step: sameClient.map((t) => round(mean(t.stepMs))),
+      overhead_ms_per_step_p50: round(h.p50_ms - u.p50_ms),
     },
     ...(cpu.hermes && cpu.direct ? { cpu_ms_per_step: { hermes: cpu.hermes, direct: cpu.direct } } : {}),
     ...(breakdown ? { breakdown } : {}),

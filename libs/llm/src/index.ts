@@ -8,3 +8,5 @@ export type { PoolSettings } from './llm-pools.js';
 export { semaphorePermits } from './semaphore-permits.js';
 export { llmSettings, roleEndpoints, openLlmClient } from './llm-settings.js';
 export type { LlmConfig } from './llm-settings.js';
+export { undiciFetch } from './http-transport.js';
+export type { LlmHttpClient } from './http-transport.js';

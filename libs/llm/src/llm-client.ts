@@ -3,6 +3,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { activeConversationId, contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
+import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver } from './llm-pools.js';
 import { LlmMetrics } from './llm-metrics.js';
@@ -31,6 +32,8 @@ export interface LlmClientOptions {
   retryBaseMs?: number;
   /** Record prompts and answers on the `chat` spans (default: the GenAI content capture setting, off). */
   captureContent?: boolean;
+  /** The SDK's HTTP client: undici's `request` (default, less CPU per call) or the global `fetch`. */
+  httpClient?: LlmHttpClient;
 }
 
 export interface ChatRequest {
@@ -53,6 +56,7 @@ export interface ChatRequest {
  */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
+  private transport?: typeof fetch;
   private readonly permits: PermitProvider;
   private readonly metrics = new LlmMetrics();
   private readonly captureContent: boolean;
@@ -203,7 +207,8 @@ export class LlmClient {
     let c = this.clients.get(key);
     if (!c) {
       // Retries happen above, through the semaphore; the SDK must not retry behind its back.
-      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0 });
+      if ((this.opts.httpClient ?? 'undici') === 'undici') this.transport ??= undiciFetch();
+      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, ...(this.transport ? { fetch: this.transport } : {}) });
       this.clients.set(key, c);
     }
     return c;

@@ -21,6 +21,10 @@ export const llmSettings = {
   HERMES_EMBEDDER_BASE_URL: Type.Optional(Type.String()),
   HERMES_EMBEDDER_API_KEY: Type.Optional(Type.String()),
   LLM_TIMEOUT_MS: Type.Integer({ default: 60_000, minimum: 1000 }),
+  LLM_HTTP_CLIENT: Type.Union([Type.Literal('undici'), Type.Literal('fetch')], {
+    default: 'undici',
+    description: "the openai SDK's HTTP client: undici (its request API, about half the CPU per call) or fetch (Node's global fetch, the SDK's default)",
+  }),
   LLM_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of retryable LLM errors, each through a new permit' }),
   LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm? }' }),
   LLM_DEFAULT_CAPACITY: Type.Integer({ default: 8, minimum: 0, description: 'calls in flight, cluster-wide, for a pool not in LLM_POOLS' }),
@@ -69,6 +73,7 @@ export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmCli
     permits: semaphorePermits(sem),
     timeoutMs: c.LLM_TIMEOUT_MS,
     maxRetries: c.LLM_MAX_RETRIES,
+    httpClient: c.LLM_HTTP_CLIENT,
     permitTimeoutMs: c.LLM_PERMIT_TIMEOUT_MS,
   });
   return { llm, close: () => sem.close() };
