@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Bus, type BusOptions } from '@hermes/bus';
 import type { RuntimeJob } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
@@ -22,16 +21,8 @@ export function runtimeJob(jobId: string): RuntimeJob {
   return { job_id: jobId, task_id: 't1', subtask_id: 's1', user_id: 'u1', session_id: 'sess1', goal: 'say hi', model_role: 'worker' };
 }
 
-/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 5_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
+// One polling helper for every package's tests.
+export { eventually } from '@hermes/testkit';
 
 /** Absolute path of a fixture script; fixtures import the built `@hermes/bus`, so dist/ must exist. */
 export function fixture(name: string): string {

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { RemoteError, type Bus } from '@hermes/bus';
 import { loadConfig } from '@hermes/config';
 import { llmSettings, openLlmClient } from '@hermes/llm';
+import { eventually as pollUntil } from '@hermes/testkit';
 import type { LongTermTuning } from '../src/longterm/longterm-memory.js';
 import type { MemoryTuning } from '../src/memory-service.js';
 
@@ -16,15 +17,12 @@ export async function remoteError(promise: Promise<unknown>): Promise<RemoteErro
   return err as RemoteError;
 }
 
-/** Polls `check` until it returns a value (errors count as not yet), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/**
+ * Polls `check` until it returns a value, or fails after `timeoutMs`. Errors count as not yet: these
+ * checks read through the memory service, which a test may be restarting or cutting off meanwhile.
+ */
+export function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  return pollUntil(() => check().catch(() => undefined), timeoutMs, what);
 }
 
 /** Session tuning of the memory tests: what each file does not set itself. */
