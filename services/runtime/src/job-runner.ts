@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { recordSubtaskOutput, withDependencyOutputs } from './working-memory.js';
 import type { JsMsg } from '@nats-io/jetstream';
 import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type WireError } from '@hermes/contracts';
@@ -93,7 +94,11 @@ export class JobRunner {
       // Plan and compose jobs never touch the session; an agent loop holds it from reading its
       // context to writing its final turn.
       hold = await this.o.sessions?.acquire(job, guard?.signal);
-      const outcome = await this.runLoop(job, attempt, events, log, loopSignal(guard?.signal, hold));
+      const signal = loopSignal(guard?.signal, hold);
+      // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
+      // more than the default of ten: not a leak, as every wait removes its listener.
+      if (signal) setMaxListeners(0, signal);
+      const outcome = await this.runLoop(job, attempt, events, log, signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');

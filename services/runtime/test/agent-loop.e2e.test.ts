@@ -420,6 +420,35 @@ describe('the agent loop', () => {
     expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'sent after approval' }]);
   });
 
+  it('a turn of many calls all parked for approval waits on the job signal without a listener warning', async () => {
+    const asked = new Map<string, number>();
+    const f = await runtimeFixture({
+      cancellable: true,
+      approvalPollMs: 100,
+      onToolCall: async (req) => {
+        const n = (asked.get(req.idempotency_key) ?? 0) + 1;
+        asked.set(req.idempotency_key, n);
+        return n < 3 ? { call_id: `c_${req.call_index}`, status: 'pending_approval' } : okReply(req, { sent: req.call_index });
+      },
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const j = job();
+      const calls = Array.from({ length: 12 }, (_, i) => ({ name: 'web_search', arguments: { q: `q${i}` } }));
+      llm.enqueue({ toolCalls: calls }, { content: 'all sent' });
+      await f.runner.run(j, await f.deliver(j));
+      // Warnings are emitted on the next tick.
+      await sleep(50);
+      expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'all sent' }]);
+      expect(f.toolCalls).toHaveLength(36);
+      expect(warnings.filter((w) => w.includes('MaxListeners'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('a call parked for approval is polled at approvalPollMs when no notice comes', async () => {
     let asked = 0;
     const f = await runtimeFixture({

@@ -22,6 +22,7 @@ import { Type } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
 import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
 import type { ScriptedLlm } from '@hermes/testkit';
+import { CancellationWatch } from '../src/cancellation-watch.js';
 import { CheckpointStore } from '../src/checkpoint-store.js';
 import { JobRunner } from '../src/job-runner.js';
 import { ToolCaller } from '../src/tool-caller.js';
@@ -86,6 +87,8 @@ export interface FixtureOptions {
   approvalPollMs?: number;
   /** Each checkpoint write waits this long before it is sent (a slow KV), to order it against tool calls. */
   checkpointDelayMs?: number;
+  /** Give jobs the cancellation signal the runtime's main gives them (default: none). */
+  cancellable?: boolean;
 }
 
 /**
@@ -152,6 +155,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     checkpoints: opts.checkpointDelayMs ? new DelayedCheckpointStore(kv, opts.checkpointDelayMs) : new CheckpointStore(kv),
     tools: new ToolCaller({ bus, requestTimeoutMs: opts.toolRequestTimeoutMs ?? 3_000, approvalPollMs: opts.approvalPollMs ?? 10_000 }),
     limits: { maxSteps: opts.maxSteps ?? 10, maxRepeats: opts.maxRepeats ?? 2 },
+    ...(opts.cancellable ? { cancellations: new CancellationWatch(bus) } : {}),
   });
   const consumer = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
   const consumers: WorkConsumer[] = [];
