@@ -56,18 +56,19 @@ afterAll(async () => {
 describe('the agent loop', () => {
   it('sends side-effect-free calls alongside their turn\'s checkpoint, and calls with side effects only once it is stored', async () => {
     const seen: { tool: string; turnStored: boolean }[] = [];
-    let kv: Awaited<ReturnType<RuntimeFixture['bus']['kv']>> | undefined;
+    // Opened once the fixture exists; read by its toolbus stand-in, which is defined before.
+    const checkpoints: { kv?: Awaited<ReturnType<RuntimeFixture['bus']['kv']>> } = {};
     const j = job();
     const f = await runtimeFixture({
       tools: [{ ...toolDefinition('lookup'), idempotent: true }, toolDefinition('send_mail')],
       checkpointDelayMs: 300,
       onToolCall: async (req) => {
-        const cp = (await kv!.get(`job.${j.job_id}`))?.json<{ step: number; pending?: boolean }>();
+        const cp = (await checkpoints.kv!.get(`job.${j.job_id}`))?.json<{ step: number; pending?: boolean }>();
         seen.push({ tool: req.tool, turnStored: cp?.step === req.step && cp.pending === true });
         return okReply(req, { from: req.tool });
       },
     });
-    kv = await f.bus.kv(f.bus.subjects.buckets.checkpoints);
+    checkpoints.kv = await f.bus.kv(f.bus.subjects.buckets.checkpoints);
     llm.enqueue(
       {
         toolCalls: [
