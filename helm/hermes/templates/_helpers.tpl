@@ -70,6 +70,8 @@ app.kubernetes.io/component: {{ .name }}
   value: {{ .Values.llm.timeoutMs | quote }}
 - name: LLM_MAX_RETRIES
   value: {{ .Values.llm.maxRetries | quote }}
+- name: LLM_HTTP_CLIENT
+  value: {{ .Values.llm.httpClient | quote }}
 {{- end -}}
 
 {{/*
