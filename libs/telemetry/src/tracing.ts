@@ -1,13 +1,19 @@
 import { context, metrics, propagation, trace, type Meter, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator, CompositePropagator, W3CBaggagePropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { MeterProvider, PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import type { MetricReader } from '@opentelemetry/sdk-metrics';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+
+// The SDK parts load only when something is exported: about 150 ms of a service's start, and most
+// runs (tests, `npm run up`) export nothing.
+const sdk = {
+  traces: () => Promise.all([import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/exporter-trace-otlp-http')]),
+  metrics: () => import('@opentelemetry/sdk-metrics'),
+  otlpMetrics: () => import('@opentelemetry/exporter-metrics-otlp-http'),
+  prometheus: () => import('@opentelemetry/exporter-prometheus'),
+  resources: () => import('@opentelemetry/resources'),
+};
 
 export interface TelemetryHandle {
   /** Flushes and stops the exporters and the metrics endpoint (no-op when nothing was started). */
@@ -38,13 +44,17 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   const env = opts.env ?? process.env;
   installPropagation();
   if (env.OTEL_SDK_DISABLED === 'true') return { exporting: false, shutdown: async () => {} };
-  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` });
   const stops: (() => Promise<void>)[] = [];
 
   // Per the OTLP spec the signal-specific endpoint is used as is; the base one gets `/v1/traces`.
   const tracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
   const exporting = tracesUrl !== undefined && env.OTEL_TRACES_EXPORTER !== 'none';
+  const metricsUrl = metricsEndpoint(env);
+  if (!exporting && !metricsUrl && opts.metricsPort === undefined) return { exporting: false, shutdown: async () => {} };
+  const { resourceFromAttributes } = await sdk.resources();
+  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` });
   if (exporting) {
+    const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }] = await sdk.traces();
     // The URL is passed explicitly: left alone, the exporter reads process.env, not `opts.env`.
     const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl }))] });
     trace.setGlobalTracerProvider(provider);
@@ -56,20 +66,23 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   }
 
   const readers: MetricReader[] = [];
-  const metricsUrl = metricsEndpoint(env);
-  if (metricsUrl) {
+  const metricsSdk = metricsUrl || opts.metricsPort !== undefined ? await sdk.metrics() : undefined;
+  if (metricsUrl && metricsSdk) {
+    const { OTLPMetricExporter } = await sdk.otlpMetrics();
+    const { PeriodicExportingMetricReader } = metricsSdk;
     const intervalMs = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 15_000;
     readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: metricsUrl }), exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 30_000) }));
   }
   let prometheus: PrometheusExporter | undefined;
   if (opts.metricsPort !== undefined) {
+    const { PrometheusExporter } = await sdk.prometheus();
     prometheus = new PrometheusExporter({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', endpoint: '/metrics', preventServerStart: true });
     await prometheus.startServer();
     // The exporter ships with its own copy of sdk-metrics (same major); only private fields differ.
     readers.push(prometheus as unknown as MetricReader);
   }
-  if (readers.length) {
-    const provider = new MeterProvider({ resource, readers });
+  if (readers.length && metricsSdk) {
+    const provider = new metricsSdk.MeterProvider({ resource, readers });
     metrics.setGlobalMeterProvider(provider);
     stops.push(async () => {
       await provider.shutdown();
