@@ -80,6 +80,23 @@ describe('undiciFetch', () => {
     expect((err as Error).name).toBe('AbortError');
   });
 
+  it('ends a stream the signal aborts halfway: the reader fails with an AbortError and the connection is closed', async () => {
+    let closed!: Promise<void>;
+    routes.set('/sse-abort', (_req, _body, res) => {
+      closed = new Promise((r) => res.on('close', () => r()));
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.write('data: one\n\n');
+    });
+    const abort = new AbortController();
+    const res = await fetchOverUndici(`${base}/sse-abort`, { signal: abort.signal });
+    const reader = res.body!.getReader();
+    await reader.read();
+    abort.abort();
+    const err = await reader.read().catch((e: unknown) => e);
+    expect((err as Error).name).toBe('AbortError');
+    await closed;
+  });
+
   it('passes a body it does not read itself (form data) to the global fetch, which encodes it', async () => {
     let seen: { type?: string; body?: string } = {};
     routes.set('/form', (req, body, res) => {
