@@ -26,7 +26,8 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent({ headersTimeout:
     if (input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) {
       return globalThis.fetch(input, init);
     }
-    const res = await request(typeof input === 'string' ? input : input.href, {
+    const url = typeof input === 'string' ? input : input.href;
+    const res = await request(url, {
       dispatcher,
       method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
       headers: plainHeaders(init.headers),
@@ -38,15 +39,19 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent({ headersTimeout:
       if (Array.isArray(value)) for (const v of value) headers.append(name, v);
       else if (value !== undefined) headers.append(name, value);
     }
-    const init2 = { status: res.statusCode, headers };
+    const meta = { status: res.statusCode, headers };
+    let response: Response;
     if (NULL_BODY.has(res.statusCode)) {
       res.body.resume();
-      return new Response(null, init2);
+      response = new Response(null, meta);
+    } else if (headers.get('content-type')?.includes('text/event-stream')) {
+      response = new Response(Readable.toWeb(res.body) as ReadableStream<Uint8Array>, meta);
+    } else {
+      response = new Response(await res.body.arrayBuffer(), meta);
     }
-    if (headers.get('content-type')?.includes('text/event-stream')) {
-      return new Response(Readable.toWeb(res.body) as ReadableStream<Uint8Array>, init2);
-    }
-    return new Response(await res.body.arrayBuffer(), init2);
+    // A constructed Response has no URL; the SDK's debug log (OPENAI_LOG=debug) prints it.
+    Object.defineProperty(response, 'url', { value: url });
+    return response;
   };
 }
 

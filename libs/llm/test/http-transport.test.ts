@@ -43,6 +43,7 @@ describe('undiciFetch', () => {
     const res = await fetchOverUndici(`${base}/echo`, { method: 'POST', headers: new Headers({ authorization: 'Bearer k', 'content-type': 'application/json' }), body: '{"x":1}' });
     expect(seen).toEqual({ method: 'POST', auth: 'Bearer k', body: '{"x":1}' });
     expect(res.status).toBe(201);
+    expect(res.url).toBe(`${base}/echo`);
     expect(res.headers.get('x-seen')).toBe('a, b');
     expect(await res.json()).toEqual({ got: { x: 1 } });
   });
