@@ -7,7 +7,7 @@ export type LlmHttpClient = 'undici' | 'fetch';
 type Fetch = typeof globalThis.fetch;
 
 // Statuses whose responses have no body (the Response constructor rejects one).
-const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+const NULL_BODY = new Set([204, 205, 304]);
 
 /**
  * A `fetch` for the openai SDK on undici's `request` API instead of the WHATWG `fetch` Node ships.
@@ -16,14 +16,16 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
  * measured against the scripted model), which an agent step pays on every LLM call.
  *
  * JSON answers are read whole; an event stream (`stream: true`) is handed over as it arrives.
- * undici's own header and body timeouts are off: the SDK's `timeout` (LLM_TIMEOUT_MS) aborts
- * through the signal, and a default of 300 s would otherwise cut longer calls. Requests this
- * module does not expect (a `Request` object, a streamed or form body) go to the global `fetch`.
+ * Redirects are followed as `fetch` follows them (up to 20). undici's own header and body
+ * timeouts are off: the SDK's `timeout` (LLM_TIMEOUT_MS) aborts through the signal, and a default
+ * of 300 s would otherwise cut longer calls. Requests this module does not expect (a `Request`
+ * object, a streamed or form body, a redirect mode other than `follow`) go to the global `fetch`.
  */
-export function undiciFetch(dispatcher: Dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0 })): Fetch {
+export function undiciFetch(dispatcher: Dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, maxRedirections: 20 })): Fetch {
   return async (input, init = {}) => {
     const body = init.body;
-    if (input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array))) {
+    const unexpected = input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (init.redirect ?? 'follow') !== 'follow';
+    if (unexpected) {
       return globalThis.fetch(input, init);
     }
     const url = typeof input === 'string' ? input : input.href;

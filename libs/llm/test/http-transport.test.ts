@@ -48,6 +48,19 @@ describe('undiciFetch', () => {
     expect(await res.json()).toEqual({ got: { x: 1 } });
   });
 
+  it('follows a redirect as fetch does, sending the body again on a 307', async () => {
+    let seen: { method?: string; body?: string } = {};
+    routes.set('/moved', (_req, _body, res) => res.writeHead(307, { Location: '/target' }).end());
+    routes.set('/target', (req, body, res) => {
+      seen = { method: req.method, body };
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"here":true}');
+    });
+    const res = await fetchOverUndici(`${base}/moved`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":2}' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ here: true });
+    expect(seen).toEqual({ method: 'POST', body: '{"x":2}' });
+  });
+
   it('returns an empty body for a 204 instead of failing to build the response', async () => {
     routes.set('/empty', (_req, _body, res) => res.writeHead(204).end());
     const res = await fetchOverUndici(`${base}/empty`, { method: 'DELETE' });
