@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { recordSubtaskOutput, withDependencyOutputs } from './working-memory.js';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type WireError } from '@hermes/contracts';
+import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -73,6 +73,9 @@ export class JobRunner {
       return;
     }
     log.info('job started');
+    // An agent loop's tool list and checkpoint depend on neither the started event nor the session
+    // lock: asked for now, they arrive while those round trips are made.
+    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job);
     await this.publishStarted(job, attempt);
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);
@@ -98,15 +101,14 @@ export class JobRunner {
       // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
       // more than the default of ten: not a leak, as every wait removes its listener.
       if (signal) setMaxListeners(0, signal);
-      const outcome = await this.runLoop(job, attempt, events, log, signal);
+      const outcome = await this.runLoop(job, attempt, events, log, prefetched ?? this.prefetch(job), signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
         await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
         return;
       }
-      await recordSubtaskOutput(this.o.bus, job, outcome.output);
-      await this.writeSession(job, outcome.checkpoint, outcome.output);
+      await Promise.all([recordSubtaskOutput(this.o.bus, job, outcome.output), this.writeSession(job, outcome.checkpoint, outcome.output)]);
       await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
     } catch (err) {
@@ -159,8 +161,20 @@ export class JobRunner {
     }
   }
 
-  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, signal?: AbortSignal) {
-    const checkpoint = (await this.o.checkpoints.load(job.job_id)) ?? (await this.startCheckpoint(job));
+  /** The tool list and saved checkpoint of an agent job, asked for at once; awaited by `runLoop`. */
+  private prefetch(job: RuntimeJob): Prefetched {
+    const out: Prefetched = {
+      tools: request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) }),
+      saved: this.o.checkpoints.load(job.job_id),
+    };
+    // The job may end before they are awaited (publishing `started` failed, the session stayed busy).
+    out.tools.catch(() => undefined);
+    out.saved.catch(() => undefined);
+    return out;
+  }
+
+  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, signal?: AbortSignal) {
+    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job));
     const maxTokens = job.budget?.max_tokens;
     const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
     if (checkpoint.step === 0 && maxTokens !== undefined && estimate > maxTokens) {
@@ -170,7 +184,7 @@ export class JobRunner {
         usage: checkpoint.usage,
       };
     }
-    const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
+    const tools = await prefetched.tools;
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
     const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: this.o.checkpoints, events, ...(timer ? { timer } : {}) });
@@ -206,21 +220,24 @@ export class JobRunner {
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
     const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
-    const history = await traceMemoryContext(job, () =>
-      request(this.o.bus, contracts.sessionContext, {
-        user_id: job.user_id,
-        session_id: job.session_id,
-        model: this.o.llm.modelFor('worker'),
-        context_limit: this.o.contextTokens ?? 128_000,
-        reserve_output: RESERVE_OUTPUT_TOKENS,
-        reserve_tools: RESERVE_TOOL_TOKENS,
-      }),
-    );
+    const [history, withInputs] = await Promise.all([
+      traceMemoryContext(job, () =>
+        request(this.o.bus, contracts.sessionContext, {
+          user_id: job.user_id,
+          session_id: job.session_id,
+          model: this.o.llm.modelFor('worker'),
+          context_limit: this.o.contextTokens ?? 128_000,
+          reserve_output: RESERVE_OUTPUT_TOKENS,
+          reserve_tools: RESERVE_TOOL_TOKENS,
+        }),
+      ),
+      withDependencyOutputs(this.o.bus, job),
+    ]);
     return {
       v: 1,
       job_id: job.job_id,
       step: 0,
-      messages: openingMessages(await withDependencyOutputs(this.o.bus, job), history.messages, await background),
+      messages: openingMessages(withInputs, history.messages, await background),
       usage: { input_tokens: 0, output_tokens: 0 },
       calls: [],
       pending: false,
@@ -263,6 +280,11 @@ export class JobRunner {
     // One result per job: a runtime that dies after publishing and is redelivered is de-duplicated.
     await this.o.bus.publish(contracts.runtimeResults, result, { msgId: `${job.job_id}:result`, span: true });
   }
+}
+
+interface Prefetched {
+  tools: Promise<{ tools: ToolDefinition[] }>;
+  saved: Promise<Checkpoint | undefined>;
 }
 
 function toWire(err: unknown): WireError {

@@ -90,6 +90,22 @@ describe('JobRunner', () => {
     expect(f.toolCalls).toEqual([]);
   });
 
+  it('asks for its tool list without waiting for its session context, and reads the context once', async () => {
+    const f = await runtimeFixture({ sessionContextDelayMs: 400 });
+    const j = job();
+    llm.enqueue({ content: 'done' });
+    const msg = await f.deliver(j);
+
+    await f.runner.run(j, msg);
+
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'done' }]);
+    const context = f.arrivals.find((a) => a.request === 'sessionContext')!;
+    const tools = f.arrivals.find((a) => a.request === 'toolsList')!;
+    expect(f.arrivals.map((a) => a.request).sort()).toEqual(['sessionContext', 'toolsList']);
+    // Asked in sequence, the tool list would come only once the context had been answered.
+    expect(tools.at).toBeLessThan(context.at + 400);
+  });
+
   it('the LLM request carries the system prompt, the prior session turns and the goal', async () => {
     const f = await runtimeFixture({
       history: [sessionMessage('user', 'what broke last night?'), sessionMessage('assistant', 'the DNS resolver'), sessionMessage('tool', '{"ok":true}')],

@@ -89,6 +89,8 @@ export interface FixtureOptions {
   checkpointDelayMs?: number;
   /** Give jobs the cancellation signal the runtime's main gives them (default: none). */
   cancellable?: boolean;
+  /** The memory stand-in answers sessionContext this much later (a slow memory service). */
+  sessionContextDelayMs?: number;
 }
 
 /**
@@ -106,9 +108,13 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
   const toolLists: ToolsListRequest[] = [];
   const toolCalls: ToolCallRecord[] = [];
   const inFlight = { now: 0, max: 0 };
+  // When each stand-in request arrived (Date.now()), in arrival order.
+  const arrivals: { request: 'sessionContext' | 'toolsList'; at: number }[] = [];
   if (opts.memory !== false) {
     serve(bus, contracts.sessionContext, async (req) => {
+      arrivals.push({ request: 'sessionContext', at: Date.now() });
       reads.push(req);
+      if (opts.sessionContextDelayMs) await sleep(opts.sessionContextDelayMs);
       const messages = (opts.history ?? []).map((m) => ({ role: m.role, content: m.content, message_id: m.message_id, kind: 'message' as const, tokens: m.tokens }));
       return { messages, tokens: messages.reduce((sum, m) => sum + m.tokens, 0), budget: req.context_limit, summary_used: false, truncated_tool_results: 0, dropped_messages: 0 };
     });
@@ -127,6 +133,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     });
   }
   serve(bus, contracts.toolsList, async (req) => {
+    arrivals.push({ request: 'toolsList', at: Date.now() });
     toolLists.push(req);
     return { tools: opts.tools ?? [toolDefinition('web_search')] };
   });
@@ -174,6 +181,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     /** memoryRecall requests the onRecall stand-in received. */
     recalls,
     toolLists,
+    arrivals,
     /** toolCall requests the toolbus stand-in received, in arrival order. */
     toolCalls,
     /** Most toolCall requests the stand-in held at once. */
