@@ -97,15 +97,18 @@ export class TaskIntake {
       return;
     }
     if (created) this.o.metrics?.taskSubmitted();
-    await emitTaskEvent(bus, 'accepted', taskId, {
-      task_id: taskId,
-      user_id: view.user_id,
-      session_id: view.session_id,
-      goal: view.goal,
-      source_event: view.source_event,
-      ...(view.trace_context ? { trace_id: view.trace_context.trace_id } : {}),
-    });
-    await this.o.index?.add(view);
+    // Both before the job goes out (its `started` must follow `accepted`), neither needs the other.
+    await Promise.all([
+      emitTaskEvent(bus, 'accepted', taskId, {
+        task_id: taskId,
+        user_id: view.user_id,
+        session_id: view.session_id,
+        goal: view.goal,
+        source_event: view.source_event,
+        ...(view.trace_context ? { trace_id: view.trace_context.trace_id } : {}),
+      }),
+      this.o.index?.add(view),
+    ]);
     if (view.plan && this.o.coordinator) {
       await this.o.coordinator.begin(view);
       log.info('task accepted; planning');
