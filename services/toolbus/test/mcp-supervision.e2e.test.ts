@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -117,6 +117,22 @@ describe('MCP supervision', () => {
     expect(back.restarts).toBeGreaterThan(before.restarts);
     expect(back.http_mode).toBe('sse');
     expect(await call('sse_multiply', { a: 3, b: 5 })).toMatchObject({ status: 'ok', result: { result: '15' } });
+  });
+
+  it('starts a stdio server in the cwd its config names', async () => {
+    const workDir = mkdtempSync(join(tmpdir(), 'hermes-mcp-cwd-'));
+    const seen = join(workDir, 'pwd.txt');
+    try {
+      // It only writes where it runs, then exits: enough to see the directory it was started in.
+      rig.writeConfig({ ...servers, placed: { transport: 'stdio', command: '/bin/sh', args: ['-c', 'pwd > pwd.txt; exit 3'], cwd: workDir } });
+      expect((await request(bus, contracts.mcpReload, {})).added).toEqual(['placed']);
+      const written = await waitFor('the server to start', async () => (existsSync(seen) ? readFileSync(seen, 'utf8').trim() : undefined));
+      expect(realpathSync(written)).toBe(realpathSync(workDir));
+    } finally {
+      rig.writeConfig(servers);
+      expect((await request(bus, contracts.mcpReload, {})).removed).toEqual(['placed']);
+      rmSync(workDir, { recursive: true, force: true });
+    }
   });
 
   it('restarts a stdio server that keeps crashing with growing back-off, capped at MCP_RECONNECT_MAX_MS', async () => {
