@@ -1,28 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contracts, type ApprovalDecision, type TaskEvent } from '@hermes/contracts';
 import { RemoteError, request, type Bus } from '@hermes/bus';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
-import { auditRecords, callRequest, callTool, connect, freshPrefix, nextMessage, remoteTool, startStandInProvider, startTestToolbus, streamMessages, waitForTool, type StandInProvider } from './helpers.js';
+import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, nextMessage, remoteTool, type StandInProvider, startStandInProvider, startTestToolbus, streamMessages, waitForTool } from './helpers.js';
 
-let natsUrl: string;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  natsUrl = (await startNatsServer()).url;
-});
-
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-afterAll(async () => {
-  await cleanupAll();
-});
+const nats = natsForFile();
+const cleanups = nats.cleanups;
 
 /** A bus with the task event stream, a `wire_money` tool that needs a human's approval, and a toolbus. */
 async function setup(settings: Partial<ToolbusSettings> = {}) {
-  const bus = await connect(natsUrl, freshPrefix());
+  const bus = await connect(nats.url, freshPrefix());
   await bus.ensureStreams(['taskEvents']);
   const toolbus = await startTestToolbus(bus, settings);
   const provider: StandInProvider = await startStandInProvider(bus, {

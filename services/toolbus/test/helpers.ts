@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { contracts, type RequestContract, type ToolAuditRecord, type ToolCallReply, type ToolCallRequest, type ToolExecRequest, type ToolSpec } from '@hermes/contracts';
 import { Bus, decodeJson, request, serve, ReplyError } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { startToolbus, type Toolbus } from '../src/toolbus.js';
 import { defaultToolbusSettings, type ToolbusSettings } from '../src/toolbus-settings.js';
 import type { BuiltinTool } from '../src/tool-types.js';
@@ -161,4 +163,28 @@ export async function nextMessage<T>(bus: Bus, subject: string, timeoutMs = 5000
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * One nats-server for a test file, started before its tests, and a list of cleanups that run
+ * after each test, last added first. Call at the top level of the file.
+ */
+export function natsForFile(): { readonly url: string; readonly cleanups: (() => Promise<void> | void)[] } {
+  let url = '';
+  const cleanups: (() => Promise<void> | void)[] = [];
+  beforeAll(async () => {
+    url = (await startNatsServer()).url;
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  afterAll(async () => {
+    await cleanupAll();
+  });
+  return {
+    get url() {
+      return url;
+    },
+    cleanups,
+  };
 }

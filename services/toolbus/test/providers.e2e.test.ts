@@ -1,27 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { decodeJson, encodeJson, request, type Bus } from '@hermes/bus';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
-import { callRequest, callTool, connect, freshPrefix, remoteTool, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
 
-let natsUrl: string;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  natsUrl = (await startNatsServer()).url;
-});
-
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-afterAll(async () => {
-  await cleanupAll();
-});
+const nats = natsForFile();
+const cleanups = nats.cleanups;
 
 async function busOnFreshPrefix(): Promise<Bus> {
-  const bus = await connect(natsUrl, freshPrefix());
+  const bus = await connect(nats.url, freshPrefix());
   cleanups.push(() => bus.drain());
   return bus;
 }

@@ -1,30 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
-import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
+import { eventually } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
-import { auditRecords, callRequest, callTool, connect, freshPrefix, remoteTool, sleep, startStandInProvider, startTestToolbus, waitForTool, type StandInProvider } from './helpers.js';
+import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, sleep, type StandInProvider, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
 
-let natsUrl: string;
-const cleanups: (() => Promise<void> | void)[] = [];
-
-beforeAll(async () => {
-  natsUrl = (await startNatsServer()).url;
-});
-
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-afterAll(async () => {
-  await cleanupAll();
-});
+const nats = natsForFile();
+const cleanups = nats.cleanups;
 
 /** A bus on a fresh prefix with one toolbus replica on it; torn down after the test. */
 async function setup(settings: Parameters<typeof startTestToolbus>[1] = {}): Promise<{ bus: Bus; toolbus: Toolbus; prefix: string }> {
   const prefix = freshPrefix();
-  const bus = await connect(natsUrl, prefix);
+  const bus = await connect(nats.url, prefix);
   const toolbus = await startTestToolbus(bus, settings);
   cleanups.push(async () => {
     await toolbus.stop(2000);
@@ -115,7 +103,7 @@ describe('timeouts', () => {
         new Promise<never>((_resolve, reject) => ctx.signal.addEventListener('abort', () => ((aborted = true), reject(new Error('aborted'))))),
     };
     const prefix = freshPrefix();
-    const bus = await connect(natsUrl, prefix);
+    const bus = await connect(nats.url, prefix);
     const toolbus = await startTestToolbus(bus, {}, [stuck]);
     cleanups.push(async () => {
       await toolbus.stop(2000);
@@ -214,7 +202,7 @@ describe('exactly once', () => {
 
   it('runs a call once when two toolbus replicas on two connections get it at the same time', async () => {
     const prefix = freshPrefix();
-    const [busA, busB, busP] = await Promise.all([connect(natsUrl, prefix, 'a'), connect(natsUrl, prefix, 'b'), connect(natsUrl, prefix, 'p')]);
+    const [busA, busB, busP] = await Promise.all([connect(nats.url, prefix, 'a'), connect(nats.url, prefix, 'b'), connect(nats.url, prefix, 'p')]);
     const [a, b] = await Promise.all([startTestToolbus(busA), startTestToolbus(busB)]);
     const p = await startStandInProvider(busP, { provider: 'counter', tools: [remoteTool('count')], run: () => sleep(200).then(() => 'done') });
     cleanups.push(async () => {
@@ -233,7 +221,7 @@ describe('exactly once', () => {
 
   it('takes over a call whose toolbus died mid-run and runs it again with the same idempotency key', async () => {
     const prefix = freshPrefix();
-    const [busA, busB, busP] = await Promise.all([connect(natsUrl, prefix, 'a'), connect(natsUrl, prefix, 'b'), connect(natsUrl, prefix, 'p')]);
+    const [busA, busB, busP] = await Promise.all([connect(nats.url, prefix, 'a'), connect(nats.url, prefix, 'b'), connect(nats.url, prefix, 'p')]);
     const [a, b] = await Promise.all([startTestToolbus(busA), startTestToolbus(busB)]);
     let release: () => void = () => undefined;
     const firstCallArrived = new Promise<void>((resolve) => (release = resolve));
