@@ -76,11 +76,11 @@ export class JobRunner {
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
     // lock: asked for now, they arrive while those round trips are made.
     const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job);
-    await this.publishStarted(job, attempt);
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);
     let hold: SessionHold | undefined;
     try {
+      await this.publishStarted(job, attempt);
       if (job.kind === 'plan' || job.kind === 'compose') {
         const single = await this.runSingleCall(job, events, guard?.signal);
         await events.flush();
