@@ -153,8 +153,16 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     await memory.queue.idle();
     llm.resetStats();
     llm.enqueue({ content: JSON.stringify({ summary: 'SUMMARY-ONE: user plans a migration on 2025-03-01.', pinned: [{ kind: 'deadline', text: 'Migration must finish by 2025-03-01.' }] }) });
+    // Each part is one append: appended one by one, a loaded machine can start the job (20 ms after
+    // the threshold is crossed) before the last messages are in, and those then stay verbatim.
+    const part = (name: string) =>
+      request(client, contracts.sessionAppend, {
+        user_id: 'u3',
+        session_id: session,
+        messages: Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: `${name} part ${i}: ${'detail '.repeat(30)}` })),
+      });
     const started = Date.now();
-    for (let i = 0; i < 12; i++) await say('u3', session, i % 2 ? 'assistant' : 'user', `first part ${i}: ${'detail '.repeat(30)}`);
+    await part('first');
     // Appends answered without waiting for the model: the job runs in the background.
     expect(Date.now() - started).toBeLessThan(2000);
     await expect.poll(() => llm.requests.length, { timeout: 5000 }).toBe(1);
@@ -164,7 +172,7 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     expect(firstPrompt).not.toContain('first part 11:'); // the latest 4 stay verbatim
 
     llm.enqueue({ content: JSON.stringify({ summary: 'SUMMARY-TWO', pinned: [] }) });
-    for (let i = 0; i < 12; i++) await say('u3', session, i % 2 ? 'assistant' : 'user', `second part ${i}: ${'detail '.repeat(30)}`);
+    await part('second');
     await expect.poll(() => llm.requests.length, { timeout: 5000 }).toBe(2);
     await memory.queue.idle();
     const secondPrompt = JSON.stringify(llm.requests[1]!.body.messages);
