@@ -60,6 +60,7 @@ export function undiciFetch(dispatcher: Dispatcher = new Agent({ headersTimeout:
 function plainHeaders(h: NonNullable<Parameters<Fetch>[1]>['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   if (!h) return out;
-  new Headers(h).forEach((value, name) => (out[name] = value));
+  // The SDK passes a Headers already: read it as it is rather than copy it first.
+  (h instanceof Headers ? h : new Headers(h)).forEach((value, name) => (out[name] = value));
   return out;
 }

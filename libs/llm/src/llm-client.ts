@@ -56,7 +56,8 @@ export interface ChatRequest {
  */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
-  private transport?: typeof fetch;
+  /** The SDK's `fetch` (LLM_HTTP_CLIENT); undefined leaves the SDK its own. One connection pool for every role. */
+  private readonly transport: typeof fetch | undefined;
   private readonly permits: PermitProvider;
   private readonly metrics = new LlmMetrics();
   private readonly captureContent: boolean;
@@ -66,6 +67,7 @@ export class LlmClient {
     this.permits = opts.permits ?? unlimitedPermits;
     this.captureContent = opts.captureContent ?? genAiContentCapture();
     this.pools = opts.pools ?? new PoolResolver([], { capacity: 8 });
+    this.transport = (opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : undefined;
   }
 
   /** The model configured for a role (for events and spans). */
@@ -207,7 +209,6 @@ export class LlmClient {
     let c = this.clients.get(key);
     if (!c) {
       // Retries happen above, through the semaphore; the SDK must not retry behind its back.
-      if ((this.opts.httpClient ?? 'undici') === 'undici') this.transport ??= undiciFetch();
       c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, ...(this.transport ? { fetch: this.transport } : {}) });
       this.clients.set(key, c);
     }

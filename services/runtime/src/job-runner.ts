@@ -74,14 +74,15 @@ export class JobRunner {
     }
     log.info('job started');
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
-    // lock: asked for now, they arrive while those round trips are made.
+    // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
+    // (one LLM call each) need neither.
     const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job);
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
-      if (job.kind === 'plan' || job.kind === 'compose') {
+      if (!prefetched) {
         const single = await this.runSingleCall(job, events, guard?.signal);
         await events.flush();
         await this.report(job, attempt, {
@@ -101,7 +102,7 @@ export class JobRunner {
       // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
       // more than the default of ten: not a leak, as every wait removes its listener.
       if (signal) setMaxListeners(0, signal);
-      const outcome = await this.runLoop(job, attempt, events, log, prefetched ?? this.prefetch(job), signal);
+      const outcome = await this.runLoop(job, attempt, events, log, prefetched, signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');

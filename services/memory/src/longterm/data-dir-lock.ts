@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, realpath, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryError } from '../memory-errors.js';
 
 /** What the owner file says. */
@@ -176,8 +177,4 @@ function alive(pid: number): boolean {
     // EPERM: it exists, under another user.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
