@@ -30,14 +30,14 @@ describe('plan scheduler', () => {
     step = applyResult(v, result(jobs(step.actions)[0]!, { output: 'out-a' }), ctx());
     const bc = jobs(step.actions);
     expect(bc.map((j) => j.subtask_id)).toEqual(['b', 'c']);
-    expect(bc[0]!.inputs).toMatchObject({ depends_on: ['a'] });
-    expect(bc[0]!.inputs).not.toHaveProperty('dependencies');
+    expect(bc[0]!.inputs).toMatchObject({ dependencies: { a: 'out-a' } });
+    expect(bc[0]!.inputs).not.toHaveProperty('depends_on');
     v = step.view;
 
     v = applyResult(v, result(bc[0]!, { output: 'out-b' }), ctx()).view;
     step = applyResult(v, result(bc[1]!, { output: 'out-c' }), ctx());
     const [d] = jobs(step.actions);
-    expect(d!.inputs).toMatchObject({ depends_on: ['b', 'c'] });
+    expect(d!.inputs).toMatchObject({ dependencies: { b: 'out-b', c: 'out-c' } });
 
     step = applyResult(step.view, result(d!, { output: 'final' }), ctx());
     expect(step.view).toMatchObject({ status: 'completed', result: { output: 'final' } });

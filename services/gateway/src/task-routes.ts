@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
-import { contracts, Id, TaskListRequest, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
+import { contracts, Id, isTerminalStatus, TaskListRequest, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { Caller } from './auth.js';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
@@ -152,14 +152,12 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
   }
 }
 
-const FINISHED: readonly TaskView['status'][] = ['completed', 'failed', 'cancelled'];
-
 /**
  * True when a finished task has no event left to send: its terminal event is at or before
  * `afterSeq`, or its events have aged out of the stream. Following would then wait forever.
  */
 async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | undefined): Promise<boolean> {
-  if (!FINISHED.includes(view.status)) return false;
+  if (!isTerminalStatus(view.status)) return false;
   try {
     const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(view.task_id) });
     if (!last) return true;

@@ -154,7 +154,7 @@ export class AgentLoop {
         call_index: index,
         tool_call_id: call.id,
         user_id: job.user_id,
-        roles: job.roles ?? ['user'],
+        roles: jobRoles(job),
         ...(job.tools ? { allow: job.tools } : {}),
         tool,
         arguments: args,
@@ -232,4 +232,9 @@ function loopError(signature: string, maxRepeats: number, step: number): WireErr
     step,
     hint: 'The agent kept repeating one call. Check that the tool returns what the goal needs, or rephrase the goal.',
   });
+}
+
+/** A job's roles; a job from a dispatcher that set none (older ones) runs as a plain user. */
+export function jobRoles(job: Pick<RuntimeJob, 'roles'>): string[] {
+  return job.roles ?? ['user'];
 }

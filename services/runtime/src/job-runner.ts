@@ -1,11 +1,10 @@
 import { setMaxListeners } from 'node:events';
-import { recordSubtaskOutput, withDependencyOutputs } from './working-memory.js';
 import type { JsMsg } from '@nats-io/jetstream';
 import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
-import { AgentLoop, type LoopLimits } from './agent-loop.js';
+import { AgentLoop, jobRoles, type LoopLimits } from './agent-loop.js';
 import { recordAgentOutcome, runInAgentSpan, traceMemoryContext, traceMemoryRecall } from './agent-spans.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
@@ -68,10 +67,6 @@ export class JobRunner {
       });
       return;
     }
-    if (await this.taskAlreadyEnded(job)) {
-      log.info('task already ended (cancelled?); job dropped');
-      return;
-    }
     log.info('job started');
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
     // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
@@ -109,7 +104,7 @@ export class JobRunner {
         await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
         return;
       }
-      await Promise.all([recordSubtaskOutput(this.o.bus, job, outcome.output), this.writeSession(job, outcome.checkpoint, outcome.output)]);
+      await this.writeSession(job, outcome.checkpoint, outcome.output);
       await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
     } catch (err) {
@@ -148,24 +143,10 @@ export class JobRunner {
     }
   }
 
-  /**
-   * Best effort: a job whose task was cancelled (or already ended) before it got here is not
-   * started. If the dispatcher cannot be asked, the job runs; its result is ignored if the task
-   * has ended, so correctness does not depend on this check.
-   */
-  private async taskAlreadyEnded(job: RuntimeJob): Promise<boolean> {
-    try {
-      const view = await request(this.o.bus, contracts.taskGet, { task_id: job.task_id }, { timeoutMs: 1000 });
-      return view.status === 'cancelled' || view.status === 'completed' || view.status === 'failed';
-    } catch {
-      return false;
-    }
-  }
-
   /** The tool list and saved checkpoint of an agent job, asked for at once; awaited by `runLoop`. */
   private prefetch(job: RuntimeJob): Prefetched {
     const out: Prefetched = {
-      tools: request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) }),
+      tools: listTools(this.o.bus, job),
       saved: this.o.checkpoints.load(job.job_id),
     };
     // The job may end before they are awaited (publishing `started` failed, the session stayed busy).
@@ -208,7 +189,7 @@ export class JobRunner {
   private async runSingleCall(job: RuntimeJob, events: StepEvents, signal?: AbortSignal): Promise<SingleCallOutcome> {
     let messages;
     if (job.kind === 'plan') {
-      const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
+      const tools = await listTools(this.o.bus, job);
       messages = planMessages(job, tools.tools);
     } else {
       messages = composeMessages(job);
@@ -221,8 +202,7 @@ export class JobRunner {
 
   private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
     const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
-    const [history, withInputs] = await Promise.all([
-      traceMemoryContext(job, () =>
+    const history = await traceMemoryContext(job, () =>
         request(this.o.bus, contracts.sessionContext, {
           user_id: job.user_id,
           session_id: job.session_id,
@@ -231,14 +211,12 @@ export class JobRunner {
           reserve_output: RESERVE_OUTPUT_TOKENS,
           reserve_tools: RESERVE_TOOL_TOKENS,
         }),
-      ),
-      withDependencyOutputs(this.o.bus, job),
-    ]);
+      );
     return {
       v: 1,
       job_id: job.job_id,
       step: 0,
-      messages: openingMessages(withInputs, history.messages, await background),
+      messages: openingMessages(job, history.messages, await background),
       usage: { input_tokens: 0, output_tokens: 0 },
       calls: [],
       pending: false,
@@ -281,6 +259,11 @@ export class JobRunner {
     // One result per job: a runtime that dies after publishing and is redelivered is de-duplicated.
     await this.o.bus.publish(contracts.runtimeResults, result, { msgId: `${job.job_id}:result`, span: true });
   }
+}
+
+/** The tools a job may offer its model: the user's, by the roles the dispatcher gave the job, within its allow-list. */
+function listTools(bus: Bus, job: RuntimeJob): Promise<{ tools: ToolDefinition[] }> {
+  return request(bus, contracts.toolsList, { user_id: job.user_id, roles: jobRoles(job), ...(job.tools ? { allow: job.tools } : {}) });
 }
 
 interface Prefetched {
