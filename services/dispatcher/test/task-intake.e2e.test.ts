@@ -306,6 +306,29 @@ describe('TaskIntake', () => {
     expect(taskEventData(rejected!, 'rejected')).toMatchObject({ task_id: taskId, error: { code: 'invalid_task_event' }, submission: { stream_seq: 2 } });
   });
 
+  it('the id of an existing task published again is answered duplicate, and with another request duplicate_conflict, on the rejected subject', async () => {
+    const f = await intakeFixture();
+    const { event, taskId } = submission({ goal: 'count the open incidents' });
+    await f.submit(event);
+    await f.handleNext();
+    const before = await f.store.get(taskId);
+
+    // Published without a Nats-Msg-Id, as a retry after the duplicate window would arrive.
+    const same = await f.publishRaw(encodeJson(event));
+    await f.handleNext();
+    const other = await f.publishRaw(encodeJson({ ...event, data: { ...event.data, goal: 'delete the open incidents' } }), { 'Nats-Msg-Id': 'retry-7' });
+    await f.handleNext();
+
+    expect(kinds(await f.events(taskId))).toEqual(['accepted']);
+    expect(await f.store.get(taskId)).toEqual(before);
+    expect((await f.jobs()).length).toBe(1);
+    const answers = (await f.rejectedCatchAll()).map((e) => taskEventData(e, 'rejected'));
+    expect(answers).toMatchObject([
+      { task_id: taskId, error: { code: 'duplicate', retryable: false }, submission: { stream_seq: same.seq } },
+      { task_id: taskId, error: { code: 'duplicate_conflict', retryable: false }, submission: { stream_seq: other.seq, msg_id: 'retry-7' } },
+    ]);
+  });
+
   it("the submission's traceparent extension becomes the trace parent of the runtime job", async () => {
     const f = await intakeFixture();
     const submitterTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
