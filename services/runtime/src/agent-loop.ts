@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
 import type { ChatResult, LlmClient, PermitReservation } from '@hermes/llm';
-import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
+import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
 import type { StepEvents } from './step-events.js';
@@ -20,7 +20,7 @@ export type LoopOutcome =
 export interface AgentLoopDeps {
   llm: LlmClient;
   tools: ToolCaller;
-  checkpoints: CheckpointStore;
+  checkpoints: CheckpointWriter;
   events: StepEvents;
   /** Times each step's phases (RUNTIME_STEP_TIMING); by default nothing is timed. */
   timer?: StepTimer;
