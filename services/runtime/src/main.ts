@@ -18,6 +18,11 @@ await hostService({
     AGENT_MAX_STEPS: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'LLM calls per job unless the task sets budget.max_steps' }),
     AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
     TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
+    TOOL_REPLY_WAIT_MS: Type.Integer({
+      default: 10_000,
+      minimum: 100,
+      description: 'a tool call whose reply has not come within this is asked again under its key (a toolbus that died mid-call); TOOL_CALL_TIMEOUT_MS still bounds the whole call',
+    }),
     APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
     MODEL_CONTEXT_TOKENS: Type.Integer({ default: 128_000, minimum: 1024, description: "the worker model's context window; the session context sent to it is fitted into this" }),
     RUNTIME_SESSION_BUSY: Type.Union([Type.Literal('wait'), Type.Literal('fail')], {
@@ -46,7 +51,7 @@ await hostService({
       maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
       outage: { budgetMs: config.RUNTIME_OUTAGE_BUDGET_MS },
       checkpoints: new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints, { ttlMs: 7 * 86_400_000 })),
-      tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
+      tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, replyWaitMs: config.TOOL_REPLY_WAIT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
       stepTiming: config.RUNTIME_STEP_TIMING,
       contextTokens: config.MODEL_CONTEXT_TOKENS,

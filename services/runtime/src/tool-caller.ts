@@ -1,12 +1,20 @@
 import { contracts, type ToolCallReply, type ToolCallRequest } from '@hermes/contracts';
-import { request, type Bus } from '@hermes/bus';
+import { RemoteError, request, type Bus } from '@hermes/bus';
 import { traceApprovalWait, traceToolCall } from './agent-spans.js';
 import { noWaiting, type WaitOut } from './dependency-wait.js';
 
 export interface ToolCallerOptions {
   bus: Bus;
-  /** How long one toolCall request may take (the tool's own timeout is enforced by the toolbus). */
+  /** How long one tool call may take in all, asked again or not (the tool's own timeout is enforced by the toolbus). */
   requestTimeoutMs: number;
+  /**
+   * How long one request waits for its reply before the call is asked again under the same key
+   * (TOOL_REPLY_WAIT_MS). A reply lost with its toolbus (killed mid-call, a NATS restart) is so
+   * not waited for until requestTimeoutMs: the ask reaches a live toolbus, which replays the
+   * call's result, waits for the replica running it, or takes it over once that replica's lease
+   * lapsed. Default: requestTimeoutMs (one request).
+   */
+  replyWaitMs?: number;
   /** While a call waits for approval, ask again this often even without a settled notice. */
   approvalPollMs: number;
 }
@@ -60,7 +68,18 @@ export class ToolCaller {
     }
   }
 
-  private send(req: ToolCallRequest): Promise<ToolCallReply> {
-    return request(this.o.bus, contracts.toolCall, req, { timeoutMs: this.o.requestTimeoutMs });
+  private async send(req: ToolCallRequest): Promise<ToolCallReply> {
+    const deadline = Date.now() + this.o.requestTimeoutMs;
+    let ask = req;
+    for (;;) {
+      const left = deadline - Date.now();
+      try {
+        return await request(this.o.bus, contracts.toolCall, ask, { timeoutMs: Math.max(1, Math.min(this.o.replyWaitMs ?? left, left)) });
+      } catch (err) {
+        if (!(err instanceof RemoteError && err.code === 'timeout') || Date.now() >= deadline) throw err;
+        // The call may have run: the toolbus must look its record up first, as for a resumed job.
+        ask = { ...req, resumed: true };
+      }
+    }
   }
 }
