@@ -10,6 +10,7 @@ import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
 import { TaskCancel } from './task-cancel.js';
 import { TaskMetrics } from './task-metrics.js';
+import { rejectDeadSubmission } from './dead-submissions.js';
 
 await hostService({
   service: 'dispatcher',
@@ -29,7 +30,7 @@ await hostService({
     TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
     DISPATCHER_SWEEP_MS: Type.Integer({ default: 1000, minimum: 100, description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)' }),
   }),
-  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'],
+  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters'],
   consumers: ['dispatcherIntake', 'dispatcherResults'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
@@ -62,7 +63,12 @@ await hostService({
     const cancelling = serve(bus, contracts.taskCancel, (req) => cancels.cancel(req));
     const intakeConsumer = await startWorkConsumer(
       bus,
-      { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake, concurrency: config.DISPATCHER_CONCURRENCY },
+      {
+        stream: bus.subjects.streams.taskSubmit,
+        durable: bus.subjects.consumers.dispatcherIntake,
+        concurrency: config.DISPATCHER_CONCURRENCY,
+        onDeadLetter: rejectDeadSubmission({ bus, logger, taskExists: async (taskId) => (await store.get(taskId)) !== undefined }),
+      },
       (msg) => intake.handle(msg),
     );
     const resultConsumer = await consumeContract(
