@@ -1,8 +1,9 @@
-import type { JsMsg } from '@nats-io/jetstream';
+import type { JsMsg, PubAck } from '@nats-io/jetstream';
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import { contracts, wireError, type DeadLetter, type WireError } from '@hermes/contracts';
 import { hermesMeter } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
-import { OutgoingPayloadError } from './bus-errors.js';
+import { BusError, OutgoingPayloadError } from './bus-errors.js';
 
 // Room left in max_payload for the JSON around the body and the record's own headers (traceparent, Nats-Msg-Id).
 const RECORD_OVERHEAD_BYTES = 4096;
@@ -103,6 +104,26 @@ export async function deadLetter(bus: Bus, msg: JsMsg, error: WireError): Promis
   const record = await publishDeadLetter(bus, msg, error);
   terminateDeadLetter(msg, error);
   return record;
+}
+
+/** Header a replayed message carries: the stream position of the message it re-drives. */
+export const REPLAY_OF_HEADER = 'Hermes-Replay-Of';
+
+/**
+ * Publishes a dead letter's message again: its original body and headers, to its original
+ * subject, with Nats-Msg-Id `msgId` in place of the original one (JetStream's `Nats-*` headers
+ * are its own and are not copied) and `Hermes-Replay-Of: <stream>:<seq>`. Resolves with the ack;
+ * `duplicate` means JetStream already holds a message with that id within its duplicate window.
+ */
+export async function republishDeadLetter(bus: Bus, record: DeadLetter, msgId: string): Promise<PubAck> {
+  if (record.payload === undefined) throw new BusError('payload_not_kept', `the dead letter of ${record.stream} seq ${record.stream_seq} kept no body (${record.payload_bytes} bytes): it cannot be replayed`);
+  const h = natsHeaders();
+  for (const [name, values] of Object.entries(record.headers)) {
+    if (name.toLowerCase().startsWith('nats-')) continue;
+    for (const v of values) h.append(name, v);
+  }
+  h.set(REPLAY_OF_HEADER, `${record.stream}:${record.stream_seq}`);
+  return bus.js.publish(record.subject, Buffer.from(record.payload, 'base64'), { headers: h, msgID: msgId });
 }
 
 let counter: ReturnType<ReturnType<typeof hermesMeter>['createCounter']> | undefined;
