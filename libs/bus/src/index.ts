@@ -3,7 +3,7 @@ export type { BusOptions, PublishOptions } from './bus.js';
 export { request, serve } from './request-reply.js';
 export type { RequestContext } from './request-reply.js';
 export { startWorkConsumer, consumeContract } from './work-consumer.js';
-export type { WorkConsumer, WorkConsumerOptions, RawHandler, DeadLetterHook } from './work-consumer.js';
+export type { HandlerOutcome, WorkConsumer, WorkConsumerOptions, RawHandler, DeadLetterHook } from './work-consumer.js';
 export { deadLetter, isRetryable, errorAsWire, republishDeadLetter, REPLAY_OF_HEADER } from './dead-letter.js';
 export { ConsumerProgress, DEFAULT_LIVENESS_ACK_WAITS } from './consumer-progress.js';
 export type { StalledConsumer } from './consumer-progress.js';

@@ -58,8 +58,15 @@ export interface WorkConsumer {
   readonly inFlight: number;
 }
 
-/** Handles raw JetStream messages; resolve to ack, throw to have the message redelivered. */
-export type RawHandler = (msg: JsMsg) => Promise<void>;
+/**
+ * Handles raw JetStream messages; resolve to ack, throw to have the message redelivered. Resolve
+ * to `leave` when another consumer process holds the message now (its delivery replaced this
+ * one): this delivery then neither acks nor naks, and the message's fate is the holder's.
+ */
+export type RawHandler = (msg: JsMsg) => Promise<void | HandlerOutcome>;
+
+/** How a handled delivery ends: `done` (or nothing) acks it; `leave`, see RawHandler. */
+export type HandlerOutcome = 'done' | 'leave';
 
 /**
  * Runs a durable pull consumer with explicit acks. A handler that throws a retryable error gets
@@ -177,7 +184,12 @@ async function handleOne(o: Settling, handler: RawHandler, msg: JsMsg): Promise<
       await settleDead(o, msg, deliveriesExhausted(msg, o.maxDeliveries), span);
       return;
     }
-    await context.with(trace.setSpan(parent, span), () => handler(msg));
+    const outcome = await context.with(trace.setSpan(parent, span), () => handler(msg));
+    if (outcome === 'leave') {
+      // Another delivery holds it now: not progress of ours, and not ours to settle.
+      o.tracker.released(msg);
+      return;
+    }
     msg.ack();
     o.tracker.settled(msg);
   } catch (err) {
@@ -243,7 +255,7 @@ export async function consumeContract<P extends TSchema>(
   bus: Bus,
   contract: MessageContract<P>,
   opts: WorkConsumerOptions & { onInvalid?: (msg: JsMsg, issues: { path: string; message: string }[]) => Promise<void> },
-  handler: (payload: Static<P>, msg: JsMsg) => Promise<void>,
+  handler: (payload: Static<P>, msg: JsMsg) => Promise<void | HandlerOutcome>,
 ): Promise<WorkConsumer> {
   return startWorkConsumer(bus, opts, async (msg) => {
     const decoded = decodeJson(msg.data);
@@ -254,6 +266,6 @@ export async function consumeContract<P extends TSchema>(
       await opts.onInvalid?.(msg, issues);
       throw new InvalidMessageError(contract.name, issues);
     }
-    await handler(checked.value, msg);
+    return handler(checked.value, msg);
   });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { encodeJson, startWorkConsumer, type Bus, type WorkConsumer } from '@hermes/bus';
-import { contracts, taskEventData, taskIdFor, type DeadLetter } from '@hermes/contracts';
+import { contracts, taskEventData, taskIdFor, type DeadLetter, type TaskEvent } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { rejectDeadSubmission } from '../src/dead-submissions.js';
 import { connectBus, eventually, kinds, silentLogger, storedMessages, submission, taskEvents, uniquePrefix } from './support.js';
@@ -54,13 +54,9 @@ describe('a dead-lettered submission', () => {
     expect(data).toEqual({
       task_id: taskId,
       source_event: { source: event.source, id: event.id },
-      error: {
-        code: 'internal',
-        message: 'Maximum call stack size exceeded',
-        retryable: false,
-        details: { error_name: 'RangeError', dead_letter: { stream: bus.subjects.streams.taskSubmit, stream_seq: record!.stream_seq, nats_msg_id: taskId } },
-      },
+      error: { code: 'internal', message: 'Maximum call stack size exceeded', retryable: false, details: { error_name: 'RangeError' } },
       issues: [],
+      submission: { stream_seq: record!.stream_seq, msg_id: taskId },
     });
   });
 
@@ -77,7 +73,7 @@ describe('a dead-lettered submission', () => {
     expect(kinds(events)).toEqual(['rejected']);
   });
 
-  it('of a task that already exists, or without a readable source and id, is only dead-lettered', async () => {
+  it('of a task that already exists, or without a readable source and id, is answered on the rejected subject', async () => {
     const { event, taskId } = submission();
     existing.add(taskId);
     await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
@@ -88,6 +84,15 @@ describe('a dead-lettered submission', () => {
       return d.some((x) => x.headers['Nats-Msg-Id']?.[0] === taskId) && d.some((x) => x.headers['Nats-Msg-Id']?.[0] === 'nameless') ? true : undefined;
     }, 10_000, 'both dead letters');
     expect(await taskEvents(bus, taskId)).toEqual([]);
-    expect(await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected)).toEqual([]);
+    const answers = await eventually(async () => {
+      const r = (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected)).map((m) => taskEventData(m.value as TaskEvent, 'rejected')!);
+      return r.length === 2 ? r : undefined;
+    }, 10_000, 'two answers on the rejected subject');
+    expect(answers.map((a) => [a.task_id, a.submission?.msg_id, a.error.code])).toEqual(
+      expect.arrayContaining([
+        [taskId, taskId, 'internal'],
+        [undefined, 'nameless', 'internal'],
+      ]),
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { contracts, type ToolCallReply, type ToolCallRequest } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
 import { traceApprovalWait, traceToolCall } from './agent-spans.js';
+import { noWaiting, type WaitOut } from './dependency-wait.js';
 
 export interface ToolCallerOptions {
   bus: Bus;
@@ -18,14 +19,16 @@ export class ToolCaller {
   constructor(private readonly o: ToolCallerOptions) {}
 
   /** One tool call, in an `execute_tool` span; a call parked for approval waits in an `approval wait` span. */
-  call(req: ToolCallRequest, signal?: AbortSignal): Promise<ToolCallReply> {
+  call(req: ToolCallRequest, signal?: AbortSignal, waitOut: WaitOut = noWaiting): Promise<ToolCallReply> {
+    // A call nobody received (no toolbus listening: one restarting) is sent again with its key.
+    const send = () => waitOut('toolbus', () => this.send(req));
     return traceToolCall(req, async () => {
-      const reply = await this.send(req);
-      return reply.status === 'pending_approval' ? traceApprovalWait(req, reply.call_id, () => this.awaitDecision(req, reply, signal)) : reply;
+      const reply = await send();
+      return reply.status === 'pending_approval' ? traceApprovalWait(req, reply.call_id, () => this.awaitDecision(req, reply, send, signal)) : reply;
     });
   }
 
-  private async awaitDecision(req: ToolCallRequest, first: ToolCallReply, signal?: AbortSignal): Promise<ToolCallReply> {
+  private async awaitDecision(req: ToolCallRequest, first: ToolCallReply, send: () => Promise<ToolCallReply>, signal?: AbortSignal): Promise<ToolCallReply> {
     let reply = first;
     // A decision may land between our ask and our wait: remember it rather than sleep through it.
     let notified = false;
@@ -49,7 +52,7 @@ export class ToolCaller {
           signal?.removeEventListener('abort', wake);
         }
         notified = false;
-        reply = await this.send(req);
+        reply = await send();
       }
       return reply;
     } finally {
