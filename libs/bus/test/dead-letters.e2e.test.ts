@@ -154,6 +154,20 @@ describe('dead letters', () => {
     expect(hooked).toEqual([]);
   });
 
+  it('a body too large to travel inside its record is left out of it, its size kept', async () => {
+    const { bus, durable } = await jobsBus('huge');
+    await recordingConsumer(bus, durable, {}, async () => {
+      throw new TypeError('cannot handle it');
+    });
+    // 800 kB is 1.07 MB in base64: more than the server's default max_payload of 1 MB.
+    await bus.js.publish(bus.subjects.runtimeJobs, new Uint8Array(800_000).fill(0x61));
+
+    const [record] = await deadLettersOnce(bus, 1);
+    expect(record).toMatchObject({ payload_bytes: 800_000, error: { code: 'internal' } });
+    expect(record!.payload).toBeUndefined();
+    await eventually(async () => ((await storedMessages(bus)) === 0 ? true : undefined), 10_000, 'the work queue to empty');
+  });
+
   it('a hook that throws does not keep the message: it is dead-lettered all the same', async () => {
     const { bus, durable } = await jobsBus('hookfail');
     let hookCalls = 0;
