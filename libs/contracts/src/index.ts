@@ -130,4 +130,5 @@ export {
   McpApproveChangeReply,
   ToolDebugCallRequest,
 } from './schemas/mcp.js';
+export { DeadLetter } from './schemas/dead-letter.js';
 export { toolCallIdFor } from './tool-call-id.js';
