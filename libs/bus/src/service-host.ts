@@ -64,10 +64,13 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   };
   process.once('SIGTERM', early);
   process.once('SIGINT', early);
-  const telemetry = await startTelemetry({ service: opts.service, ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT } : {}) });
+  const telemetry = await startTelemetry({
+    service: opts.service,
+    ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT, metricsHost: config.HERMES_BIND_HOST } : {}),
+  });
   if (telemetry.metricsPort !== undefined) logger.info({ metrics_port: telemetry.metricsPort }, 'metrics endpoint listening');
   let ready = false;
-  const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready });
+  const health = await startHealthServer({ port: config.HEALTH_PORT, host: config.HERMES_BIND_HOST, ready: () => ready });
   logger.info({ health_port: health.port }, 'health server listening');
 
   const bus = await Bus.connect({

@@ -8,6 +8,7 @@ export interface HealthServer {
 /**
  * Serves the Kubernetes probes: `/healthz` answers while the process runs, `/readyz` only while
  * `ready()` says the service can do its work (bus connected, streams and consumers declared).
+ * Listens on `host`, loopback by default (a container passes 0.0.0.0 for its probes).
  */
 export async function startHealthServer(opts: { port: number; ready: () => boolean; host?: string }): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
@@ -21,7 +22,7 @@ export async function startHealthServer(opts: { port: number; ready: () => boole
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
