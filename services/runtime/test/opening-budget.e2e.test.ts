@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { serve } from '@hermes/bus';
-import { contracts } from '@hermes/contracts';
 import { lastUserMessageText } from '@hermes/testkit';
 import { makeJob as job } from './runtime-fixture.js';
 import { runtimePerFile } from './runtime-per-file.js';
@@ -48,11 +46,11 @@ describe('the opening prompt within the window and the budget', () => {
     expect(runtime.llm.requests).toHaveLength(0);
   });
 
-  it("a dependency's output too large for the window fails the subtask that reads it with input_too_large, and the model gets no request", async () => {
+  it("dependency outputs too large together for the window fail the subtask that reads them with input_too_large, and the model gets no request", async () => {
     const f = await runtime.start({ contextTokens: SMALL_WINDOW });
-    serve(f.bus, contracts.workingGet, async () => ({ entries: [{ subtask_id: 'fetch', key: 'output', value: 'log line\n'.repeat(10_000), updated_at: new Date().toISOString() }] }));
-    await f.bus.nc.flush();
-    const j = job({ subtask_id: 'report', inputs: { depends_on: ['fetch'] } });
+    // As the dispatcher builds it: each output within its 64k-character cap, together over the window.
+    const dependencies = { fetch_a: 'log line\n'.repeat(4_000), fetch_b: 'log line\n'.repeat(4_000) };
+    const j = job({ subtask_id: 'report', inputs: { task_goal: 'summarise the incident', dependencies } });
     const msg = await f.deliver(j);
 
     await f.runner.run(j, msg);
