@@ -43,6 +43,8 @@ export interface FaultReport {
   stall_ms: number;
   /** From the fault to the first side effect after it. */
   recovery_ms: number;
+  /** From the fault to the last side effect. */
+  last_effect_ms: number;
   duration_ms: number;
 }
 
@@ -143,6 +145,7 @@ export async function runFault(o: {
     reasked_steps: o.model.reasked(goals),
     stall_ms: gaps.length ? Math.max(...gaps) : 0,
     recovery_ms: after.length ? after[0]! - faultAt : -1,
+    last_effect_ms: after.length ? after.at(-1)! - faultAt : -1,
     duration_ms: Date.now() - started,
   };
 }

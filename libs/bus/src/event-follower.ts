@@ -22,7 +22,10 @@ export async function* followSubject(
     filter_subjects: opts.subject,
     ...(opts.afterSeq ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 } : { deliver_policy: DeliverPolicy.All }),
   });
-  const messages = await consumer.consume({ max_messages: 256 });
+  // Pulls that expire after 5 s (heartbeats every 2.5 s): a follower notices a NATS restart, and
+  // re-creates its consumer, within seconds; with the 30 s default an SSE stream went quiet for
+  // about 40 s after one.
+  const messages = await consumer.consume({ max_messages: 256, expires: 5_000 });
   const onAbort = () => messages.stop();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   try {
