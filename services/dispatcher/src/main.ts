@@ -33,9 +33,9 @@ await hostService({
   consumers: ['dispatcherIntake', 'dispatcherResults'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
-    const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
+    const store = new TaskStore(await bus.kv('tasks'));
     const rolesOf = (userId: string) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default;
-    const index = new TaskIndex(await bus.kv(bus.subjects.buckets.taskIndex));
+    const index = new TaskIndex(await bus.kv('taskIndex'));
     const metrics = new TaskMetrics();
     const coordinator = new PlanCoordinator({
       metrics,

@@ -1,5 +1,6 @@
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { validate, TaskView } from '@hermes/contracts';
+import { casUpdate, isCasConflict } from '@hermes/bus';
 
 /** Several dispatcher replicas write task state: every change is a compare-and-set on the KV revision. */
 export class TaskStore {
@@ -8,9 +9,7 @@ export class TaskStore {
   async get(taskId: string): Promise<{ view: TaskView; revision: number } | undefined> {
     const entry = await this.kv.get(taskId);
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
-    const checked = validate(TaskView, entry.json());
-    if (!checked.ok) throw new Error(`task ${taskId} in KV does not match TaskView: ${JSON.stringify(checked.issues)}`);
-    return { view: checked.value, revision: entry.revision };
+    return { view: decodeTask(entry), revision: entry.revision };
   }
 
   /** Creates the task; returns the existing one instead when it is already there. */
@@ -19,6 +18,7 @@ export class TaskStore {
       await this.kv.create(view.task_id, JSON.stringify(view));
       return { view, created: true };
     } catch (err) {
+      if (!isCasConflict(err)) throw err;
       const existing = await this.get(view.task_id);
       if (!existing) throw err;
       return { view: existing.view, created: false };
@@ -30,19 +30,21 @@ export class TaskStore {
    * on a conflict it re-reads and tries again. `change` returns undefined to leave it as is.
    */
   async update(taskId: string, change: (v: TaskView) => TaskView | undefined): Promise<TaskView | undefined> {
-    for (let i = 0; i < 20; i++) {
-      const current = await this.get(taskId);
-      if (!current) return undefined;
-      const next = change(current.view);
-      if (!next) return current.view;
-      const stored = { ...next, updated_at: new Date().toISOString() };
-      try {
-        await this.kv.update(taskId, JSON.stringify(stored), current.revision);
-        return stored;
-      } catch (err) {
-        if (!/wrong last sequence/i.test((err as Error).message)) throw err;
-      }
-    }
-    throw new Error(`task ${taskId}: too many concurrent updates`);
+    const outcome = await casUpdate<TaskView>(
+      this.kv,
+      taskId,
+      (current) => {
+        const next = change(current);
+        return next && { ...next, updated_at: new Date().toISOString() };
+      },
+      { decode: decodeTask },
+    );
+    return outcome.status === 'missing' ? undefined : outcome.value;
   }
+}
+
+function decodeTask(entry: KvEntry): TaskView {
+  const checked = validate(TaskView, entry.json());
+  if (!checked.ok) throw new Error(`task ${entry.key} in KV does not match TaskView: ${JSON.stringify(checked.issues)}`);
+  return checked.value;
 }

@@ -15,7 +15,7 @@ async function resultsFixture() {
   buses.push(bus);
   await bus.ensureStreams(['taskEvents', 'runtimeResults']);
   await bus.ensureConsumers(['dispatcherResults']);
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
+  const store = new TaskStore(await bus.kv('tasks'));
   const handler = new ResultHandler({ bus, store, logger: silentLogger });
   return { bus, store, handler, events: (taskId: string) => taskEvents(bus, taskId) };
 }

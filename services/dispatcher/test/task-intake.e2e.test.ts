@@ -20,7 +20,7 @@ async function intakeFixture() {
   buses.push(bus);
   await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs']);
   await bus.ensureConsumers(['dispatcherIntake']);
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
+  const store = new TaskStore(await bus.kv('tasks'));
   const intake = new TaskIntake({ bus, store, logger: silentLogger });
   const consumer = await bus.js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
 

@@ -13,8 +13,8 @@ async function stores(): Promise<{ store: TaskStore; other: TaskStore }> {
   const a = await connectBus(nats.url, prefix);
   const b = await connectBus(nats.url, prefix);
   buses.push(a, b);
-  const store = new TaskStore(await a.kv(a.subjects.buckets.tasks));
-  const other = new TaskStore(await b.kv(b.subjects.buckets.tasks));
+  const store = new TaskStore(await a.kv('tasks'));
+  const other = new TaskStore(await b.kv('tasks'));
   return { store, other };
 }
 

@@ -1,4 +1,5 @@
 import type { KV } from '@nats-io/kv';
+import { isCasConflict } from '@hermes/bus';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 
 /** Everything the loop needs to resume a job after a crash without repeating a finished LLM call. */
@@ -53,7 +54,7 @@ export class CheckpointStore {
       const revision = expected === 0 ? await this.kv.create(k, JSON.stringify(cp)) : await this.kv.update(k, JSON.stringify(cp), expected);
       this.revisions.set(cp.job_id, revision);
     } catch (err) {
-      if (/wrong last sequence|key exists/i.test(String((err as Error).message))) throw new CheckpointConflictError(cp.job_id, { cause: err });
+      if (isCasConflict(err)) throw new CheckpointConflictError(cp.job_id, { cause: err });
       throw err;
     }
   }

@@ -31,7 +31,7 @@ await hostService({
   consumers: ['runtimeJobs'],
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS }),
   start: async ({ bus, config, logger }) => {
-    const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
+    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
     const cancellations = new CancellationWatch(bus);
     const runner = new JobRunner({
       cancellations,
@@ -39,7 +39,7 @@ await hostService({
       llm,
       logger,
       maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
-      checkpoints: new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints, { ttlMs: 7 * 86_400_000 })),
+      checkpoints: new CheckpointStore(await bus.kv('checkpoints')),
       tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
       stepTiming: config.RUNTIME_STEP_TIMING,

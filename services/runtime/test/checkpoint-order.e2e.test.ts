@@ -47,7 +47,7 @@ describe('checkpoints around a step', () => {
       llm: new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, maxRetries: 0, timeoutMs: 5_000 }),
       logger: silentLogger,
       maxAttempts: 1,
-      checkpoints: new SlowCheckpointStore(await f.bus.kv(f.bus.subjects.buckets.checkpoints)),
+      checkpoints: new SlowCheckpointStore(await f.bus.kv('checkpoints')),
       tools: new ToolCaller({ bus: f.bus, requestTimeoutMs: 3_000, approvalPollMs: 10_000 }),
       limits: { maxSteps: 10, maxRepeats: 2 },
     });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { toolCallIdFor } from '@hermes/contracts';
-import { JetStreamApiError } from '@nats-io/jetstream';
+import { isCasConflict } from '@hermes/bus';
 import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import type { ToolCallReply, ToolCallRequest } from '@hermes/contracts';
@@ -94,7 +94,7 @@ export class CallRecordStore {
     try {
       return await this.kv.create(key, this.encode(record));
     } catch (err) {
-      if (isConflict(err)) return undefined;
+      if (isCasConflict(err)) return undefined;
       throw err;
     }
   }
@@ -121,7 +121,7 @@ export class CallRecordStore {
     try {
       return await this.kv.update(key, this.encode({ ...record, updated_at: new Date().toISOString() }), revision);
     } catch (err) {
-      if (isConflict(err)) return undefined;
+      if (isCasConflict(err)) return undefined;
       throw err;
     }
   }
@@ -134,9 +134,4 @@ export class CallRecordStore {
     }
     return text;
   }
-}
-
-/** A create or compare-and-set lost against a concurrent write. */
-export function isConflict(err: unknown): boolean {
-  return (err instanceof JetStreamApiError && (err.code === 10071 || err.code === 10164)) || /wrong last sequence/i.test((err as Error)?.message ?? '');
 }
