@@ -129,3 +129,15 @@ export {
   ToolDebugCallRequest,
 } from './schemas/mcp.js';
 export { toolCallIdFor } from './tool-call-id.js';
+export { StoredStateError, decodeStored } from './stored-state.js';
+export type { StoredAt } from './stored-state.js';
+export {
+  StoredChatMessage,
+  StoredCheckpoint,
+  StoredTask,
+  CallState,
+  CallOrigin,
+  ApprovalState,
+  StoredCallRecord,
+  StoredPendingApproval,
+} from './schemas/stored-state.js';

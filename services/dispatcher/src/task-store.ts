@@ -1,11 +1,12 @@
 import type { KV, KvEntry } from '@nats-io/kv';
-import { validate, TaskView } from '@hermes/contracts';
+import { decodeStored, StoredTask, type TaskView } from '@hermes/contracts';
 import { casUpdate, isCasConflict } from '@hermes/bus';
 
 /** Several dispatcher replicas write task state: every change is a compare-and-set on the KV revision. */
 export class TaskStore {
   constructor(private readonly kv: KV) {}
 
+  /** The task and its revision; throws StoredStateError when the stored task fails its schema. */
   async get(taskId: string): Promise<{ view: TaskView; revision: number } | undefined> {
     const entry = await this.kv.get(taskId);
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
@@ -43,8 +44,9 @@ export class TaskStore {
   }
 }
 
+/** A stored task as the dispatcher uses it; StoredStateError (`corrupt_state`) when it fails its schema. */
 function decodeTask(entry: KvEntry): TaskView {
-  const checked = validate(TaskView, entry.json());
-  if (!checked.ok) throw new Error(`task ${entry.key} in KV does not match TaskView: ${JSON.stringify(checked.issues)}`);
-  return checked.value;
+  // `v` is read (a later release writes it) but is no part of the view that taskGet answers.
+  const { v: _version, ...view } = decodeStored(StoredTask, entry);
+  return view;
 }
