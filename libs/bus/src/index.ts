@@ -3,7 +3,7 @@ export type { BusOptions, PublishOptions } from './bus.js';
 export { request, serve } from './request-reply.js';
 export type { RequestContext } from './request-reply.js';
 export { startWorkConsumer, consumeContract } from './work-consumer.js';
-export type { WorkConsumer, WorkConsumerOptions, RawHandler } from './work-consumer.js';
+export type { HandlerOutcome, WorkConsumer, WorkConsumerOptions, RawHandler } from './work-consumer.js';
 export { followSubject } from './event-follower.js';
 export type { FollowedMessage } from './event-follower.js';
 export { streamConfig, consumerConfig, bucketConfig } from './stream-specs.js';

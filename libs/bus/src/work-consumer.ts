@@ -30,8 +30,15 @@ export interface WorkConsumer {
   readonly inFlight: number;
 }
 
-/** Handles raw JetStream messages; resolve to ack, throw to have the message redelivered. */
-export type RawHandler = (msg: JsMsg) => Promise<void>;
+/**
+ * Handles raw JetStream messages; resolve to ack, throw to have the message redelivered. Resolve
+ * to `leave` when another consumer process holds the message now (its delivery replaced this
+ * one): this delivery then neither acks nor naks, and the message's fate is the holder's.
+ */
+export type RawHandler = (msg: JsMsg) => Promise<void | HandlerOutcome>;
+
+/** How a handled delivery ends: `done` (or nothing) acks it; `leave`, see RawHandler. */
+export type HandlerOutcome = 'done' | 'leave';
 
 /**
  * Runs a durable pull consumer with explicit acks. A handler that throws gets its message
@@ -115,8 +122,8 @@ async function handleOne(bus: Bus, opts: WorkConsumerOptions, handler: RawHandle
   }, parent);
   const heartbeat = setInterval(() => msg.working(), opts.heartbeatMs ?? 5000);
   try {
-    await context.with(trace.setSpan(parent, span), () => handler(msg));
-    msg.ack();
+    const outcome = await context.with(trace.setSpan(parent, span), () => handler(msg));
+    if (outcome !== 'leave') msg.ack();
   } catch (err) {
     bus.logger.error({ err, subject: msg.subject, delivery: msg.info.deliveryCount }, 'handler failed; message will be redelivered');
     span.recordException(err as Error);
@@ -137,7 +144,7 @@ export async function consumeContract<P extends TSchema>(
   bus: Bus,
   contract: MessageContract<P>,
   opts: WorkConsumerOptions & { onInvalid?: (msg: JsMsg, issues: { path: string; message: string }[]) => Promise<void> },
-  handler: (payload: Static<P>, msg: JsMsg) => Promise<void>,
+  handler: (payload: Static<P>, msg: JsMsg) => Promise<void | HandlerOutcome>,
 ): Promise<WorkConsumer> {
   return startWorkConsumer(bus, opts, async (msg) => {
     const decoded = decodeJson(msg.data);
@@ -151,6 +158,6 @@ export async function consumeContract<P extends TSchema>(
       msg.term();
       return;
     }
-    await handler(checked.value, msg);
+    return handler(checked.value, msg);
   });
 }

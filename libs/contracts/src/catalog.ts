@@ -153,7 +153,7 @@ export const contracts = {
     reply: TaskView,
     responder: 'dispatcher',
     // The runtime asks before starting a job whether its task already ended.
-    requesters: ['gateway', 'submitter', 'runtime', 'cli'],
+    requesters: ['gateway', 'submitter', 'cli'],
   }),
   taskList: request({
     name: 'taskList',

@@ -4,10 +4,10 @@ export type { Subjects } from './subjects.js';
 export { validate, precompile } from './validate.js';
 export type { ValidationResult } from './validate.js';
 
-export { ERROR_CODES, wireError } from './errors.js';
+export { ERROR_CODES, isCallerFault, wireError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 
-export { taskIdFor, decodeCloudEvent, sourceAndId } from './cloudevents.js';
+export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest } from './cloudevents.js';
 export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 
 export { contracts, replyEnvelope } from './catalog.js';
@@ -38,6 +38,8 @@ export {
 export type { TaskEventKind, TaskEventDataByKind } from './schemas/task-events.js';
 export {
   TaskStatus,
+  TERMINAL_TASK_STATUSES,
+  isTerminalStatus,
   TaskView,
   TaskGetRequest,
   TaskCancelRequest,

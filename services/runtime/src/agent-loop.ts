@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
 import type { ChatResult, LlmClient, PermitReservation } from '@hermes/llm';
-import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
+import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
 import type { StepEvents } from './step-events.js';
@@ -20,7 +20,7 @@ export type LoopOutcome =
 export interface AgentLoopDeps {
   llm: LlmClient;
   tools: ToolCaller;
-  checkpoints: CheckpointStore;
+  checkpoints: CheckpointWriter;
   events: StepEvents;
   /** Times each step's phases (RUNTIME_STEP_TIMING); by default nothing is timed. */
   timer?: StepTimer;
@@ -154,7 +154,7 @@ export class AgentLoop {
         call_index: index,
         tool_call_id: call.id,
         user_id: job.user_id,
-        roles: job.roles ?? ['user'],
+        roles: jobRoles(job),
         ...(job.tools ? { allow: job.tools } : {}),
         tool,
         arguments: args,
@@ -232,4 +232,9 @@ function loopError(signature: string, maxRepeats: number, step: number): WireErr
     step,
     hint: 'The agent kept repeating one call. Check that the tool returns what the goal needs, or rephrase the goal.',
   });
+}
+
+/** A job's roles; a job from a dispatcher that set none (older ones) runs as a plain user. */
+export function jobRoles(job: Pick<RuntimeJob, 'roles'>): string[] {
+  return job.roles ?? ['user'];
 }

@@ -37,18 +37,19 @@ describe('CheckpointStore', () => {
     const cp = historical();
     await kv.put(`job.${cp.job_id}`, JSON.stringify(cp));
 
-    const loaded = await store.load(cp.job_id);
+    const delivery = store.open(cp.job_id);
+    const loaded = await delivery.load();
     expect(loaded).toEqual(cp);
-    await store.save({ ...loaded!, step: loaded!.step + 1 });
+    await delivery.save({ ...loaded!, step: loaded!.step + 1 });
 
-    expect((await store.load(cp.job_id))?.step).toBe(cp.step + 1);
+    expect((await store.open(cp.job_id).load())?.step).toBe(cp.step + 1);
   });
 
   it('an unreadable checkpoint is a StoredStateError naming the bucket and key, not a checkpoint', async () => {
     const { kv, store, bucket } = await stores();
     await kv.put('job.j_bad', JSON.stringify({ v: 1, job_id: 'j_bad', step: 2, messages: 'lost' }));
 
-    const err = await store.load('j_bad').then(
+    const err = await store.open('j_bad').load().then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -61,11 +62,13 @@ describe('CheckpointStore', () => {
   it('a runtime that saves after another took the job over gets CheckpointConflictError', async () => {
     const { store, other } = await stores();
     const cp = { ...historical(), job_id: 'j_taken' };
-    expect(await store.load('j_taken')).toBeUndefined();
-    await store.save(cp);
-    expect(await other.load('j_taken')).toEqual(cp);
-    await other.save({ ...cp, step: cp.step + 1 });
+    const first = store.open('j_taken');
+    expect(await first.load()).toBeUndefined();
+    await first.save(cp);
+    const takeover = other.open('j_taken');
+    expect(await takeover.load()).toEqual(cp);
+    await takeover.save({ ...cp, step: cp.step + 1 });
 
-    await expect(store.save({ ...cp, step: cp.step + 1 })).rejects.toBeInstanceOf(CheckpointConflictError);
+    await expect(first.save({ ...cp, step: cp.step + 2 })).rejects.toBeInstanceOf(CheckpointConflictError);
   });
 });
