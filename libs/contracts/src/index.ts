@@ -142,4 +142,5 @@ export {
   ApprovalState,
   StoredCallRecord,
   StoredPendingApproval,
+  StoredCacheEntry,
 } from './schemas/stored-state.js';

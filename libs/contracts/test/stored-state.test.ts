@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import {
   ERROR_CODES,
+  StoredCacheEntry,
   StoredCallRecord,
   StoredCheckpoint,
   StoredPendingApproval,
@@ -22,6 +23,7 @@ const SCHEMAS: Record<string, TSchema> = {
   task: StoredTask,
   'call-record': StoredCallRecord,
   'pending-approval': StoredPendingApproval,
+  'cache-entry': StoredCacheEntry,
 };
 const fixtures = readdirSync(fixturesDir)
   .filter((f) => f.startsWith('stored.') && f.endsWith('.json'))

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RemoteError, type Bus } from '@hermes/bus';
 import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
+import { cacheKey } from '../src/result-cache.js';
 import { eventually } from '@hermes/testkit';
 import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, startStandInProvider, startTestToolbus, waitForTool, type StandInProvider } from './helpers.js';
 
@@ -69,5 +70,31 @@ describe('stored pending approvals', () => {
 
     expect(await callTool(bus, callRequest({ tool: 'send', arguments: '{"q": "y"}' }))).toMatchObject({ status: 'ok', result: { sent: 'y' } });
     await eventually(() => provider.received.length === 1, 5_000, 'the call');
+  });
+});
+
+describe('stored cache entries', () => {
+  it('an unreadable cache entry is a miss: the tool runs, and its result, written with its version, replaces the entry', async () => {
+    const bus = await connect(nats.url, freshPrefix());
+    const toolbus = await startTestToolbus(bus);
+    const p: StandInProvider = await startStandInProvider(bus, {
+      provider: 'geo',
+      tools: [{ ...remoteTool('geocode'), idempotent: true, cache_ttl_ms: 60_000 }],
+      run: async (r) => ({ place: r.arguments.q, runs: p.received.length }),
+    });
+    cleanups.push(async () => {
+      p.stop();
+      await toolbus.stop(2000);
+      await bus.drain();
+    });
+    await waitForTool(bus, 'geocode');
+    const cache = await bus.kv('toolCache');
+    await cache.put(cacheKey('geocode', { q: 'Paris' }), '{"stored_at": "yesterday"}');
+
+    const first = await callTool(bus, callRequest({ tool: 'geocode', arguments: '{"q": "Paris"}' }));
+    expect(first).toMatchObject({ status: 'ok', result: { place: 'Paris', runs: 1 } });
+    expect(first.cached).toBeUndefined();
+    await eventually(async () => (await cache.get(cacheKey('geocode', { q: 'Paris' })))?.json<{ v?: number }>().v === 1, 5_000, 'the new entry');
+    expect(await callTool(bus, callRequest({ tool: 'geocode', arguments: '{"q": "Paris"}' }))).toMatchObject({ result: { runs: 1 }, cached: true });
   });
 });

@@ -117,3 +117,14 @@ export const StoredPendingApproval = Type.Object(
   { title: 'StoredPendingApproval' },
 );
 export type StoredPendingApproval = Static<typeof StoredPendingApproval>;
+
+/** Bucket `toolCache`, key `<tool>.<sha256 of the canonical arguments>`: a result of an idempotent tool. */
+export const StoredCacheEntry = Type.Object(
+  {
+    v: version1,
+    stored_at: Type.Number({ description: 'epoch ms the result was stored; a read compares it with the tool\'s own TTL' }),
+    result: Type.Unknown(),
+  },
+  { title: 'StoredCacheEntry' },
+);
+export type StoredCacheEntry = Static<typeof StoredCacheEntry>;
