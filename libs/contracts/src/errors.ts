@@ -29,6 +29,10 @@ export const ERROR_CODES = {
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
   cancelled: { retryable: false, summary: 'the task was cancelled' },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
+  max_deliveries_exceeded: {
+    retryable: false,
+    summary: 'a work-queue message arrived after its delivery bound (HERMES_MAX_DELIVERIES) was used up, its handler having crashed or hung on the earlier ones: dead-lettered without running it',
+  },
   plan_invalid: { retryable: false, summary: 'the planner produced an invalid plan twice (schema, ids, dependencies, cycles, size or tools)' },
   plan_failed: { retryable: false, summary: 'the planning job itself failed' },
   subtask_failed: { retryable: false, summary: 'a subtask failed for good and re-planning is disabled' },

@@ -130,6 +130,7 @@ export {
   McpApproveChangeReply,
   ToolDebugCallRequest,
 } from './schemas/mcp.js';
+export { DeadLetter } from './schemas/dead-letter.js';
 export { toolCallIdFor } from './tool-call-id.js';
 export { StoredStateError, decodeStored } from './stored-state.js';
 export type { StoredAt } from './stored-state.js';

@@ -10,6 +10,7 @@ import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
 import { TaskMetrics } from './task-metrics.js';
+import { rejectDeadSubmission } from './dead-submissions.js';
 
 const settings = Type.Object({
     DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
@@ -64,7 +65,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
 export const dispatcherService: HostServiceOptions<typeof settings> = {
   service: 'dispatcher',
   settings,
-  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'],
+  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters'],
   consumers: ['dispatcherIntake', 'dispatcherResults'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
@@ -75,7 +76,12 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
     const cancelling = serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req));
     const intakeConsumer = await startWorkConsumer(
       bus,
-      { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake, concurrency: config.DISPATCHER_CONCURRENCY },
+      {
+        stream: bus.subjects.streams.taskSubmit,
+        durable: bus.subjects.consumers.dispatcherIntake,
+        concurrency: config.DISPATCHER_CONCURRENCY,
+        onDeadLetter: rejectDeadSubmission({ bus, logger, taskExists: async (taskId) => (await store.get(taskId)) !== undefined }),
+      },
       (msg) => intake.handle(msg),
     );
     const resultConsumer = await consumeContract(

@@ -7,6 +7,7 @@ import { systemPrompt } from './prompt-builder.js';
 import type { StepEvents } from './step-events.js';
 import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
+import type { WaitOut } from './dependency-wait.js';
 
 export interface LoopLimits {
   maxSteps: number;
@@ -24,6 +25,8 @@ export interface AgentLoopDeps {
   events: StepEvents;
   /** Times each step's phases (RUNTIME_STEP_TIMING); by default nothing is timed. */
   timer?: StepTimer;
+  /** How the job's requests wait out a dependency's outage; by default they do not. */
+  waitOut?: WaitOut;
 }
 
 /**
@@ -161,6 +164,7 @@ export class AgentLoop {
         ...(o.resumed ? { resumed: true } : {}),
       },
       o.signal,
+      this.d.waitOut,
     );
     this.d.events.toolResult(job, step, index, tool, reply);
     return reply;

@@ -6,6 +6,7 @@ import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, jobRoles, type LoopLimits } from './agent-loop.js';
 import { recordAgentOutcome, runInAgentSpan, traceMemoryContext, traceMemoryRecall } from './agent-spans.js';
+import { noWaiting, waitOutOutage, type OutagePolicy, type WaitOut } from './dependency-wait.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore, type JobCheckpoint } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
@@ -27,6 +28,8 @@ export interface JobRunnerOptions {
   maxAttempts: number;
   /** Default loop limits; a task's budget.max_steps overrides maxSteps. */
   limits: LoopLimits;
+  /** How long requests wait out a toolbus or memory outage (RUNTIME_OUTAGE_BUDGET_MS); without it an outage fails them at once. */
+  outage?: OutagePolicy;
   /** Aborts jobs of cancelled tasks; without it jobs run to the end. */
   cancellations?: CancellationWatch;
   /** Log each step's phase durations at debug level (RUNTIME_STEP_TIMING), to see where a step's time goes. */
@@ -88,17 +91,18 @@ export class JobRunner {
       return 'done';
     }
     log.info('job started');
+    const events = new StepEvents({ bus: this.o.bus, logger: log });
+    const guard = this.o.cancellations?.track(job.task_id);
+    const waitOut = this.waitOutFor(job, events, log, guard?.signal);
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
     // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
     // (one LLM call each) need neither.
-    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job);
-    const events = new StepEvents({ bus: this.o.bus, logger: log });
-    const guard = this.o.cancellations?.track(job.task_id);
+    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job, waitOut);
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
       if (!prefetched) {
-        const single = await this.runSingleCall(job, events, guard?.signal);
+        const single = await this.runSingleCall(job, events, waitOut, guard?.signal);
         await events.flush();
         await this.report(job, attempt, {
           outcome: 'succeeded',
@@ -112,19 +116,19 @@ export class JobRunner {
       }
       // Plan and compose jobs never touch the session; an agent loop holds it from reading its
       // context to writing its final turn.
-      hold = await this.o.sessions?.acquire(job, guard?.signal);
+      hold = await this.o.sessions?.acquire(job, guard?.signal, waitOut);
       const signal = loopSignal(guard?.signal, hold);
       // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
       // more than the default of ten: not a leak, as every wait removes its listener.
       if (signal) setMaxListeners(0, signal);
-      const outcome = await this.runLoop(job, attempt, events, log, prefetched, signal);
+      const outcome = await this.runLoop(job, attempt, events, log, prefetched, waitOut, signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
         await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
         return 'done';
       }
-      await this.writeSession(job, prefetched.checkpoint, outcome.checkpoint, outcome.output);
+      await this.writeSession(job, prefetched.checkpoint, outcome.checkpoint, outcome.output, waitOut);
       await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
     } catch (err) {
@@ -164,10 +168,32 @@ export class JobRunner {
   }
 
   /** The tool list and saved checkpoint of an agent job, asked for at once; awaited by `runLoop`. */
-  private prefetch(job: RuntimeJob): Prefetched {
+  /**
+   * How this job's requests to the toolbus and memory wait out an outage of theirs (a restart):
+   * within RUNTIME_OUTAGE_BUDGET_MS, with each pause logged and published as a `waiting` step.
+   */
+  private waitOutFor(job: RuntimeJob, events: StepEvents, log: Logger, signal?: AbortSignal): WaitOut {
+    const outage = this.o.outage;
+    if (!outage) return noWaiting;
+    return (service, request) =>
+      waitOutOutage(
+        {
+          ...outage,
+          service,
+          ...(signal ? { signal } : {}),
+          onWait: (w) => {
+            log.warn({ waiting_for: w.service, code: w.code, attempt: w.attempt, retry_in_ms: w.delayMs, waited_ms: w.waitedMs }, 'dependency away; waiting');
+            events.waiting(job, w);
+          },
+        },
+        request,
+      );
+  }
+
+  private prefetch(job: RuntimeJob, waitOut: WaitOut): Prefetched {
     const checkpoint = this.o.checkpoints.open(job.job_id);
     const out: Prefetched = {
-      tools: listTools(this.o.bus, job),
+      tools: waitOut('toolbus', () => listTools(this.o.bus, job)),
       checkpoint,
       saved: checkpoint.load(),
     };
@@ -177,8 +203,8 @@ export class JobRunner {
     return out;
   }
 
-  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, signal?: AbortSignal) {
-    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job));
+  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
+    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut));
     const maxTokens = job.budget?.max_tokens;
     const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
     if (checkpoint.step === 0 && maxTokens !== undefined && estimate > maxTokens) {
@@ -191,7 +217,7 @@ export class JobRunner {
     const tools = await prefetched.tools;
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
-    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, ...(timer ? { timer } : {}) });
+    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, ...(timer ? { timer } : {}) });
     const outcome = await loop.run({
       job,
       checkpoint,
@@ -208,10 +234,10 @@ export class JobRunner {
    * Plan and compose jobs are one LLM call each, without tools or a checkpoint: a redelivered one
    * simply asks again. A plan's JSON is parsed (and repaired) here and validated by the dispatcher.
    */
-  private async runSingleCall(job: RuntimeJob, events: StepEvents, signal?: AbortSignal): Promise<SingleCallOutcome> {
+  private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, signal?: AbortSignal): Promise<SingleCallOutcome> {
     let messages;
     if (job.kind === 'plan') {
-      const tools = await listTools(this.o.bus, job);
+      const tools = await waitOut('toolbus', () => listTools(this.o.bus, job));
       messages = planMessages(job, tools.tools);
     } else {
       messages = composeMessages(job);
@@ -222,9 +248,10 @@ export class JobRunner {
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
   }
 
-  private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
+  private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut): Promise<Checkpoint> {
     const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
     const history = await traceMemoryContext(job, () =>
+      waitOut('memory', () =>
         request(this.o.bus, contracts.sessionContext, {
           user_id: job.user_id,
           session_id: job.session_id,
@@ -233,7 +260,8 @@ export class JobRunner {
           reserve_output: RESERVE_OUTPUT_TOKENS,
           reserve_tools: RESERVE_TOOL_TOKENS,
         }),
-      );
+      ),
+    );
     return {
       v: 1,
       job_id: job.job_id,
@@ -245,16 +273,16 @@ export class JobRunner {
     };
   }
 
-  private async writeSession(job: RuntimeJob, fence: JobCheckpoint, cp: Checkpoint, output: string): Promise<void> {
+  private async writeSession(job: RuntimeJob, fence: JobCheckpoint, cp: Checkpoint, output: string, waitOut: WaitOut): Promise<void> {
     if (cp.session_written) return;
-    await request(this.o.bus, contracts.sessionAppend, {
+    await waitOut('memory', () => request(this.o.bus, contracts.sessionAppend, {
       user_id: job.user_id,
       session_id: job.session_id,
       messages: [
         { role: 'user', content: job.goal },
         { role: 'assistant', content: output },
       ],
-    });
+    }));
     cp.session_written = true;
     await fence.save(cp);
   }

@@ -1,6 +1,7 @@
 import { RemoteError, request, type Bus } from '@hermes/bus';
 import { contracts, wireError, type RuntimeJob, type WireError } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
+import { noWaiting, type WaitOut } from './dependency-wait.js';
 
 /** What a job does when another task's loop holds its session (RUNTIME_SESSION_BUSY). */
 export type SessionBusyPolicy = 'fail' | 'wait';
@@ -37,17 +38,19 @@ export class SessionHolds {
   constructor(private readonly o: SessionHoldsOptions) {}
 
   /** Takes the job's session lock, waiting per the policy; SessionHoldError(session_busy) when it stays busy. */
-  async acquire(job: RuntimeJob, signal?: AbortSignal): Promise<SessionHold> {
+  async acquire(job: RuntimeJob, signal?: AbortSignal, waitOut: WaitOut = noWaiting): Promise<SessionHold> {
     const started = Date.now();
     const deadline = started + (this.o.policy === 'wait' ? this.o.waitMs : 0);
     for (;;) {
       const waitMs = Math.max(0, Math.min(WAIT_SLICE_MS, deadline - Date.now()));
       try {
-        const lock = await request(
-          this.o.bus,
-          contracts.sessionLock,
-          { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: waitMs },
-          { timeoutMs: waitMs + 5000 },
+        const lock = await waitOut('memory', () =>
+          request(
+            this.o.bus,
+            contracts.sessionLock,
+            { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: waitMs },
+            { timeoutMs: waitMs + 5000 },
+          ),
         );
         return new SessionHold({ bus: this.o.bus, logger: this.o.logger, job, token: lock.token, leaseMs: lock.lease_ms, retake: () => this.retake(job) });
       } catch (err) {

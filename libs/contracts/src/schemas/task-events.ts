@@ -68,6 +68,7 @@ export const StepKind = Type.Union([
   Type.Literal('tool_result'),
   Type.Literal('approval_needed'),
   Type.Literal('token_delta'),
+  Type.Literal('waiting'),
 ]);
 export const StepData = Type.Object(
   {
