@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { KV, KvWatchEntry } from '@nats-io/kv';
+import { isCasConflict } from '@hermes/bus';
 import { micro } from './worker-protocol.js';
 
 /** What the semaphore asked of JetStream KV during the window. */
@@ -16,7 +17,6 @@ export interface KvTrace {
   watchLagMs: number[];
 }
 
-const isConflict = (err: unknown) => /wrong last sequence|key exists/i.test(String((err as Error)?.message));
 
 /**
  * Wraps a KV so every CAS, read and watched change is counted and timed; the semaphore does not
@@ -34,7 +34,7 @@ export function probeKv(kv: KV, measuring: () => boolean): { kv: KV; trace: KvTr
           try {
             return await target.update(...args);
           } catch (err) {
-            if (measuring() && isConflict(err)) trace.conflicts++;
+            if (measuring() && isCasConflict(err)) trace.conflicts++;
             throw err;
           } finally {
             if (measuring()) {

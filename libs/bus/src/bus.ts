@@ -9,7 +9,7 @@ import { inSpan, type Logger } from '@hermes/telemetry';
 import { encodeJson } from './codec.js';
 import { OutgoingPayloadError } from './bus-errors.js';
 import { injectTraceContext } from './trace-headers.js';
-import { consumerConfig, streamConfig, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
+import { bucketConfig, consumerConfig, streamConfig, type BucketKey, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
 import { ConsumerProgress } from './consumer-progress.js';
 
 export interface BusOptions {
@@ -108,9 +108,10 @@ export class Bus {
    * Declares streams idempotently: identical config is a no-op, a changed one is updated. With
    * `createOnly`, an existing stream is left as its owner configured it.
    */
-  async ensureStreams(keys: StreamKey[], opts: { createOnly?: boolean } = {}): Promise<void> {
+  async ensureStreams(keys: StreamKey[], opts: { createOnly?: boolean; tuning?: StreamTuning } = {}): Promise<void> {
+    const tuning = { ...this.tuning, ...opts.tuning };
     for (const key of keys) {
-      const cfg = streamConfig(this.subjects, key, this.tuning);
+      const cfg = streamConfig(this.subjects, key, tuning);
       if (opts.createOnly && (await this.jsm.streams.info(cfg.name).then(() => true, () => false))) continue;
       // add() with an identical config succeeds; a changed config (e.g. a new subject) fails
       // with "name already in use", and is then applied with update().
@@ -136,9 +137,13 @@ export class Bus {
     }
   }
 
-  /** Opens (creating when absent) a KV bucket; `ttlMs` expires entries not written for that long. */
-  async kv(bucket: string, opts: { ttlMs?: number } = {}): Promise<KV> {
-    const create = () => new Kvm(this.js).create(bucket, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) });
+  /**
+   * Opens (creating when absent) a bucket of the catalog with its config from `bucketConfig`;
+   * `tuning` overrides this connection's for settings of the bucket's owner (the cache TTL).
+   */
+  async kv(key: BucketKey, opts: { tuning?: StreamTuning } = {}): Promise<KV> {
+    const { name, ...config } = bucketConfig(this.subjects, key, { ...this.tuning, ...opts.tuning });
+    const create = () => new Kvm(this.js).create(name, config);
     try {
       return await create();
     } catch (err) {

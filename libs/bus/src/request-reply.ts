@@ -1,6 +1,6 @@
 import { headers as natsHeaders, NoRespondersError, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { replyEnvelope, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
+import { replyEnvelope, StoredStateError, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
@@ -66,7 +66,8 @@ export interface RequestContext {
 
 /**
  * Answers a request contract on the service's queue group. Invalid requests get an
- * `invalid_payload` reply listing the problems; a thrown ReplyError is sent as is; anything else
+ * `invalid_payload` reply listing the problems; a thrown ReplyError is sent as is, a
+ * StoredStateError as `corrupt_state` (not retryable); anything else
  * is logged and answered as `internal`. The handler never takes the subscription down.
  */
 export function serve<Req extends TSchema, Res extends TSchema>(
@@ -117,6 +118,11 @@ async function answer<Req extends TSchema, Res extends TSchema>(
       } catch (err) {
         if (err instanceof ReplyError) {
           body = { ok: false, error: err.wire };
+        } else if (err instanceof StoredStateError) {
+          // A record this handler needed is unreadable: asking again cannot help, so say so
+          // (with its bucket and key) rather than `internal`, which callers retry.
+          bus.logger.error({ err, subject: msg.subject, bucket: err.bucket, key: err.key, issues: err.issues }, 'request handler read a corrupt record');
+          body = { ok: false, error: err.toWire() };
         } else {
           bus.logger.error({ err, subject: msg.subject }, 'request handler failed');
           span.recordException(err as Error);

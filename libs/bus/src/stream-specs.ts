@@ -4,6 +4,8 @@ import type { Subjects } from '@hermes/contracts';
 
 export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters';
 export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites';
+/** The KV buckets of the catalog (`subjects.buckets`). */
+export type BucketKey = keyof Subjects['buckets'];
 
 export interface StreamTuning {
   /** How long JetStream remembers a submission's Nats-Msg-Id to drop a duplicate publish. */
@@ -20,6 +22,8 @@ export interface StreamTuning {
    * a little above it, as a backstop.
    */
   maxDeliveries?: number;
+  /** Longest a cached tool result is kept (the cache bucket's TTL). */
+  toolCacheMaxTtlMs?: number;
 }
 
 const DAY = 86_400_000;
@@ -92,6 +96,28 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
       // Kept for two weeks: long enough to notice, fix the cause and replay, without a janitor.
       // The 2 min de-duplication window drops a record published twice (`<stream>:<seq>`).
       return { ...base, name: s.streams.deadLetters, subjects: [s.deadLetterAll], retention: RetentionPolicy.Limits, max_age: nanos(14 * DAY) };
+  }
+}
+
+/**
+ * The KV buckets Hermes opens, one history entry per key. The first process to open a bucket
+ * creates it and later opens keep that config, so every opener must compute the same one: a TTL
+ * given by one and not another would depend on start order.
+ */
+export function bucketConfig(s: Subjects, key: BucketKey, t: StreamTuning = {}): { name: string; history: 1; ttl?: number } {
+  const name = s.buckets[key];
+  switch (key) {
+    // A checkpoint outlives any job (jobs are redelivered for at most the stream's 7 days).
+    case 'checkpoints':
+      return { name, history: 1, ttl: 7 * DAY };
+    case 'toolCache':
+      return { name, history: 1, ttl: t.toolCacheMaxTtlMs ?? 3_600_000 };
+    case 'tasks':
+    case 'taskIndex':
+    case 'llmSemaphore':
+    case 'toolCalls':
+    case 'toolApprovals':
+      return { name, history: 1 };
   }
 }
 

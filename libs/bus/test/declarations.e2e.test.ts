@@ -149,14 +149,39 @@ describe('kv', () => {
   it('opening a bucket twice, from two connections, gives the same data', async () => {
     const prefix = uniquePrefix('kv');
     const [a, b] = await Promise.all([open(prefix), open(prefix)]);
-    const [kvA, kvB] = await Promise.all([a.kv(`${prefix}_tasks`), b.kv(`${prefix}_tasks`)]);
+    const [kvA, kvB] = await Promise.all([a.kv('tasks'), b.kv('tasks')]);
 
     await kvA.put('t1', 'accepted');
     await kvA.put('t1', 'running');
-    const again = await a.kv(`${prefix}_tasks`);
+    const again = await a.kv('tasks');
 
     expect((await kvB.get('t1'))?.string()).toBe('running');
     expect((await again.get('t1'))?.string()).toBe('running');
     expect((await again.status()).history).toBe(1);
+  });
+
+  it('every opener of a catalog bucket gets its declared config, whoever opens it first', async () => {
+    const prefix = uniquePrefix('kvcfg');
+    const [a, b] = await Promise.all([open(prefix), open(prefix, { tuning: { toolCacheMaxTtlMs: 5_000 } })]);
+
+    const [checkpoints, again] = await Promise.all([a.kv('checkpoints'), b.kv('checkpoints')]);
+    const cache = await a.kv('toolCache', { tuning: { toolCacheMaxTtlMs: 60_000 } });
+    const tasks = await b.kv('tasks');
+
+    expect((await checkpoints.status()).ttl).toBe(7 * 86_400_000);
+    expect((await again.status()).ttl).toBe(7 * 86_400_000);
+    expect((await cache.status()).ttl).toBe(60_000);
+    expect(await tasks.status()).toMatchObject({ ttl: 0, history: 1, bucket: `${prefix}_tasks` });
+  });
+});
+
+describe('ensureStreams tuning', () => {
+  it('a tuning given to ensureStreams overrides the connection\'s for that declaration', async () => {
+    const prefix = uniquePrefix('audit');
+    const bus = await open(prefix);
+
+    await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: 3_600_000 } });
+
+    expect((await bus.jsm.streams.info(bus.subjects.streams.toolAudit)).config.max_age).toBe(3_600_000 * 1_000_000);
   });
 });

@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   replan_exhausted: { retryable: false, summary: 'a subtask failed after the task used up its re-plans' },
   subtask_timeout: { retryable: true, summary: 'a subtask ran longer than SUBTASK_TIMEOUT_MS' },
   task_timeout: { retryable: false, summary: 'the task ran longer than its budget.timeout_ms (or TASK_TIMEOUT_MS)' },
+  corrupt_state: { retryable: false, summary: 'a stored record (checkpoint, task, tool call record, approval) does not match its schema; reading it again cannot help' },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;
 

@@ -132,3 +132,16 @@ export {
 } from './schemas/mcp.js';
 export { DeadLetter } from './schemas/dead-letter.js';
 export { toolCallIdFor } from './tool-call-id.js';
+export { StoredStateError, decodeStored } from './stored-state.js';
+export type { StoredAt } from './stored-state.js';
+export {
+  StoredChatMessage,
+  StoredCheckpoint,
+  StoredTask,
+  CallState,
+  CallOrigin,
+  ApprovalState,
+  StoredCallRecord,
+  StoredPendingApproval,
+  StoredCacheEntry,
+} from './schemas/stored-state.js';

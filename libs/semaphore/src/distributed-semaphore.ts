@@ -4,6 +4,7 @@ import { PermitAbortedError, PermitTimeoutError } from './errors.js';
 import { ServerClock } from './server-clock.js';
 import { expire, grant, grantable, inUse, newPoolState, release, type PoolSettings, type PoolState, type ReleaseReport } from './pool-state.js';
 import { nextWakeUp } from './wake-up.js';
+import { lostCompareAndSet } from './kv-conflict.js';
 
 export interface SemaphoreOptions {
   /** The bucket holding one key per pool (`pool.<name>`). */
@@ -76,8 +77,6 @@ interface LocalPool {
   again: boolean;
   timer?: NodeJS.Timeout;
 }
-
-const isConflict = (err: unknown) => /wrong last sequence|key exists/i.test(String((err as Error)?.message));
 
 /**
  * A counting semaphore shared by every process connected to the same NATS: one KV value per
@@ -273,7 +272,7 @@ export class DistributedSemaphore {
         this.settle(lp, s, granted, applied);
         return;
       } catch (err) {
-        if (!isConflict(err)) throw err;
+        if (!lostCompareAndSet(err)) throw err;
         // The write that beat ours has usually reached us through the watch by now; read only if not.
         if (!lp.cached || lp.cached.revision <= cached.revision) await this.load(lp);
       }
@@ -483,7 +482,7 @@ export class DistributedSemaphore {
         lp.cached = { state: fresh, revision };
         return;
       } catch (err) {
-        if (!isConflict(err)) throw err;
+        if (!lostCompareAndSet(err)) throw err;
         entry = await this.o.kv.get(lp.key);
       }
     }

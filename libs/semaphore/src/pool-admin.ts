@@ -1,5 +1,6 @@
 import type { KV } from '@nats-io/kv';
 import { expire, inUse, type PoolState } from './pool-state.js';
+import { lostCompareAndSet } from './kv-conflict.js';
 
 /** What `hermes llm status` shows for one pool. */
 export interface PoolStatus {
@@ -55,7 +56,7 @@ export async function setPoolCapacity(kv: KV, pool: string, capacity: number): P
       await kv.update(`pool.${pool}`, JSON.stringify(s), e.revision);
       return (await readPoolStatus(kv)).find((p) => p.pool === pool)!;
     } catch (err) {
-      if (!/wrong last sequence/i.test(String((err as Error).message))) throw err;
+      if (!lostCompareAndSet(err)) throw err;
     }
   }
   throw new Error(`pool ${pool}: too many concurrent writers`);

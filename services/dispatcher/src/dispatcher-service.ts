@@ -38,8 +38,8 @@ export function dispatcherConfig(env: Record<string, string> = {}): DispatcherCo
 
 /** The dispatcher's parts, connected as the service connects them (tests drive them directly). */
 export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; config: DispatcherConfig; logger: Logger }) {
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
-  const index = new TaskIndex(await bus.kv(bus.subjects.buckets.taskIndex));
+  const store = new TaskStore(await bus.kv('tasks'));
+  const index = new TaskIndex(await bus.kv('taskIndex'));
   const metrics = new TaskMetrics();
   const coordinator = new PlanCoordinator({
     metrics,

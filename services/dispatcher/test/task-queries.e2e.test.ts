@@ -12,7 +12,7 @@ const buses: Bus[] = [];
 async function queriesFixture() {
   const bus = await connectBus(nats.url, uniquePrefix('queries'));
   buses.push(bus);
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
+  const store = new TaskStore(await bus.kv('tasks'));
   return { bus, store };
 }
 

@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from '@hermes/bus';
+import { StoredStateError, type TaskView } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { TaskStore } from '../src/task-store.js';
 import { connectBus, taskView, uniquePrefix } from './support.js';
@@ -13,8 +15,8 @@ async function stores(): Promise<{ store: TaskStore; other: TaskStore }> {
   const a = await connectBus(nats.url, prefix);
   const b = await connectBus(nats.url, prefix);
   buses.push(a, b);
-  const store = new TaskStore(await a.kv(a.subjects.buckets.tasks));
-  const other = new TaskStore(await b.kv(b.subjects.buckets.tasks));
+  const store = new TaskStore(await a.kv('tasks'));
+  const other = new TaskStore(await b.kv('tasks'));
   return { store, other };
 }
 
@@ -91,5 +93,52 @@ describe('TaskStore', () => {
     expect(end?.view.attempts).toBe(20);
     // Exactly one write per increment: every conflict was retried, none was written blindly.
     expect(end!.revision - start!.revision).toBe(20);
+  });
+});
+
+describe('TaskStore reading stored tasks', () => {
+  // Tasks as the dispatcher of the previous release stored them (libs/contracts keeps the fixtures).
+  const fixtures = new URL('../../../libs/contracts/test/fixtures/', import.meta.url);
+  const historical = readdirSync(fixtures).filter((f) => f.startsWith('stored.task.'));
+
+  async function bucket() {
+    const prefix = uniquePrefix('stored');
+    const bus = await connectBus(nats.url, prefix);
+    buses.push(bus);
+    const kv = await bus.kv('tasks');
+    return { kv, store: new TaskStore(kv), bucket: bus.subjects.buckets.tasks };
+  }
+
+  it.each(historical)('reads and updates %s', async (file) => {
+    const { kv, store } = await bucket();
+    const view = JSON.parse(readFileSync(new URL(file, fixtures), 'utf8')) as TaskView;
+    await kv.put(view.task_id, JSON.stringify(view));
+
+    expect((await store.get(view.task_id))?.view).toEqual(view);
+    expect(await store.update(view.task_id, (v) => ({ ...v, attempts: v.attempts + 1 }))).toMatchObject({ attempts: view.attempts + 1 });
+  });
+
+  it('a stored task with a version reads as the same view (v is no part of what taskGet answers)', async () => {
+    const { kv, store } = await bucket();
+    const view = taskView({ task_id: 't_versioned' });
+    await kv.put(view.task_id, JSON.stringify({ ...view, v: 1 }));
+
+    expect((await store.get('t_versioned'))?.view).toEqual(view);
+  });
+
+  it('an unreadable task is a StoredStateError naming the bucket, the key and the issues, on get and on update', async () => {
+    const { kv, store, bucket: name } = await bucket();
+    await kv.put('t_bad', JSON.stringify({ ...taskView({ task_id: 't_bad' }), status: 'finished' }));
+    const changes: unknown[] = [];
+
+    const onGet = await store.get('t_bad').then(() => undefined, (e: unknown) => e);
+    const onUpdate = await store.update('t_bad', (v) => (changes.push(v), v)).then(() => undefined, (e: unknown) => e);
+
+    for (const err of [onGet, onUpdate]) {
+      expect(err).toBeInstanceOf(StoredStateError);
+      expect(err).toMatchObject({ code: 'corrupt_state', bucket: name, key: 't_bad', record: 'StoredTask' });
+      expect((err as StoredStateError).issues.map((i) => i.path)).toContain('/status');
+    }
+    expect(changes).toEqual([]);
   });
 });

@@ -29,8 +29,8 @@ async function plannerFixture() {
   buses.push(bus);
   await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs']);
   await bus.ensureConsumers(['dispatcherIntake']);
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
-  const index = new TaskIndex(await bus.kv(bus.subjects.buckets.taskIndex));
+  const store = new TaskStore(await bus.kv('tasks'));
+  const index = new TaskIndex(await bus.kv('taskIndex'));
   const settings = { maxSubtasks: 5, maxRetries: 2, maxReplans: 0, retryBaseMs: 10, subtaskTimeoutMs: 60_000, redispatchAfterMs: 2_000 };
   const coordinator = new PlanCoordinator({ bus, store, index, logger: silentLogger, settings, rolesOf: () => ['user'] });
   const intake = new TaskIntake({ bus, store, logger: silentLogger, index, coordinator, planMode: 'auto' });

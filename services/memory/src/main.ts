@@ -33,7 +33,7 @@ await hostService({
   }),
   start: async ({ bus, logger, config }) => {
     const redis = await connectRedis({ url: config.REDIS_URL, logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
-    const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
+    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
     const embedder = createEmbedder(config, llm);
     const store = createVectorStore(config, embedder);
     await store.init();

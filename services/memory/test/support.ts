@@ -58,5 +58,5 @@ export async function testLlmClient(bus: Bus, baseUrl: string) {
     service: 'memory-test',
     env: { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' },
   });
-  return openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
+  return openLlmClient(config, await bus.kv('llmSemaphore'));
 }

@@ -1,22 +1,14 @@
 import type { KV } from '@nats-io/kv';
+import { isCasConflict } from '@hermes/bus';
+import { decodeStored, StoredCheckpoint } from '@hermes/contracts';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 
-/** Everything the loop needs to resume a job after a crash without repeating a finished LLM call. */
-export interface Checkpoint {
-  v: 1;
-  job_id: string;
-  /** LLM calls completed. */
-  step: number;
-  /** The conversation after the system prompt: opening messages, assistant turns, tool results. */
-  messages: ChatCompletionMessageParam[];
-  usage: { input_tokens: number; output_tokens: number };
-  /** Tool calls made so far, as `name + canonical arguments`, for the loop detector. */
-  calls: string[];
-  /** An assistant turn whose tool calls have not all returned yet (they run again on resume; the toolbus replays finished ones). */
-  pending: boolean;
-  /** The final turn was written to the session (so a redelivery does not write it twice). */
-  session_written?: boolean;
-}
+/**
+ * Everything the loop needs to resume a job after a crash without repeating a finished LLM call:
+ * the stored shape (`StoredCheckpoint` in the contracts), with the messages typed as the OpenAI
+ * SDK's, which the contracts do not depend on (their schema checks what the loop relies on).
+ */
+export type Checkpoint = Omit<StoredCheckpoint, 'messages'> & { messages: ChatCompletionMessageParam[] };
 
 /** Another runtime wrote the checkpoint since we read it: it has taken the job over. */
 export class CheckpointConflictError extends Error {
@@ -55,14 +47,16 @@ export class JobCheckpoint implements CheckpointWriter {
     readonly jobId: string,
   ) {}
 
+  /** The job's checkpoint; a record that fails its schema throws StoredStateError (`corrupt_state`, not retryable). */
   async load(): Promise<Checkpoint | undefined> {
     const e = await this.kv.get(key(this.jobId));
     if (!e || e.operation !== 'PUT') {
       this.revision = 0;
       return undefined;
     }
+    const checkpoint = decodeStored(StoredCheckpoint, e) as Checkpoint;
     this.revision = e.revision;
-    return e.json<Checkpoint>();
+    return checkpoint;
   }
 
   async save(cp: Checkpoint): Promise<void> {
@@ -71,7 +65,7 @@ export class JobCheckpoint implements CheckpointWriter {
     try {
       this.revision = this.revision === 0 ? await this.kv.create(k, value) : await this.kv.update(k, value, this.revision);
     } catch (err) {
-      if (!/wrong last sequence|key exists/i.test(String((err as Error).message))) throw err;
+      if (!isCasConflict(err)) throw err;
       // Our own write may have landed with its reply lost (a reconnect): then it is ours to continue.
       const stored = await this.kv.get(k);
       if (stored?.operation === 'PUT' && stored.string() === value) {

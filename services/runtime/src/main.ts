@@ -48,7 +48,7 @@ await hostService({
   // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: c.RUNTIME_MAX_ATTEMPTS }),
   start: async ({ bus, config, logger }) => {
-    const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
+    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
     const cancellations = new CancellationWatch(bus);
     const runner = new JobRunner({
       cancellations,
@@ -57,7 +57,7 @@ await hostService({
       logger,
       maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
       outage: { budgetMs: config.RUNTIME_OUTAGE_BUDGET_MS },
-      checkpoints: new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints, { ttlMs: 7 * 86_400_000 })),
+      checkpoints: new CheckpointStore(await bus.kv('checkpoints')),
       tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, replyWaitMs: config.TOOL_REPLY_WAIT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
       stepTiming: config.RUNTIME_STEP_TIMING,

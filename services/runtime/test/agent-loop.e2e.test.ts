@@ -68,7 +68,7 @@ describe('the agent loop', () => {
         return okReply(req, { from: req.tool });
       },
     });
-    checkpoints.kv = await f.bus.kv(f.bus.subjects.buckets.checkpoints);
+    checkpoints.kv = await f.bus.kv('checkpoints');
     llm.enqueue(
       {
         toolCalls: [

@@ -38,7 +38,7 @@ describe('checkpoints around a step', () => {
       logger: silentLogger,
       maxAttempts: 1,
       // Writes that take a while, so a call that does not wait for one would overtake it.
-      checkpoints: new DelayedCheckpointStore(await f.bus.kv(f.bus.subjects.buckets.checkpoints), 100),
+      checkpoints: new DelayedCheckpointStore(await f.bus.kv('checkpoints'), 100),
       tools: new ToolCaller({ bus: f.bus, requestTimeoutMs: 3_000, approvalPollMs: 10_000 }),
       limits: { maxSteps: 10, maxRepeats: 2 },
     });

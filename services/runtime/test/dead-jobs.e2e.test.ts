@@ -104,4 +104,19 @@ describe('runtime dead letters', () => {
     }, 10_000, 'the dead letter');
     expect(letters.find((x) => x.error.code === 'invalid_payload')).toMatchObject({ deliveries: 1, subject: bus.subjects.runtimeJobs });
   });
+
+  it('a job whose checkpoint is unreadable is dead-lettered at once and reported failed as corrupt_state, without calling the model', async () => {
+    const j = makeJob({ goal: 'a job whose checkpoint was corrupted' });
+    const key = `job.${j.job_id.replace(/[^A-Za-z0-9_=-]/g, '_')}`;
+    await (await bus.kv('checkpoints')).put(key, JSON.stringify({ v: 1, job_id: j.job_id, step: 2, messages: 'lost' }));
+    await bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
+
+    const result = await resultOf(j.job_id);
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      attempt: 1,
+      error: { code: 'corrupt_state', retryable: false, details: { record: 'StoredCheckpoint', bucket: bus.subjects.buckets.checkpoints, key } },
+    });
+    expect(askedModelAbout(j.goal)).toBe(false);
+  });
 });

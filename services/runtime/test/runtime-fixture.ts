@@ -103,7 +103,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
   const bus = await connectBus(natsUrl, uniquePrefix('runtime'), { runtimeAckWaitMs: 5_000 });
   await bus.ensureStreams(['runtimeJobs', 'runtimeResults', 'taskEvents']);
   await bus.ensureConsumers(['runtimeJobs']);
-  const kv = await bus.kv(bus.subjects.buckets.checkpoints);
+  const kv = await bus.kv('checkpoints');
 
   const reads: SessionContextRequest[] = [];
   const appends: SessionAppendRequest[] = [];
@@ -192,7 +192,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       return inFlight.max;
     },
     /** A checkpoint store of "another runtime" on the same bucket. */
-    otherRuntime: async () => anotherRuntime(new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints))),
+    otherRuntime: async () => anotherRuntime(new CheckpointStore(await bus.kv('checkpoints'))),
     /** Publishes the job and returns its `delivery`-th delivery (earlier ones are nak'ed, as a failed handler would). */
     async deliver(j: RuntimeJob, delivery = 1): Promise<JsMsg> {
       await bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });

@@ -1,12 +1,9 @@
 import type { KV, KvEntry } from '@nats-io/kv';
+import { decodeStored, StoredPendingApproval, StoredStateError } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 
-/** One call waiting for a human, as every replica knows it. */
-export interface PendingApproval {
-  task_id: string;
-  tool: string;
-  expires_at: string;
-}
+/** One call waiting for a human, as every replica knows it (schema `StoredPendingApproval`). */
+export type PendingApproval = Omit<StoredPendingApproval, 'v'>;
 
 // setTimeout cannot wait longer than this; a later expiry is re-armed when the timer fires.
 const MAX_TIMER_MS = 2_147_000_000;
@@ -46,7 +43,8 @@ export class ApprovalIndex {
 
   /** Adds a pending call (idempotent). */
   async add(key: string, entry: PendingApproval): Promise<void> {
-    await this.o.kv.put(key, JSON.stringify(entry));
+    const stored: StoredPendingApproval = { ...entry, v: 1 };
+    await this.o.kv.put(key, JSON.stringify(stored));
   }
 
   /** Forgets a decided call. */
@@ -78,7 +76,18 @@ export class ApprovalIndex {
       this.known.delete(entry.key);
       return;
     }
-    const pending = entry.json<PendingApproval>();
+    let pending: PendingApproval;
+    try {
+      const { v: _version, ...fields } = decodeStored(StoredPendingApproval, entry);
+      pending = fields;
+    } catch (err) {
+      if (!(err instanceof StoredStateError)) throw err;
+      // Nobody will time this entry out; the call record stays authoritative (an approval still
+      // finds it there), so one bad entry must not end the watch for every other pending call.
+      this.known.delete(entry.key);
+      this.o.logger.error({ err, call_id: entry.key, issues: err.issues }, 'unreadable pending approval ignored');
+      return;
+    }
     this.known.set(entry.key, pending);
     this.arm(entry.key, Date.parse(pending.expires_at));
   }

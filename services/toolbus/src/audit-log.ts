@@ -1,4 +1,3 @@
-import { DiscardPolicy, JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import { contracts, type ToolAuditRecord, type ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import type { CallOrigin } from './call-record.js';
@@ -12,29 +11,6 @@ export const AUDIT_ARGUMENTS_BYTES = 4096;
 export function truncateBytes(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
   return Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '');
-}
-
-/**
- * Declares the audit stream idempotently (limits retention, kept `maxAgeMs`). It is declared here
- * because the shared stream specs in libs/bus have no key for it yet.
- */
-export async function declareAuditStream(bus: Bus, maxAgeMs: number): Promise<void> {
-  const config = {
-    name: bus.subjects.streams.toolAudit,
-    subjects: [bus.subjects.toolAuditAll],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    discard: DiscardPolicy.Old,
-    num_replicas: 1,
-    max_age: maxAgeMs * 1_000_000,
-  };
-  try {
-    await bus.jsm.streams.add(config);
-  } catch (err) {
-    // An existing stream with another config: bring it to this one.
-    if (!(err instanceof JetStreamApiError)) throw err;
-    await bus.jsm.streams.update(config.name, config);
-  }
 }
 
 /** What one audit record says beyond who asked. */

@@ -1,57 +1,15 @@
 import { createHash } from 'node:crypto';
-import { toolCallIdFor } from '@hermes/contracts';
-import { JetStreamApiError } from '@nats-io/jetstream';
+import { decodeStored, StoredCallRecord, toolCallIdFor } from '@hermes/contracts';
+import { isCasConflict } from '@hermes/bus';
 import type { KV } from '@nats-io/kv';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import type { ToolCallReply, ToolCallRequest } from '@hermes/contracts';
-import type { ToolArguments } from './tool-types.js';
 
-/**
- * The life of a call: `running` (a toolbus holds the lease and executes), `pending_approval`
- * (waits for a human), `done` (the reply is final and every later request replays it).
- */
-export type CallState = 'running' | 'pending_approval' | 'done';
+/** One tool call in KV (bucket `buckets.toolCalls`, key from the idempotency key); its schema is `StoredCallRecord` in the contracts. */
+export type CallRecord = StoredCallRecord;
+export type { CallOrigin, CallState, ApprovalState } from '@hermes/contracts';
 
-/** Who asked, as the audit and the approval event need it; the raw arguments cut to 4 KiB. */
-export type CallOrigin = Omit<ToolCallRequest, 'arguments' | 'allow' | 'resumed'> & { raw_arguments: string };
-
-export interface ApprovalState {
-  expires_at: string;
-  decision?: 'approve' | 'deny' | 'timeout';
-  decided_by?: string;
-  reason?: string;
-}
-
-/** One tool call in KV (bucket `buckets.toolCalls`, key from the idempotency key). */
-export interface CallRecord {
-  call_id: string;
-  origin: CallOrigin;
-  provider?: string;
-  /** The validated arguments: what a take-over or an approval executes. */
-  arguments?: ToolArguments;
-  state: CallState;
-  /** Toolbus instance executing it, and until when (epoch ms) its lease holds. */
-  owner?: string;
-  lease_until?: number;
-  attempt: number;
-  approval?: ApprovalState;
-  reply?: ToolCallReply;
-  /** The untruncated result when the reply carries a truncated one. */
-  full_result?: unknown;
-  /** Tool and raw arguments hashed (`callHashOf`): tells a resend of this call from another call under its key. */
-  call_hash?: string;
-  /**
-   * Nothing with side effects ran for it (a side-effect-free tool, a cached result, or a call
-   * refused before running). A runtime sends such calls alongside the checkpoint of their turn;
-   * if that checkpoint never lands, the turn is asked again and may put another call under the
-   * same key, which then takes the record over instead of being refused.
-   */
-  replaceable?: boolean;
-  /** W3C traceparent of the request that parked the call, so an approved call runs in the task's trace. */
-  traceparent?: string;
-  created_at: string;
-  updated_at: string;
-}
+/** The version this code writes (see `StoredCallRecord`). */
+const RECORD_VERSION = 1;
 
 export interface StoredRecord {
   record: CallRecord;
@@ -83,10 +41,11 @@ export class CallRecordStore {
     private readonly direct: { nc: NatsConnection; subjectPrefix: string },
   ) {}
 
+  /** The record at `key`; throws StoredStateError (`corrupt_state`) when it fails its schema. */
   async get(key: string): Promise<StoredRecord | undefined> {
     const entry = await this.kv.get(key);
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
-    return { record: entry.json<CallRecord>(), revision: entry.revision };
+    return { record: decodeStored(StoredCallRecord, entry), revision: entry.revision };
   }
 
   /** Creates the record; undefined when it already exists (another request or replica was first). */
@@ -94,7 +53,7 @@ export class CallRecordStore {
     try {
       return await this.kv.create(key, this.encode(record));
     } catch (err) {
-      if (isConflict(err)) return undefined;
+      if (isCasConflict(err)) return undefined;
       throw err;
     }
   }
@@ -121,12 +80,13 @@ export class CallRecordStore {
     try {
       return await this.kv.update(key, this.encode({ ...record, updated_at: new Date().toISOString() }), revision);
     } catch (err) {
-      if (isConflict(err)) return undefined;
+      if (isCasConflict(err)) return undefined;
       throw err;
     }
   }
 
-  private encode(record: CallRecord): string {
+  private encode(unversioned: CallRecord): string {
+    const record = { ...unversioned, v: RECORD_VERSION } as const;
     let text = JSON.stringify(record);
     if (Buffer.byteLength(text) > this.maxBytes && record.full_result !== undefined) {
       const { full_result: _dropped, ...rest } = record;
@@ -134,9 +94,4 @@ export class CallRecordStore {
     }
     return text;
   }
-}
-
-/** A create or compare-and-set lost against a concurrent write. */
-export function isConflict(err: unknown): boolean {
-  return (err instanceof JetStreamApiError && (err.code === 10071 || err.code === 10164)) || /wrong last sequence/i.test((err as Error)?.message ?? '');
 }

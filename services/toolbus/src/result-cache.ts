@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
-import type { ToolSpec } from '@hermes/contracts';
+import { decodeStored, StoredCacheEntry, StoredStateError, type ToolSpec } from '@hermes/contracts';
 import type { ToolArguments } from './tool-types.js';
-
-interface CacheEntry {
-  stored_at: number;
-  result: unknown;
-}
 
 /**
  * Results of idempotent tools (`idempotent` and `cache_ttl_ms`), shared by all replicas through
@@ -27,13 +22,20 @@ export class ResultCache {
   async get(spec: ToolSpec, args: ToolArguments, now = Date.now()): Promise<unknown> {
     const entry = await this.kv.get(cacheKey(spec.name, args));
     if (!entry || entry.operation !== 'PUT' || entry.length === 0) return undefined;
-    const cached = entry.json<CacheEntry>();
+    let cached: StoredCacheEntry;
+    try {
+      cached = decodeStored(StoredCacheEntry, entry);
+    } catch (err) {
+      // Only idempotent tools are cached: an unreadable entry is a miss, and the next put replaces it.
+      if (err instanceof StoredStateError) return undefined;
+      throw err;
+    }
     const ttl = Math.min(spec.cache_ttl_ms ?? 0, this.o.maxTtlMs);
     return now - cached.stored_at < ttl ? cached.result : undefined;
   }
 
   async put(spec: ToolSpec, args: ToolArguments, result: unknown): Promise<void> {
-    const text = JSON.stringify({ stored_at: Date.now(), result } satisfies CacheEntry);
+    const text = JSON.stringify({ v: 1, stored_at: Date.now(), result } satisfies StoredCacheEntry);
     if (Buffer.byteLength(text) > this.o.maxBytes) return;
     await this.kv.put(cacheKey(spec.name, args), text);
   }

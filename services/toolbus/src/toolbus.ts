@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Kvm } from '@nats-io/kv';
 import { contracts } from '@hermes/contracts';
 import { serve, type Bus } from '@hermes/bus';
 import { ApprovalDesk } from './approval-desk.js';
 import { ApprovalIndex } from './approval-index.js';
 import { ArgumentValidator } from './argument-validator.js';
-import { AuditLog, declareAuditStream } from './audit-log.js';
+import { AuditLog } from './audit-log.js';
 import { memoryTools } from './memory-tools.js';
 import { builtinTools } from './builtin-tools.js';
 import { CallRecordStore } from './call-record.js';
@@ -46,11 +45,6 @@ export interface Toolbus {
   stop(timeoutMs?: number): Promise<void>;
 }
 
-/** The name of the bucket listing pending approvals (not yet in the shared subject catalogue). */
-export function approvalsBucket(bus: Bus): string {
-  return bus.subjects.buckets.toolApprovals;
-}
-
 /** Opens the toolbus's buckets and streams and serves toolsList, toolCall and toolApprovalDecide. */
 export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const { bus, settings: s } = o;
@@ -59,9 +53,11 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   // Leave room for headers in the largest message the server accepts.
   const maxBytes = (bus.nc.info?.max_payload ?? 1_048_576) - 16_384;
 
-  await declareAuditStream(bus, s.TOOL_AUDIT_MAX_AGE_MS);
-  const store = new CallRecordStore(await bus.kv(bus.subjects.buckets.toolCalls), maxBytes, { nc: bus.nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
-  const cacheKv = await new Kvm(bus.js).create(bus.subjects.buckets.toolCache, { history: 1, ttl: s.TOOL_CACHE_MAX_TTL_MS });
+  // The toolbus owns the audit stream; declared here rather than by hostService so that an
+  // embedding process (and the tests) calling startToolbus get it with the configured retention.
+  await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: s.TOOL_AUDIT_MAX_AGE_MS } });
+  const store = new CallRecordStore(await bus.kv('toolCalls'), maxBytes, { nc: bus.nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
+  const cacheKv = await bus.kv('toolCache', { tuning: { toolCacheMaxTtlMs: s.TOOL_CACHE_MAX_TTL_MS } });
   const cache = new ResultCache(cacheKv, { maxTtlMs: s.TOOL_CACHE_MAX_TTL_MS, maxBytes });
   const audit = new AuditLog(bus, new ToolMetrics());
 
@@ -82,7 +78,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const runner = new CallRunner({ store, registry, executor, cache, audit, instanceId, leaseMs: s.TOOL_CALL_LEASE_MS, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, logger });
 
   // The index's timers call back into the desk, which needs the index: bound late.
-  const index = new ApprovalIndex({ kv: await bus.kv(approvalsBucket(bus)), onExpired: (key): Promise<void> => desk.expire(key), logger });
+  const index = new ApprovalIndex({ kv: await bus.kv('toolApprovals'), onExpired: (key): Promise<void> => desk.expire(key), logger });
   const desk: ApprovalDesk = new ApprovalDesk({ bus, store, index, runner, audit, approvalTimeoutMs: s.TOOL_APPROVAL_TIMEOUT_MS, logger });
   const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
   await index.start();

@@ -144,7 +144,7 @@ describe('exactly once', () => {
 
   it('answers a side-effect-free call before its one record is written; a resumed runtime replays that record', async () => {
     const { bus } = await setup();
-    const kv = await bus.kv(bus.subjects.buckets.toolCalls);
+    const kv = await bus.kv('toolCalls');
     const writes = async () => (await kv.status()).streamInfo.state.last_seq;
     const p = await provider(bus, bus, { provider: 'pure', tools: [{ ...remoteTool('upper'), idempotent: true }], run: async (r) => ({ q: String(r.arguments.q).toUpperCase(), run: p.received.length }) });
     const before = await writes();
@@ -174,7 +174,7 @@ describe('exactly once', () => {
     // A runtime sent echo alongside a checkpoint that never landed; asked again, the model wants `send`.
     const stale = callRequest({ tool: 'echo', arguments: '{"text": "old"}' });
     expect(await callTool(bus, stale)).toMatchObject({ status: 'ok', result: { result: 'old' } });
-    const kv = await bus.kv(bus.subjects.buckets.toolCalls);
+    const kv = await bus.kv('toolCalls');
     await eventually(async () => (await kv.get(recordKey(stale)))?.json<{ state: string }>().state === 'done', 5_000, 'the stale record');
     const fresh = { ...stale, tool: 'send', arguments: '{"q": "new"}' };
     const first = await callTool(bus, fresh);
@@ -265,7 +265,7 @@ describe('results', () => {
     expect(reply).toMatchObject({ status: 'ok', truncated: true, full_result_ref: reply.call_id });
     expect(JSON.stringify(reply.result).length).toBeLessThanOrEqual(2000);
     expect((reply.result as { result: string }).result).toContain(`…[truncated: the first`);
-    const record = await (await bus.kv(bus.subjects.buckets.toolCalls)).get(reply.full_result_ref!);
+    const record = await (await bus.kv('toolCalls')).get(reply.full_result_ref!);
     expect(record?.json<{ full_result: { result: string } }>().full_result.result).toHaveLength(40_000);
   });
 

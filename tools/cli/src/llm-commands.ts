@@ -8,7 +8,7 @@ async function semaphoreBucket(ctx: CommandContext): Promise<{ kv: Awaited<Retur
   const bus = await ctx.bus();
   const name = bus.subjects.buckets.llmSemaphore;
   try {
-    return { kv: await bus.kv(name), name };
+    return { kv: await bus.kv('llmSemaphore'), name };
   } catch (err) {
     throw new CliError(`cannot open the KV bucket ${name} (is JetStream enabled on this NATS?): ${(err as Error).message}`, EXIT.failed, { cause: err });
   }

@@ -20,7 +20,7 @@ let waiting: Promise<unknown>;
 beforeAll(async () => {
   natsUrl = (await startNatsServer()).url;
   bus = await Bus.connect({ servers: natsUrl, name: 'cli-llm-test', logger });
-  const kv = await bus.kv(bus.subjects.buckets.llmSemaphore);
+  const kv = await bus.kv('llmSemaphore');
   sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => settings[p] ?? { capacity: 1 } });
   await sem.acquire('alpha');
   await (await sem.acquire('beta', { estimatedTokens: 1000 })).release({ tokens: 1000, rateLimitedForMs: 60_000 });
@@ -88,7 +88,7 @@ describe('hermes llm capacity', () => {
     const [header, row] = stdout.lines();
     expect(cells(header)[0]).toBe('POOL');
     expect(cells(row)).toEqual(['alpha', '5 (configured 2)', '1', '0', '-', '-']);
-    const status = (await readPoolStatus(await bus.kv(bus.subjects.buckets.llmSemaphore))).find((p) => p.pool === 'alpha');
+    const status = (await readPoolStatus(await bus.kv('llmSemaphore'))).find((p) => p.pool === 'alpha');
     expect(status).toMatchObject({ capacity: 5, configured_capacity: 2 });
     // The semaphore now grants up to the new capacity: four more besides the one held.
     const permits = await Promise.all([1, 2, 3, 4].map(() => sem.acquire('alpha', { timeoutMs: 2000 })));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { contracts, type McpStatusReply, type ToolCallReply, type ToolDebugCallRequest } from '@hermes/contracts';
 import { decodeJson, ReplyError, serve, type Bus } from '@hermes/bus';
 import type { ToolCallHandler } from '../tool-call-handler.js';
-import { McpNotFoundError, McpServerUnavailableError } from './mcp-errors.js';
+import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import type { McpHost } from './mcp-host.js';
 
 export interface McpCommandsOptions {
@@ -82,6 +82,7 @@ async function wire<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof McpNotFoundError) throw new ReplyError({ code: 'not_found', message: err.message, retryable: false });
     if (err instanceof McpServerUnavailableError) throw new ReplyError({ code: 'provider_unavailable', message: err.message, retryable: true });
+    if (err instanceof McpRequestTimeoutError) throw new ReplyError({ code: 'timeout', message: err.message, retryable: true });
     throw new ReplyError({ code: 'mcp_error', message: (err as Error).message ?? String(err), retryable: false });
   }
 }

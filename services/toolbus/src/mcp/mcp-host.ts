@@ -7,7 +7,7 @@ import type { ArgumentValidator } from '../argument-validator.js';
 import type { ExecOutcome, ToolArguments } from '../tool-types.js';
 import type { SourcedTool, ToolSource } from '../tool-registry.js';
 import { loadMcpConfig, parseMcpConfig, sameServerConfig, type McpConfigProblem, type McpServerConfig } from './mcp-config.js';
-import { McpNotFoundError, McpServerUnavailableError } from './mcp-errors.js';
+import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import { disambiguatedName, mcpToolName } from './mcp-naming.js';
 import { outcomeOfMcpResult, type McpCallResult } from './mcp-results.js';
 import { McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
@@ -257,9 +257,8 @@ export class McpHost implements ToolSource {
       return outcomeOfMcpResult(route.tool, await server.callTool(route.tool, args, opts));
     } catch (err) {
       if (err instanceof McpServerUnavailableError) return { ok: false, error: { code: 'provider_unavailable', message: err.message, retryable: true } };
-      const message = (err as Error).message ?? String(err);
-      if (opts.signal?.aborted || /timed out|RequestTimeout/i.test(message)) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };
-      return { ok: false, error: { code: 'tool_failed', message: `MCP server "${route.server}" refused the call of "${route.tool}": ${message}`, retryable: false } };
+      if (opts.signal?.aborted || err instanceof McpRequestTimeoutError) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };
+      return { ok: false, error: { code: 'tool_failed', message: `MCP server "${route.server}" refused the call of "${route.tool}": ${(err as Error).message ?? String(err)}`, retryable: false } };
     }
   }
 

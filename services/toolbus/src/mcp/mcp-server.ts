@@ -3,10 +3,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@hermes/telemetry';
 import { redactedConfig, type McpServerConfig } from './mcp-config.js';
-import { McpServerUnavailableError } from './mcp-errors.js';
+import { fromMcpError, McpServerUnavailableError } from './mcp-errors.js';
 import type { McpCallResult } from './mcp-results.js';
 
 /** Where a server is in its life: its tools are offered only while it is `ready`. */
@@ -208,9 +208,7 @@ export class McpServerConnection {
   }
 
   private unavailableOr(err: unknown): unknown {
-    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return new McpServerUnavailableError(this.name, 'the connection was lost during the call', { cause: err });
-    if (this.state !== 'ready') return new McpServerUnavailableError(this.name, `it is ${this.state}`, { cause: err });
-    return err;
+    return fromMcpError(err, { server: this.name, state: this.state });
   }
 
   private async connect(): Promise<void> {

@@ -1,0 +1,130 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Id, Timestamp, TokenUsage } from './common.js';
+import { TaskView } from './task-state.js';
+import { ToolCallReply, ToolCallRequest } from './tool-calls.js';
+
+// Records kept in JetStream KV are read back by other replicas, and during a rolling upgrade by
+// other versions of the code: they are contracts like the messages. Unlike a message schema, a
+// record's top level tolerates properties it does not know, so that a newer version may add an
+// optional field without an older replica refusing the record; `v` changes when a field changes
+// meaning or becomes required. Records written before they carried `v` read as version 1.
+
+const version1 = Type.Optional(Type.Literal(1, { description: 'record version; absent in records written before the field existed, which read as 1' }));
+
+/** A tool call the model asked for, as an assistant turn carries it. */
+const StoredToolCall = Type.Object({
+  id: Type.String(),
+  type: Type.Literal('function'),
+  function: Type.Object({ name: Type.String(), arguments: Type.String() }),
+});
+
+/**
+ * One chat message of a checkpointed conversation, in the OpenAI chat format. Only what the agent
+ * loop relies on is checked (the role, a tool turn's call id, an assistant turn's calls); the rest
+ * is the provider's format and passes as it is.
+ */
+export const StoredChatMessage = Type.Union(
+  [
+    Type.Object({ role: Type.Union([Type.Literal('system'), Type.Literal('developer'), Type.Literal('user')]), content: Type.Union([Type.String(), Type.Array(Type.Unknown())]) }),
+    Type.Object({
+      role: Type.Literal('assistant'),
+      content: Type.Optional(Type.Union([Type.String(), Type.Null(), Type.Array(Type.Unknown())])),
+      tool_calls: Type.Optional(Type.Array(StoredToolCall)),
+    }),
+    Type.Object({ role: Type.Literal('tool'), tool_call_id: Type.String(), content: Type.Union([Type.String(), Type.Array(Type.Unknown())]) }),
+  ],
+  { title: 'StoredChatMessage' },
+);
+export type StoredChatMessage = Static<typeof StoredChatMessage>;
+
+/** Bucket `checkpoints`, key `job.<job id>`: what the agent loop needs to resume a job without repeating a finished LLM call. */
+export const StoredCheckpoint = Type.Object(
+  {
+    v: Type.Literal(1),
+    job_id: Type.String({ minLength: 1 }),
+    step: Type.Integer({ minimum: 0, description: 'LLM calls completed' }),
+    messages: Type.Array(StoredChatMessage, { description: 'the conversation after the system prompt: opening messages, assistant turns, tool results' }),
+    usage: TokenUsage,
+    calls: Type.Array(Type.String(), { description: 'tool calls made so far, as `name + canonical arguments`, for the loop detector' }),
+    pending: Type.Boolean({ description: 'the last assistant turn has tool calls that have not all returned (they run again on resume; the toolbus replays finished ones)' }),
+    session_written: Type.Optional(Type.Boolean({ description: 'the final turn was written to the session (a redelivery does not write it twice)' })),
+  },
+  { title: 'StoredCheckpoint' },
+);
+export type StoredCheckpoint = Static<typeof StoredCheckpoint>;
+
+/** Bucket `tasks`, key the task id: the task state, which is also what taskGet answers. */
+export const StoredTask = Type.Object(
+  // Strict like TaskView: the replicas of the release before this one validate stored tasks
+  // against TaskView, which refuses unknown properties, so `v` is accepted here but not yet written.
+  { ...TaskView.properties, v: version1 },
+  { title: 'StoredTask', additionalProperties: false },
+);
+export type StoredTask = Static<typeof StoredTask>;
+
+/** The life of a tool call: `running` (a toolbus holds the lease), `pending_approval` (waits for a human), `done` (the reply is final and replayed). */
+export const CallState = Type.Union([Type.Literal('running'), Type.Literal('pending_approval'), Type.Literal('done')]);
+export type CallState = Static<typeof CallState>;
+
+/** Who asked, as the audit and the approval event need it; the raw arguments cut to 4 KiB. */
+export const CallOrigin = Type.Object(
+  { ...Type.Omit(ToolCallRequest, ['arguments', 'allow', 'resumed']).properties, raw_arguments: Type.String() },
+  { title: 'CallOrigin' },
+);
+export type CallOrigin = Static<typeof CallOrigin>;
+
+/** A parked call's approval: until when it may be decided, and the decision once made. */
+export const ApprovalState = Type.Object(
+  {
+    expires_at: Timestamp,
+    decision: Type.Optional(Type.Union([Type.Literal('approve'), Type.Literal('deny'), Type.Literal('timeout')])),
+    decided_by: Type.Optional(Type.String()),
+    reason: Type.Optional(Type.String()),
+  },
+  { title: 'ApprovalState' },
+);
+export type ApprovalState = Static<typeof ApprovalState>;
+
+/** Bucket `toolCalls`, key from the idempotency key: one tool call, which makes it run exactly once. */
+export const StoredCallRecord = Type.Object(
+  {
+    v: version1,
+    call_id: Type.String({ minLength: 1 }),
+    origin: CallOrigin,
+    provider: Type.Optional(Type.String()),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the validated arguments: what a take-over or an approval executes' })),
+    state: CallState,
+    owner: Type.Optional(Type.String({ description: 'toolbus instance executing it' })),
+    lease_until: Type.Optional(Type.Number({ description: 'epoch ms until which the owner holds it' })),
+    attempt: Type.Integer({ minimum: 0 }),
+    approval: Type.Optional(ApprovalState),
+    reply: Type.Optional(ToolCallReply),
+    full_result: Type.Optional(Type.Unknown({ description: 'the untruncated result when the reply carries a truncated one' })),
+    full_result_dropped: Type.Optional(Type.String({ description: 'why full_result is missing (larger than a KV value may be)' })),
+    call_hash: Type.Optional(Type.String({ description: 'tool and raw arguments hashed: tells a resend of this call from another call under its key' })),
+    replaceable: Type.Optional(Type.Boolean({ description: 'nothing with side effects ran for it, so another call under its key may take the record over' })),
+    traceparent: Type.Optional(Type.String({ description: 'W3C traceparent of the request that parked the call' })),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: 'StoredCallRecord' },
+);
+export type StoredCallRecord = Static<typeof StoredCallRecord>;
+
+/** Bucket `toolApprovals`, key the call record's key: a call waiting for a human, watched by every toolbus replica. */
+export const StoredPendingApproval = Type.Object(
+  { v: version1, task_id: Id, tool: Type.String({ minLength: 1 }), expires_at: Timestamp },
+  { title: 'StoredPendingApproval' },
+);
+export type StoredPendingApproval = Static<typeof StoredPendingApproval>;
+
+/** Bucket `toolCache`, key `<tool>.<sha256 of the canonical arguments>`: a result of an idempotent tool. */
+export const StoredCacheEntry = Type.Object(
+  {
+    v: version1,
+    stored_at: Type.Number({ description: 'epoch ms the result was stored; a read compares it with the tool\'s own TTL' }),
+    result: Type.Unknown(),
+  },
+  { title: 'StoredCacheEntry' },
+);
+export type StoredCacheEntry = Static<typeof StoredCacheEntry>;
