@@ -40,3 +40,20 @@ export class OutgoingPayloadError extends BusError {
     super('invalid_payload', `outgoing ${contract} payload is invalid: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
   }
 }
+
+/** A payload we were about to send is over its contract's limits: a bug in the sender, or input it should have refused. */
+export class PayloadLimitError extends BusError {
+  constructor(
+    readonly contract: string,
+    readonly wire: WireError,
+  ) {
+    super('payload_limit', `outgoing ${contract} payload: ${wire.message}`);
+  }
+}
+
+/** A payload cannot be written as JSON (a cycle, a BigInt, nesting that overflows JSON.stringify). */
+export class PayloadEncodingError extends BusError {
+  constructor(cause: unknown) {
+    super('invalid_payload', `payload cannot be encoded as JSON: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}

@@ -19,7 +19,7 @@ export function taskIdFor(source: string, id: string): string {
 export type DecodedEvent =
   | { ok: true; event: Record<string, unknown>; mode: 'structured' | 'binary' }
   /** `error` is set when the event is over a payload limit (code `payload_limit`, naming limit and path). */
-  | { ok: false; issues: ValidationIssue[]; error?: WireError };
+  | { ok: false; issues: ValidationIssue[]; error?: WireError; ref?: { source?: string; id?: string } };
 
 /** Longest `ce-*` (or content-type) header value read in binary mode; every attribute a submission needs is far shorter. */
 export const CLOUDEVENT_HEADER_MAX_CHARS = 4096;
@@ -33,7 +33,8 @@ export const CLOUDEVENT_HEADER_MAX_CHARS = 4096;
 export function decodeCloudEvent(body: Uint8Array, header: HeaderLookup, limits: PayloadLimits = PAYLOAD_LIMITS.taskSubmission): DecodedEvent {
   if (header('ce-specversion') !== undefined) return decodeBinary(body, header, limits);
   const decoded = decodeBoundedJson(body, limits, { what: 'task submission' });
-  if (!decoded.ok) return failed(decoded);
+  // An event over a limit is never parsed, but its top-level source and id still name the task to reject.
+  if (!decoded.ok) return { ...failed(decoded), ...(decoded.reason === 'limit' ? { ref: topLevelRef(body) } : {}) };
   const parsed = decoded.value;
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { ok: false, issues: [{ path: '', message: 'must be a CloudEvent JSON object (or use ce-* headers for binary mode)', keyword: 'type' }] };
@@ -76,6 +77,58 @@ function decodeBinary(body: Uint8Array, header: HeaderLookup, limits: PayloadLim
 
 function failed(decoded: BoundedDecode & { ok: false }): DecodedEvent {
   return { ok: false, issues: decoded.issues, ...(decoded.reason === 'limit' ? { error: decoded.error } : {}) };
+}
+
+/**
+ * The top-level `source` and `id` strings of a structured event's JSON text, found by one scan
+ * without parsing the rest (which is over a limit). Values longer than the schema allows are skipped.
+ */
+function topLevelRef(body: Uint8Array): { source?: string; id?: string } {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    return {};
+  }
+  const found: Record<string, string> = {};
+  let depth = 0;
+  let key: string | undefined;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      if (depth === 1 && expectKey) key = text.slice(i + 1, end);
+      else if (depth === 1 && key !== undefined && (key === 'source' || key === 'id') && end - i < 600) {
+        try {
+          found[key] = JSON.parse(text.slice(i, end + 1)) as string;
+        } catch {
+          // not a plain string: leave it unnamed
+        }
+      }
+      expectKey = false;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      expectKey = c === 0x7b && depth === 1;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    } else if (c === 0x2c && depth === 1) {
+      expectKey = true;
+      key = undefined;
+    }
+  }
+  return sourceAndId(found);
+}
+
+/** The index of the quote closing the string that opens at `start`. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i;
+  }
+  return text.length;
 }
 
 /** Source and id of a possibly invalid event, when they are usable strings. */

@@ -96,7 +96,7 @@ interface Frame {
 }
 
 /**
- * Every place `value` is over `limits`, without recursion (an explicit stack), so no input can
+ * Every place `value` (found at `basePath` in its message, the root by default) is over `limits`, without recursion (an explicit stack), so no input can
  * overflow the call stack. Work is bounded by the byte budget: the walk stops once the value is
  * known to be over `maxBytes`, which also ends it on a cyclic value.
  */
@@ -104,8 +104,10 @@ export function checkLimits(value: unknown, limits: PayloadLimits, basePath = ''
   // A value found at basePath sits that many levels down in its message, whose limits these are.
   const issues = walk(value, limits, basePath, segmentsOf(basePath));
   for (const [pointer, member] of Object.entries(limits.members ?? {})) {
-    const found = resolvePointer(value, pointer);
-    if (found.present) issues.push(...walk(found.value, member, basePath + pointer, 0));
+    // Members are named from the message root: only those inside basePath are in this value.
+    if (basePath !== '' && !pointer.startsWith(`${basePath}/`)) continue;
+    const found = resolvePointer(value, pointer.slice(basePath.length));
+    if (found.present) issues.push(...walk(found.value, member, pointer, 0));
   }
   return dedupe(issues);
 }

@@ -192,3 +192,19 @@ describe('decodeCloudEvent within the submission limits', () => {
     expect(decoded.ok).toBe(true);
   });
 });
+
+describe('decodeCloudEvent names the task of an event over a limit', () => {
+  it('finds the top-level source and id without parsing the rest', () => {
+    const text = `{"specversion":"1.0","data":{"user_id":"u","goal":"g","inputs":${'{"id":'.repeat(5000)}1${'}'.repeat(5000)}},"source":"urn:team","id":"evt-\\"7\\""}`;
+    expect(decodeCloudEvent(bytes(text), noHeaders)).toMatchObject({ ok: false, ref: { source: 'urn:team', id: 'evt-"7"' }, error: { code: 'payload_limit' } });
+  });
+});
+
+describe('checkLimits of a part of a message', () => {
+  it('applies the message limits to a value found at basePath, members included', () => {
+    const data = { user_id: 'u', goal: 'g', inputs: { x: deepArrayValue(32) } };
+    expect(checkLimits(data, PAYLOAD_LIMITS.taskSubmission, '/data')).toEqual([
+      expect.objectContaining({ limit: 'maxDepth', path: `/data/inputs/x${'/0'.repeat(31)}`, max: 32, actual: 33 }),
+    ]);
+  });
+});

@@ -12,6 +12,7 @@ import {
   type TaskView,
   type TraceContext,
   type ValidationIssue,
+  type WireError,
 } from '@hermes/contracts';
 import type { Static } from '@sinclair/typebox';
 import { contextFromTraceparent, type Bus } from '@hermes/bus';
@@ -52,7 +53,7 @@ export class TaskIntake {
     const header = (name: string) => headerIgnoringCase(msg, name);
     const decoded = decodeCloudEvent(msg.data, header);
     // A binary-mode event names its task in the headers even when its body is unreadable.
-    if (!decoded.ok) return this.reject(sourceAndId({ source: header('ce-source'), id: header('ce-id') }), decoded.issues);
+    if (!decoded.ok) return this.reject(decoded.ref ?? sourceAndId({ source: header('ce-source'), id: header('ce-id') }), decoded.issues, decoded.error);
     const ref = sourceAndId(decoded.event);
     const checked = validate(TaskSubmitEvent, decoded.event);
     if (!checked.ok) return this.reject(ref, checked.issues);
@@ -143,9 +144,10 @@ export class TaskIntake {
     );
   }
 
-  private async reject(ref: { source?: string; id?: string }, issues: ValidationIssue[]): Promise<void> {
+  /** `limitError`: the payload_limit error naming the limit and path, when a payload limit refused it. */
+  private async reject(ref: { source?: string; id?: string }, issues: ValidationIssue[], limitError?: WireError): Promise<void> {
     const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
-    const error = wireError('invalid_task_event', `task submission rejected: ${issues.length} problem(s)`, { issues });
+    const error = limitError ?? wireError('invalid_task_event', `task submission rejected: ${issues.length} problem(s)`, { issues });
     this.o.logger.warn({ task_id: taskId, source_event: ref, issues }, 'submission rejected');
     const eventId = taskId ? `${taskId}:rejected` : `rejected:${Date.now()}:${Math.random().toString(36).slice(2)}`;
     const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error, issues };
