@@ -131,7 +131,7 @@ async function answer<Req extends TSchema, Res extends TSchema>(
       }
     }
     try {
-      msg.respond(encodeJson(body));
+      msg.respond(encodeReply(bus, contract, body));
     } catch (err) {
       bus.logger.warn({ err, subject: msg.subject }, 'could not send reply');
     }
@@ -144,4 +144,14 @@ async function answer<Req extends TSchema, Res extends TSchema>(
     }
     span.end();
   });
+}
+
+/** The reply's bytes; a result JSON cannot encode (a cycle, nesting too deep) is answered as `internal`, never left unanswered. */
+function encodeReply(bus: Bus, contract: RequestContract, body: unknown): Uint8Array {
+  try {
+    return encodeJson(body);
+  } catch (err) {
+    bus.logger.error({ err, contract: contract.name }, 'reply cannot be encoded');
+    return encodeJson({ ok: false, error: wireError('internal', `${contract.responder} could not encode its ${contract.name} reply`) });
+  }
 }

@@ -167,7 +167,8 @@ function ancestorAt(frame: Frame, depth: number): Frame {
 
 export type BoundedDecode =
   | { ok: true; value: unknown }
-  | { ok: false; reason: 'limit' | 'utf8' | 'json'; message: string; issues: ValidationIssue[]; error: WireError };
+  /** `limits`: what was over which limit (reason `limit`; empty otherwise); `issues`: the same as validation issues. */
+  | { ok: false; reason: 'limit' | 'utf8' | 'json'; message: string; issues: ValidationIssue[]; limits: LimitIssue[]; error: WireError };
 
 // fatal: bad UTF-8 is refused rather than silently turned into U+FFFD (which would change the data).
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -185,7 +186,7 @@ export function decodeBoundedJson(bytes: Uint8Array, limits: PayloadLimits, opts
     text = strictUtf8.decode(bytes);
   } catch {
     const message = `${what} is not valid UTF-8`;
-    return { ok: false, reason: 'utf8', message, issues: [{ path: '', message, keyword: 'utf8' }], error: wireError('invalid_payload', message) };
+    return { ok: false, reason: 'utf8', message, issues: [{ path: '', message, keyword: 'utf8' }], limits: [], error: wireError('invalid_payload', message) };
   }
   return parseWithin(text, limits, what, opts.basePath ?? '');
 }
@@ -216,7 +217,7 @@ function parseWithin(text: string, limits: PayloadLimits, what: string, basePath
     value = JSON.parse(text);
   } catch (err) {
     const message = `${what} is not valid JSON: ${(err as Error).message}`;
-    return { ok: false, reason: 'json', message, issues: [{ path: '', message, keyword: 'json' }], error: wireError('invalid_payload', message) };
+    return { ok: false, reason: 'json', message, issues: [{ path: '', message, keyword: 'json' }], limits: [], error: wireError('invalid_payload', message) };
   }
   const issues = checkLimits(value, limits, basePath);
   return issues.length > 0 ? overLimit(issues, what) : { ok: true, value };
@@ -252,7 +253,7 @@ export function limitValidationIssues(issues: readonly LimitIssue[]): Validation
 
 function overLimit(issues: LimitIssue[], what: string): BoundedDecode {
   const error = payloadLimitError(issues, what);
-  return { ok: false, reason: 'limit', message: error.message, issues: limitValidationIssues(issues), error };
+  return { ok: false, reason: 'limit', message: error.message, issues: limitValidationIssues(issues), limits: issues, error };
 }
 
 /**
