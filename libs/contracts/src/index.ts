@@ -13,6 +13,7 @@ export {
   MAX_LIMIT_ISSUES,
   MAX_POINTER_CHARS,
   checkLimits,
+  limitsAt,
   decodeBoundedJson,
   parseBoundedJson,
   limitsError,

@@ -82,6 +82,18 @@ export const PAYLOAD_LIMITS = {
 
 export type PayloadKind = keyof typeof PAYLOAD_LIMITS;
 
+/**
+ * The limits of the part of a message found at `pointer`, as limits of their own: depth less the
+ * levels above it, members inside it named from it. E.g. the body of `POST /v1/tasks` is a
+ * submission's `/data`, so it is bounded by `limitsAt(PAYLOAD_LIMITS.taskSubmission, '/data')`.
+ */
+export function limitsAt(limits: PayloadLimits, pointer: string): PayloadLimits {
+  const members = Object.entries(limits.members ?? {})
+    .filter(([p]) => p.startsWith(`${pointer}/`))
+    .map(([p, l]) => [p.slice(pointer.length), l] as const);
+  return { ...limits, maxDepth: limits.maxDepth - segmentsOf(pointer), members: Object.fromEntries(members) };
+}
+
 /** Longest JSON Pointer an issue carries; deeper paths are cut (and end in `…`) so the report stays small. */
 export const MAX_POINTER_CHARS = 512;
 

@@ -5,6 +5,7 @@ import {
   MAX_POINTER_CHARS,
   PAYLOAD_LIMITS,
   checkLimits,
+  limitsAt,
   decodeBoundedJson,
   decodeCloudEvent,
   parseBoundedJson,
@@ -205,6 +206,17 @@ describe('checkLimits of a part of a message', () => {
     const data = { user_id: 'u', goal: 'g', inputs: { x: deepArrayValue(32) } };
     expect(checkLimits(data, PAYLOAD_LIMITS.taskSubmission, '/data')).toEqual([
       expect.objectContaining({ limit: 'maxDepth', path: `/data/inputs/x${'/0'.repeat(31)}`, max: 32, actual: 33 }),
+    ]);
+  });
+});
+
+describe('limitsAt', () => {
+  it('bounds a part of a message as the whole message would', () => {
+    const body = limitsAt(PAYLOAD_LIMITS.taskSubmission, '/data');
+    expect(body.maxDepth).toBe(PAYLOAD_LIMITS.taskSubmission.maxDepth - 1);
+    expect(Object.keys(body.members ?? {})).toEqual(['/inputs', '/metadata']);
+    expect(checkLimits({ user_id: 'u', goal: 'g', inputs: { x: deepArrayValue(32) } }, body)).toEqual([
+      expect.objectContaining({ limit: 'maxDepth', path: `/inputs/x${'/0'.repeat(31)}`, max: 32, actual: 33 }),
     ]);
   });
 });
