@@ -222,8 +222,8 @@ export function parseBoundedJson(text: string, limits: PayloadLimits, opts: Deco
 
 function parseWithin(text: string, limits: PayloadLimits, what: string, basePath: string): BoundedDecode {
   const offset = segmentsOf(basePath);
-  const tooDeep = scanDepth(text, limits.maxDepth - offset);
-  if (tooDeep) return overLimit([depthIssue(cutPointer(basePath + tooDeep.path), tooDeep.depth + offset, limits.maxDepth)], what);
+  const scanned = scanDepth(text, limits.maxDepth - offset);
+  if (scanned.firstPath !== undefined) return overLimit([depthIssue(cutPointer(basePath + scanned.firstPath), scanned.deepest + offset, limits.maxDepth)], what);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -231,8 +231,22 @@ function parseWithin(text: string, limits: PayloadLimits, what: string, basePath
     const message = `${what} is not valid JSON: ${(err as Error).message}`;
     return { ok: false, reason: 'json', message, issues: [{ path: '', message, keyword: 'json' }], limits: [], error: wireError('invalid_payload', message) };
   }
+  if (cannotBreakLimits(text, limits, scanned.deepest)) return { ok: true, value };
   const issues = checkLimits(value, limits, basePath);
   return issues.length > 0 ? overLimit(issues, what) : { ok: true, value };
+}
+
+/**
+ * Whether the text is too small to break any limit but depth (already measured) and free of any
+ * spelling of a refused key: then the walk over the parsed value can be skipped, which is what
+ * most bus messages get. A string, an array or an object of n units, items or keys takes at least
+ * n characters of JSON text; a refused key needs its name in the text or a \u escape.
+ */
+function cannotBreakLimits(text: string, limits: PayloadLimits, deepest: number): boolean {
+  // Members have bounds of their own (bytes among them): those payloads are always walked.
+  if (Object.keys(limits.members ?? {}).length > 0) return false;
+  if (text.length > Math.min(limits.maxStringLength, limits.maxArrayLength, limits.maxKeys) || deepest > limits.maxDepth) return false;
+  return !text.includes('\\u') && !FORBIDDEN_KEYS.some((k) => text.includes(k));
 }
 
 /** A value known to be within `limits`, or the structured `payload_limit` error saying where it is not. */
@@ -269,11 +283,10 @@ function overLimit(issues: LimitIssue[], what: string): BoundedDecode {
 }
 
 /**
- * Finds the first container nested deeper than `maxDepth` in JSON text, with its JSON Pointer,
- * and how deep the text goes: one pass, no recursion, no parsing. Brackets inside strings do not
+ * How deep JSON text goes and, when deeper than `maxDepth`, the JSON Pointer of the first container past it: one pass, no recursion, no parsing. Brackets inside strings do not
  * count. Malformed text is measured as far as it goes; JSON.parse refuses it afterwards.
  */
-function scanDepth(text: string, maxDepth: number): { path: string; depth: number } | undefined {
+function scanDepth(text: string, maxDepth: number): { deepest: number; firstPath?: string } {
   // Per open container up to maxDepth: whether it is an object, its current key's text span, its current index.
   const isObject: boolean[] = [];
   const keyStart: number[] = [];
@@ -334,7 +347,7 @@ function scanDepth(text: string, maxDepth: number): { path: string; depth: numbe
         break;
     }
   }
-  return firstPath === undefined ? undefined : { path: firstPath, depth: deepest };
+  return firstPath === undefined ? { deepest } : { deepest, firstPath };
 }
 
 /** The pointer of the container opened at depth maxDepth + 1: the keys and indexes of the levels around it. */

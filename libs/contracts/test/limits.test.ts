@@ -220,3 +220,13 @@ describe('limitsAt', () => {
     ]);
   });
 });
+
+describe('decodeBoundedJson on small payloads', () => {
+  it('still finds a refused key, spelled plainly or escaped, where the walk is otherwise skipped', () => {
+    const limits = PAYLOAD_LIMITS.envelope;
+    expect(decodeBoundedJson(bytes('{"a":{"\\u005f_proto__":1}}'), limits)).toMatchObject({ ok: false, error: { details: { limit: 'forbiddenKey', path: '/a/__proto__' } } });
+    expect(decodeBoundedJson(bytes('{"constructor":1}'), limits)).toMatchObject({ ok: false, error: { details: { limit: 'forbiddenKey' } } });
+    expect(decodeBoundedJson(bytes('{"a":[1,2,{"b":"c"}]}'), limits)).toEqual({ ok: true, value: { a: [1, 2, { b: 'c' }] } });
+    expect(decodeBoundedJson(bytes('{"a":[1,2,3]}'), { ...limits, maxArrayLength: 2 })).toMatchObject({ ok: false, error: { details: { limit: 'maxArrayLength', path: '/a' } } });
+  });
+});
