@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startScriptedLlm, type RecordedRequest } from '@hermes/testkit';
-import { StepScript, runIdOf, type StepTool } from './step-script.js';
+import { StepScript, plannedGoal, runIdOf, type StepTool } from './step-script.js';
 import { MODEL_READY_PREFIX, MODEL_SETTINGS_ENV, type ModelReady } from './model-process.js';
 
 // The step-overhead benchmark's model, in a process of its own so that nothing else the bench
@@ -15,7 +15,8 @@ const firstRequests = new Map<string, RecordedRequest['body']>();
 const llm = await startScriptedLlm({
   responder: (req) => {
     const runId = runIdOf(req.body);
-    if (runId !== undefined && !firstRequests.has(runId)) firstRequests.set(runId, req.body);
+    // The loop's first request, not the planning call before it: the direct loop replays its shape.
+    if (runId !== undefined && plannedGoal(req.body) === undefined && !firstRequests.has(runId)) firstRequests.set(runId, req.body);
     return script.responder(req);
   },
 });

@@ -112,8 +112,9 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
   const stack = await startHermesStack({
     apiKeys: [{ key: 'bench-key-0123456789abcdef', user_id: USER, roles: ['user'] }],
     openai: { baseUrl: model.baseUrl, apiKey: 'scripted', model: MODEL },
-    // One agent loop per task: the planning step is a per-task cost, not a per-step one.
-    env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', AGENT_MAX_REPEATS: '100', SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single' },
+    // The default PLAN_MODE (auto), as users run it: each task is planned, then its one subtask
+    // loops. Steps are measured inside the loop; the planning call is a per-task cost.
+    env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', AGENT_MAX_REPEATS: '100', SHUTDOWN_TIMEOUT_MS: '3000' },
   }).catch(async (err: unknown) => {
     await model.stop();
     throw err;
@@ -194,7 +195,8 @@ export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: s
   const signal = AbortSignal.timeout(o.timeoutMs ?? 120_000);
   for await (const { event } of followTaskEvents(o.bus, taskId, { signal })) {
     const kind = taskEventKind(event);
-    if (kind === 'step' && taskEventData(event, 'step')?.kind === 'llm_call') llmEvents.push(performance.now());
+    const step = kind === 'step' ? taskEventData(event, 'step') : undefined;
+    if (step?.kind === 'llm_call' && step.subtask_id !== 'plan') llmEvents.push(performance.now());
     if (kind === 'completed') outcome = { kind, detail: taskEventData(event, 'completed')?.result.output ?? '' };
     if (kind === 'failed' || kind === 'rejected') outcome = { kind, detail: JSON.stringify(event.data) };
   }

@@ -16,6 +16,12 @@ export function runIdOf(body: ChatRequestBody): string | undefined {
   return RUN_TAG.exec(lastUserMessageText(body))?.[1];
 }
 
+/** The goal a planning request asks to plan (the runtime's planner prompt names it), if it is one. */
+export function plannedGoal(body: ChatRequestBody): string | undefined {
+  const system = body.messages?.find((m) => m.role === 'system');
+  return /^Goal to plan: (.*)$/m.exec(typeof system?.content === 'string' ? system.content : '')?.[1];
+}
+
 /** Tool results the conversation holds so far: the steps already done. */
 export function toolResultsIn(body: ChatRequestBody): number {
   return (body.messages ?? []).filter((m) => m.role === 'tool').length;
@@ -45,6 +51,10 @@ export class StepScript {
 
   readonly responder: Responder = (req: RecordedRequest): ScriptedResponse => {
     const at = this.o.now ? this.o.now() : epochNow();
+    // The default PLAN_MODE plans each task first: the goal becomes one subtask, as a model
+    // planning a simple goal answers. Its call is a per-task cost, not a step: not an arrival.
+    const planned = plannedGoal(req.body);
+    if (planned !== undefined) return { content: JSON.stringify({ subtasks: [{ id: 'work', intent: planned, depends_on: [] }] }), usage: { prompt_tokens: 100, completion_tokens: 10 } };
     const runId = runIdOf(req.body);
     if (runId === undefined) return { content: 'not a benchmark task' };
     let list = this.arrivals.get(runId);

@@ -72,6 +72,15 @@ describe('the scripted steps', () => {
     expect(script.arrivalsOf('run-b')).toEqual([12.5]);
   });
 
+  it("answers a planning request with the goal as one subtask, and does not count it as a step", () => {
+    const script = new StepScript({ steps: 4, tool: 'echo', now: () => 1 });
+    const goal = goalFor('run-p', 4);
+    const planning = { model: 'm', messages: [{ role: 'system' as const, content: `You are the Hermes planner.\nGoal to plan: ${goal}\nAnswer with ONLY one JSON object` }, { role: 'user' as const, content: goal }] };
+    const answer = script.responder({ body: planning, headers: {}, receivedAt: 0 });
+    expect(JSON.parse((answer as { content: string }).content)).toEqual({ subtasks: [{ id: 'work', intent: goal, depends_on: [] }] });
+    expect(script.arrivalsOf('run-p')).toEqual([]);
+  });
+
   it('the direct loop feeds back what the runtime would', () => {
     expect(toolMessageContent(runLocalTool('echo', { text: 'step 1' }))).toBe('{"ok":true,"result":{"result":"step 1"}}');
     expect(runLocalTool('time_now', {})).toMatchObject({ timezone: 'UTC' });

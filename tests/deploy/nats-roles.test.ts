@@ -5,8 +5,8 @@ import { HERMES_SERVICES, JETSTREAM_ROLES } from '@hermes/contracts/nats-permiss
 import { root } from './chart-files.js';
 
 // JETSTREAM_ROLES (libs/contracts) is the one table the NATS users are generated from besides the
-// catalog. It must say what the services really do: the streams and consumers each main.ts hands
-// to hostService, and the KV buckets its code opens. A service that starts using another stream or
+// catalog. It must say what the services really do: the streams and consumers each service hands
+// to hostService (in main.ts, or the service module main.ts hosts), and the KV buckets its code opens. A service that starts using another stream or
 // bucket fails here before it fails in a least-privilege deployment.
 const sourceOf = (service: string): string => {
   const dir = service === 'cli' ? `${root}tools/cli/src` : `${root}services/${service}/src`;
@@ -19,8 +19,8 @@ const listIn = (main: string, key: string): string[] => {
 };
 
 describe('JETSTREAM_ROLES', () => {
-  it.each(HERMES_SERVICES)('%s: streams, used streams and durable consumers are those its main.ts declares', (service) => {
-    const main = readFileSync(`${root}services/${service}/src/main.ts`, 'utf8');
+  it.each(HERMES_SERVICES)('%s: streams, used streams and durable consumers are those it hands to hostService', (service) => {
+    const main = sourceOf(service);
     const role = JETSTREAM_ROLES[service];
     // The toolbus declares its audit stream itself (audit-log.ts), not through hostService.
     const owned = service === 'toolbus' ? [...listIn(main, 'streams'), 'toolAudit'].sort() : listIn(main, 'streams');

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { request } from '@hermes/bus';
 import { ModelScript } from './model-script.js';
-import { ADMIN_KEY, API_KEY, startStack, type Stack } from './stack.js';
+import { ADMIN_KEY, API_KEY, replicasOf, startStack, type Stack } from './stack.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
 
 /**
@@ -157,6 +157,27 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     expect(deleted).toMatchObject({ code: 0, out: 'deleted session cli-s1 (2 messages)\n' });
     expect((await hermes('session', 'list', 'carol')).out).not.toContain('cli-s1');
     expect((await hermes('session', 'delete', 'carol', 'cli-s1')).code).toBe(1);
+  });
+
+  // Last in this block: the restart wipes every session the tests before it wrote.
+  it('a loop whose session lock vanished with a Redis restart (no persistence) takes it again and completes', async () => {
+    const session_id = 'shared-redis-restart';
+    const goal = 'a task that outlives a Redis restart';
+    script.on(goal, [{ content: 'survived the restart', delayMs: 6000 }]);
+    const taskId = await submit(stack.bus, { user_id: 'alice', session_id, goal });
+    const done = watchTask(stack.bus, taskId, 90_000).done;
+    await waitFor(() => script.requests(goal).length === 1, 15_000);
+    // kill -9 and back on the same port with nothing: the lock (and the session) are gone.
+    await stack.redis!.kill();
+    await new Promise((r) => setTimeout(r, 1000));
+    await stack.redis!.restart();
+
+    expect(outcomeOf(await done)).toMatchObject({ kind: 'completed', output: 'survived the restart' });
+    const stored = await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id });
+    expect(stored.messages.map((m) => m.content)).toEqual([goal, 'survived the restart']);
+    // It got there by taking the vanished lock again, not by never noticing it was gone.
+    const runtimes = await replicasOf(stack, 'runtime');
+    await expect(Promise.any(runtimes.map((r) => r.waitForLog(/session lock had vanished/, 2000)))).resolves.toBeDefined();
   });
 });
 

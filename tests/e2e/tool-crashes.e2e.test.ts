@@ -19,7 +19,8 @@ beforeAll(async () => {
     // A job whose runtime died is redelivered 2 s later; a toolbus that died loses its call's lease after 1 s.
     runtimeAckWaitMs: 2000,
     serviceEnv: {
-      runtime: { RUNTIME_MAX_ATTEMPTS: '10', TOOL_CALL_TIMEOUT_MS: '3000' },
+      // A call without a reply is asked again after 1 s, under its key.
+      runtime: { RUNTIME_MAX_ATTEMPTS: '10', TOOL_CALL_TIMEOUT_MS: '3000', TOOL_REPLY_WAIT_MS: '1000' },
       toolbus: { TOOL_CALL_LEASE_MS: '1000' },
     },
   });
@@ -106,7 +107,7 @@ describe('crashes around tool calls', () => {
     expect(toolMessages(model.requests(goal)[1]!.body)[0]!.content).toMatchObject({ ok: true, result: { written: 'crash-b' } });
   });
 
-  it('a toolbus killed while the provider runs the call: a new toolbus takes the call over and the provider does not run it twice', async () => {
+  it('a toolbus killed while the provider runs the call: the call is asked again, a new toolbus takes it over, the provider does not run it twice, and no attempt is used', async () => {
     const goal = 'append to the ledger and survive a toolbus crash';
     const gate = ledger.gate('toolbus-crash');
     model.on(goal, [callTools({ id: 'tb', name: 'ledger_append', arguments: { entry: 'crash-c', hold_until_file: gate.path } }), { content: 'Ledger updated despite the toolbus.' }]);
@@ -118,14 +119,15 @@ describe('crashes around tool calls', () => {
     const [toolbus] = await replicasOf(stack, 'toolbus');
     await toolbus!.kill();
     gate.open();
-    // The runtime's toolCall times out (TOOL_CALL_TIMEOUT_MS), the job is retried and reaches this replica.
+    // The runtime asks again (TOOL_REPLY_WAIT_MS), waits while no toolbus listens, and reaches this replica.
     await stack.startReplica('toolbus', 'toolbus-2');
     const events = await watch.done;
 
     expect(outcomeOf(events)).toEqual({ kind: 'completed', output: 'Ledger updated despite the toolbus.' });
     expect(ledger.countByKey(taskId)).toEqual({ [`${taskId}:main:1:0`]: 1 });
-    expect(attempts(events).length).toBeGreaterThanOrEqual(2);
-    // Step 1 was asked once; the retry resumed at the pending tool call.
+    // The same delivery waited the toolbus out: before, the call timed out and the job was retried.
+    expect(attempts(events)).toEqual([1]);
+    // Step 1 was asked once.
     expect(model.requests(goal)).toHaveLength(2);
     // The dead toolbus never finished the call; the new one took it over under the same key.
     const [record] = await auditRecords(stack.bus, taskId, 1);

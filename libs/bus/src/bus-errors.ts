@@ -1,4 +1,4 @@
-import type { WireError } from '@hermes/contracts';
+import { wireError, type WireError } from '@hermes/contracts';
 
 /** Base class of every error the bus layer throws locally. */
 export class BusError extends Error {
@@ -55,5 +55,21 @@ export class PayloadLimitError extends BusError {
 export class PayloadEncodingError extends BusError {
   constructor(cause: unknown) {
     super('invalid_payload', `payload cannot be encoded as JSON: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}
+
+// Issues kept in a dead-letter record: enough to see what is wrong, bounded however bad the message.
+const MAX_ISSUES = 20;
+
+/** A consumed message fails its contract: redelivery cannot fix it, so it is dead-lettered with `wire`. */
+export class InvalidMessageError extends BusError {
+  readonly retryable = false;
+  readonly wire: WireError;
+  constructor(
+    readonly contract: string,
+    readonly issues: readonly { path: string; message: string }[],
+  ) {
+    super('invalid_payload', `invalid ${contract} message: ${issues.length} problem(s)`);
+    this.wire = wireError('invalid_payload', this.message, { issues: issues.slice(0, MAX_ISSUES) });
   }
 }

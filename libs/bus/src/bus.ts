@@ -10,6 +10,7 @@ import { encodeJson } from './codec.js';
 import { OutgoingPayloadError, PayloadLimitError } from './bus-errors.js';
 import { injectTraceContext } from './trace-headers.js';
 import { consumerConfig, streamConfig, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
+import { ConsumerProgress } from './consumer-progress.js';
 
 export interface BusOptions {
   servers: string;
@@ -29,6 +30,11 @@ export interface BusOptions {
    * false meanwhile). Interactive tools set false to fail fast with a clear error.
    */
   waitOnFirstConnect?: boolean;
+  /**
+   * Liveness: a work consumer holding a message for this many of its ack_waits with nothing
+   * settled meanwhile is stalled (HERMES_LIVENESS_ACK_WAITS, default 3).
+   */
+  livenessAckWaits?: number;
 }
 
 export interface PublishOptions {
@@ -60,6 +66,8 @@ export class Bus {
     readonly subjects: Subjects,
     readonly logger: Logger,
     readonly tuning: StreamTuning,
+    /** The work consumers running on this connection: what they hold, whether they progress. */
+    readonly progress: ConsumerProgress,
   ) {}
 
   /** Connects with unlimited reconnects and logs every connection state change. */
@@ -93,7 +101,7 @@ export class Bus {
       }
     })();
     const jsm = await jetstreamManager(nc);
-    return new Bus(nc, jetstream(nc), jsm, subjects, opts.logger, opts.tuning ?? {});
+    return new Bus(nc, jetstream(nc), jsm, subjects, opts.logger, opts.tuning ?? {}, new ConsumerProgress(opts.livenessAckWaits));
   }
 
   /**

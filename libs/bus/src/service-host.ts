@@ -1,7 +1,7 @@
 import type { Static, TObject } from '@sinclair/typebox';
 import { ConfigError, commonSettings, loadConfig } from '@hermes/config';
 import type { ServiceName } from '@hermes/contracts';
-import { createLogger, startHealthServer, startTelemetry, type Logger } from '@hermes/telemetry';
+import { createLogger, startHealthServer, startTelemetry, type Liveness, type Logger } from '@hermes/telemetry';
 import { Bus } from './bus.js';
 import { installShutdown } from './shutdown.js';
 import { observeConsumers } from './bus-metrics.js';
@@ -67,7 +67,8 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   const telemetry = await startTelemetry({ service: opts.service, ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT } : {}) });
   if (telemetry.metricsPort !== undefined) logger.info({ metrics_port: telemetry.metricsPort }, 'metrics endpoint listening');
   let ready = false;
-  const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready });
+  let live: () => Liveness = () => ({ live: true });
+  const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready, live: () => live() });
   logger.info({ health_port: health.port }, 'health server listening');
 
   const bus = await Bus.connect({
@@ -79,8 +80,11 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
     ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
     ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
-    ...(opts.tuning ? { tuning: opts.tuning(config) } : {}),
+    // A service's own tuning may set a bound of its own (the runtime's RUNTIME_MAX_ATTEMPTS).
+    tuning: { maxDeliveries: config.HERMES_MAX_DELIVERIES, ...opts.tuning?.(config) },
+    livenessAckWaits: config.HERMES_LIVENESS_ACK_WAITS,
   });
+  live = () => consumerLiveness(bus);
   if (opts.streams?.length) await bus.ensureStreams(opts.streams);
   if (opts.uses?.length) await bus.ensureStreams(opts.uses, { createOnly: true });
   if (opts.consumers?.length) await bus.ensureConsumers(opts.consumers);
@@ -102,4 +106,12 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
       { name: 'health server', run: () => health.close() },
     ],
   });
+}
+
+/** Not live while a work consumer is stalled; the 503 body names each one. */
+function consumerLiveness(bus: Bus): Liveness {
+  const stalled = bus.progress.stalled();
+  if (stalled.length === 0) return { live: true };
+  bus.logger.error({ stalled }, 'work consumers make no progress; not live');
+  return { live: false, detail: { reason: 'consumer_stalled', consumers: stalled } };
 }

@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { nanos } from '@nats-io/transport-node';
 import type { Subjects } from '@hermes/contracts';
 
-export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs';
+export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters';
 export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites';
 
 export interface StreamTuning {
@@ -14,9 +14,25 @@ export interface StreamTuning {
   auditMaxAgeMs?: number;
   /** How long a runtime may hold a job without a heartbeat before it is redelivered. */
   runtimeAckWaitMs?: number;
+  /**
+   * Deliveries a work consumer of this connection makes before it dead-letters a message
+   * (HERMES_MAX_DELIVERIES; the runtime's RUNTIME_MAX_ATTEMPTS). JetStream's max_deliver is set
+   * a little above it, as a backstop.
+   */
+  maxDeliveries?: number;
 }
 
 const DAY = 86_400_000;
+
+/** Deliveries before a message is dead-lettered when the service sets no bound. */
+export const DEFAULT_MAX_DELIVERIES = 5;
+
+/**
+ * JetStream's own bound, above ours: one delivery past the bound lets the consumer dead-letter a
+ * message whose handler crashed its process on the last attempt, and two more let it retry a
+ * dead-letter publish that failed. Without it a message no consumer can settle would circle forever.
+ */
+export const maxDeliverBackstop = (maxDeliveries: number): number => maxDeliveries + 3;
 
 /** The JetStream streams Hermes declares. Only features of nats-server 2.9 are used. */
 export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}): Partial<StreamConfig> & { name: string; subjects: string[] } {
@@ -62,12 +78,19 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
         retention: RetentionPolicy.Workqueue,
         max_age: nanos(7 * DAY),
       };
+    case 'deadLetters':
+      // Kept for two weeks: long enough to notice, fix the cause and replay, without a janitor.
+      // The 2 min de-duplication window drops a record published twice (`<stream>:<seq>`).
+      return { ...base, name: s.streams.deadLetters, subjects: [s.deadLetterAll], retention: RetentionPolicy.Limits, max_age: nanos(14 * DAY) };
   }
 }
 
-/** Durable pull consumers; max_deliver is unlimited because handlers count attempts themselves. */
+/**
+ * Durable pull consumers. The work consumer counts deliveries and dead-letters a message at its
+ * bound; max_deliver is only the server's backstop above that bound (see maxDeliverBackstop).
+ */
 export function consumerConfig(s: Subjects, key: ConsumerKey, t: StreamTuning = {}): { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } } {
-  const common = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: -1 };
+  const common = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: maxDeliverBackstop(t.maxDeliveries ?? DEFAULT_MAX_DELIVERIES) };
   switch (key) {
     case 'dispatcherIntake':
       return { stream: s.streams.taskSubmit, config: { ...common, durable_name: s.consumers.dispatcherIntake, ack_wait: nanos(30_000), max_ack_pending: 1000 } };

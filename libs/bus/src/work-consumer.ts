@@ -1,14 +1,28 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { validate, type MessageContract } from '@hermes/contracts';
+import { millis } from '@nats-io/transport-node';
+import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
+import { validate, type MessageContract, type WireError } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { hermesMeter, hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
+import { InvalidMessageError } from './bus-errors.js';
 import { decodeJson } from './codec.js';
+import type { ConsumerTracker } from './consumer-progress.js';
+import { deliveriesExhausted, errorAsWire, isRetryable, publishDeadLetter, terminateDeadLetter } from './dead-letter.js';
+import { DEFAULT_MAX_DELIVERIES } from './stream-specs.js';
 import { extractTraceContext } from './trace-headers.js';
 
 const PULL_EXPIRES_MS = 5_000;
 const PULL_RETRY_MS = 500;
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+
+/**
+ * Called after a message's dead-letter record is stored and before the message is terminated, so
+ * the owning service can say what was dropped in its own terms (a failed result, a rejected
+ * task). Errors it throws are logged and ignored: the message is terminated regardless.
+ */
+export type DeadLetterHook = (msg: JsMsg, error: WireError) => Promise<void> | void;
 
 export interface WorkConsumerOptions {
   stream: string;
@@ -19,9 +33,23 @@ export interface WorkConsumerOptions {
   heartbeatMs?: number;
   /**
    * Delay before a message whose handler threw is redelivered; a function of the delivery count
-   * (1 on the first attempt) gives back-off.
+   * (1 on the first attempt) gives back-off. Default: exponential from 1 s (capped at 30 s),
+   * with jitter so messages that failed together do not all come back together.
    */
   retryDelayMs?: number | ((deliveryCount: number) => number);
+  /**
+   * Deliveries before a message whose handler keeps failing is dead-lettered (default: the
+   * connection's `maxDeliveries` tuning, HERMES_MAX_DELIVERIES, else 5). A delivery arriving
+   * past it is dead-lettered without running the handler.
+   */
+  maxDeliveries?: number;
+  /** Reports each dead letter in the owning service's terms; see {@link DeadLetterHook}. */
+  onDeadLetter?: DeadLetterHook;
+  /**
+   * Liveness: holding a message this long with nothing settled meanwhile marks the consumer
+   * stalled (`/healthz` 503). Default: HERMES_LIVENESS_ACK_WAITS × the consumer's ack_wait.
+   */
+  stallAfterMs?: number;
 }
 
 export interface WorkConsumer {
@@ -30,17 +58,42 @@ export interface WorkConsumer {
   readonly inFlight: number;
 }
 
-/** Handles raw JetStream messages; resolve to ack, throw to have the message redelivered. */
-export type RawHandler = (msg: JsMsg) => Promise<void>;
+/**
+ * Handles raw JetStream messages; resolve to ack, throw to have the message redelivered. Resolve
+ * to `leave` when another consumer process holds the message now (its delivery replaced this
+ * one): this delivery then neither acks nor naks, and the message's fate is the holder's.
+ */
+export type RawHandler = (msg: JsMsg) => Promise<void | HandlerOutcome>;
+
+/** How a handled delivery ends: `done` (or nothing) acks it; `leave`, see RawHandler. */
+export type HandlerOutcome = 'done' | 'leave';
 
 /**
- * Runs a durable pull consumer with explicit acks. A handler that throws gets its message
- * nak'ed (redelivered after a delay); a process that dies leaves it unacked, so JetStream
- * redelivers it once ack_wait passes. Long handlers send heartbeats (`working`) meanwhile.
+ * Runs a durable pull consumer with explicit acks. A handler that throws a retryable error gets
+ * its message nak'ed (redelivered after a back-off); a process that dies leaves it unacked, so
+ * JetStream redelivers it once ack_wait passes. Long handlers send heartbeats (`working`)
+ * meanwhile. After `maxDeliveries`, or at once on a non-retryable error, the message is
+ * dead-lettered: its record goes to the dead-letter stream, `onDeadLetter` runs, and it is
+ * terminated, so no message holds an ack-pending slot for ever.
  */
 export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, handler: RawHandler): Promise<WorkConsumer> {
   const concurrency = opts.concurrency ?? 16;
+  const maxDeliveries = opts.maxDeliveries ?? bus.tuning.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+  // A consumer that can dead-letter needs somewhere to put the records (the dispatcher owns the stream's config).
+  await bus.ensureStreams(['deadLetters'], { createOnly: true });
   const consumer = await bus.js.consumers.get(opts.stream, opts.durable);
+  const { config } = await consumer.info(true);
+  if (config.max_deliver !== undefined && config.max_deliver > 0 && config.max_deliver <= maxDeliveries) {
+    // JetStream would stop delivering before our bound: such messages stay in the stream, never dead-lettered.
+    bus.logger.warn({ stream: opts.stream, durable: opts.durable, max_deliver: config.max_deliver, max_deliveries: maxDeliveries }, 'consumer max_deliver is not above the dead-letter bound');
+  }
+  const tracker = bus.progress.track({
+    stream: opts.stream,
+    consumer: opts.durable,
+    ackWaitMs: config.ack_wait ? millis(config.ack_wait) : 30_000,
+    ...(opts.stallAfterMs !== undefined ? { stallAfterMs: opts.stallAfterMs } : {}),
+  });
+  const settle = { bus, opts, tracker, maxDeliveries };
   // Created here, not at import: the meter must come from the provider telemetry start-up registered.
   const redeliveries = hermesMeter().createCounter('hermes.bus.redeliveries', { unit: '{message}', description: 'messages handled again after a failed or unfinished earlier delivery' });
   const attrs = { 'messaging.system': 'nats', 'messaging.destination.name': opts.stream, 'messaging.consumer.group.name': opts.durable };
@@ -67,7 +120,8 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
         for await (const msg of batch) {
           const entry = { msg, done: Promise.resolve() };
           if (msg.info.deliveryCount > 1) redeliveries.add(1, attrs);
-          entry.done = handleOne(bus, opts, handler, msg).finally(() => {
+          tracker.received(msg);
+          entry.done = handleOne(settle, handler, msg).finally(() => {
             running.delete(entry);
             wake();
           });
@@ -98,11 +152,20 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
         // Hand unfinished work back now rather than after ack_wait, so another replica takes it.
         for (const r of running) r.msg.nak();
       }
+      bus.progress.untrack(tracker);
     },
   };
 }
 
-async function handleOne(bus: Bus, opts: WorkConsumerOptions, handler: RawHandler, msg: JsMsg): Promise<void> {
+interface Settling {
+  bus: Bus;
+  opts: WorkConsumerOptions;
+  tracker: ConsumerTracker;
+  maxDeliveries: number;
+}
+
+async function handleOne(o: Settling, handler: RawHandler, msg: JsMsg): Promise<void> {
+  const { bus, opts } = o;
   const parent = extractTraceContext(msg.headers);
   const span = hermesTracer().startSpan(`process ${msg.subject}`, {
     kind: SpanKind.CONSUMER,
@@ -115,14 +178,31 @@ async function handleOne(bus: Bus, opts: WorkConsumerOptions, handler: RawHandle
   }, parent);
   const heartbeat = setInterval(() => msg.working(), opts.heartbeatMs ?? 5000);
   try {
-    await context.with(trace.setSpan(parent, span), () => handler(msg));
+    if (msg.info.deliveryCount > o.maxDeliveries) {
+      // Its handler never finished the earlier deliveries (the process crashed or hung on it):
+      // running it once more would likely do the same.
+      await settleDead(o, msg, deliveriesExhausted(msg, o.maxDeliveries), span);
+      return;
+    }
+    const outcome = await context.with(trace.setSpan(parent, span), () => handler(msg));
+    if (outcome === 'leave') {
+      // Another delivery holds it now: not progress of ours, and not ours to settle.
+      o.tracker.released(msg);
+      return;
+    }
     msg.ack();
+    o.tracker.settled(msg);
   } catch (err) {
-    bus.logger.error({ err, subject: msg.subject, delivery: msg.info.deliveryCount }, 'handler failed; message will be redelivered');
     span.recordException(err as Error);
     span.setStatus({ code: SpanStatusCode.ERROR });
-    const delay = typeof opts.retryDelayMs === 'function' ? opts.retryDelayMs(msg.info.deliveryCount) : opts.retryDelayMs;
-    msg.nak(delay ?? 1000);
+    const retryable = isRetryable(err);
+    if (!retryable || msg.info.deliveryCount >= o.maxDeliveries) {
+      bus.logger.error({ err, subject: msg.subject, delivery: msg.info.deliveryCount, retryable }, 'handler failed; message will be dead-lettered');
+      await settleDead(o, msg, errorAsWire(err), span);
+      return;
+    }
+    bus.logger.error({ err, subject: msg.subject, delivery: msg.info.deliveryCount }, 'handler failed; message will be redelivered');
+    retryLater(o, msg);
   } finally {
     clearInterval(heartbeat);
     span.end();
@@ -130,14 +210,52 @@ async function handleOne(bus: Bus, opts: WorkConsumerOptions, handler: RawHandle
 }
 
 /**
+ * Records the message on the dead-letter stream, lets the service report it, and terminates it.
+ * A record that cannot be stored leaves the message to come back (nak): the next delivery is past
+ * the bound and tries again, until JetStream's max_deliver backstop.
+ */
+async function settleDead(o: Settling, msg: JsMsg, error: WireError, span: Span): Promise<void> {
+  const { bus, opts } = o;
+  span.setAttribute('hermes.dead_letter.code', error.code);
+  try {
+    await publishDeadLetter(bus, msg, error);
+  } catch (err) {
+    bus.logger.error({ err, subject: msg.subject, seq: msg.seq, code: error.code }, 'dead-letter record not stored; message will be redelivered');
+    retryLater(o, msg);
+    return;
+  }
+  try {
+    await opts.onDeadLetter?.(msg, error);
+  } catch (err) {
+    bus.logger.error({ err, subject: msg.subject, seq: msg.seq }, 'onDeadLetter hook failed; the message is dead-lettered anyway');
+  }
+  terminateDeadLetter(msg, error);
+  o.tracker.settled(msg);
+  bus.logger.warn({ stream: msg.info.stream, consumer: msg.info.consumer, seq: msg.seq, subject: msg.subject, deliveries: msg.info.deliveryCount, code: error.code }, 'message dead-lettered');
+}
+
+function retryLater(o: Settling, msg: JsMsg): void {
+  const n = msg.info.deliveryCount;
+  const delay = typeof o.opts.retryDelayMs === 'function' ? o.opts.retryDelayMs(n) : (o.opts.retryDelayMs ?? backoffWithJitter(n));
+  msg.nak(delay);
+  o.tracker.released(msg);
+}
+
+/** 1 s, 2 s, 4 s, … capped at 30 s, each between half and all of that (equal jitter). */
+function backoffWithJitter(deliveryCount: number): number {
+  const ceiling = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, deliveryCount - 1));
+  return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+
+/**
  * A work consumer for a message contract: the payload is decoded and validated first. An invalid
- * message is terminated (redelivery cannot fix it) and passed to `onInvalid` for reporting.
+ * message is dead-lettered at once (redelivery cannot fix it), after `onInvalid` has reported it.
  */
 export async function consumeContract<P extends TSchema>(
   bus: Bus,
   contract: MessageContract<P>,
   opts: WorkConsumerOptions & { onInvalid?: (msg: JsMsg, issues: { path: string; message: string }[]) => Promise<void> },
-  handler: (payload: Static<P>, msg: JsMsg) => Promise<void>,
+  handler: (payload: Static<P>, msg: JsMsg) => Promise<void | HandlerOutcome>,
 ): Promise<WorkConsumer> {
   return startWorkConsumer(bus, opts, async (msg) => {
     const decoded = decodeJson(msg.data, contract.limits);
@@ -146,11 +264,8 @@ export async function consumeContract<P extends TSchema>(
       const issues = decoded.ok ? (checked?.issues ?? []) : [{ path: '', message: decoded.message }];
       bus.logger.warn({ subject: msg.subject, issues }, `invalid ${contract.name} message dropped`);
       await opts.onInvalid?.(msg, issues);
-      // No reason text: nats-server 2.9 only understands a bare `+TERM` and ignores `+TERM <reason>`,
-      // which would leave the message to be redelivered forever.
-      msg.term();
-      return;
+      throw new InvalidMessageError(contract.name, issues);
     }
-    await handler(checked.value, msg);
+    return handler(checked.value, msg);
   });
 }

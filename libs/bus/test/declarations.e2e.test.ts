@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus} from '@hermes/bus';
-import { OutgoingPayloadError, submitTask } from '@hermes/bus';
+import { OutgoingPayloadError, maxDeliverBackstop, submitTask } from '@hermes/bus';
 import { contracts, makeTaskEvent, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
-const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit', 'memoryJobs'] as const;
+const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit', 'memoryJobs', 'deadLetters'] as const;
 const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs', 'memoryExtract', 'memoryWrites'] as const;
 
 let nats: NatsServerHandle;
@@ -53,14 +53,14 @@ describe('stream and consumer declaration', () => {
 
   it('declaring again with changed tuning updates the stream and the consumer in place', async () => {
     const prefix = uniquePrefix('tune');
-    const before = await open(prefix, { tuning: { duplicateWindowMs: 60_000, runtimeAckWaitMs: 30_000 } });
+    const before = await open(prefix, { tuning: { duplicateWindowMs: 60_000, runtimeAckWaitMs: 30_000, maxDeliveries: 5 } });
     await before.ensureStreams(['runtimeJobs', 'taskSubmit']);
     await before.ensureConsumers(['runtimeJobs']);
     await before.publish(contracts.runtimeJobs, {
       job_id: 'j1', task_id: 't1', subtask_id: 's1', user_id: 'u1', session_id: 'x1', goal: 'keep me', model_role: 'worker',
     });
 
-    const after = await open(prefix, { tuning: { duplicateWindowMs: 5_000, runtimeAckWaitMs: 2_000 } });
+    const after = await open(prefix, { tuning: { duplicateWindowMs: 5_000, runtimeAckWaitMs: 2_000, maxDeliveries: 2 } });
     await after.ensureStreams(['runtimeJobs', 'taskSubmit']);
     await after.ensureConsumers(['runtimeJobs']);
 
@@ -70,6 +70,8 @@ describe('stream and consumer declaration', () => {
     expect((await after.jsm.streams.info(after.subjects.streams.runtimeJobs)).state.messages).toBe(1);
     const consumer = await after.jsm.consumers.info(after.subjects.streams.runtimeJobs, after.subjects.consumers.runtimeJobs);
     expect(consumer.config.ack_wait).toBe(2_000 * 1_000_000);
+    // JetStream's backstop sits a little above the dead-letter bound, and follows it.
+    expect(consumer.config.max_deliver).toBe(maxDeliverBackstop(2));
     expect(consumer.num_pending).toBe(1);
   });
 

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
+import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { fileURLToPath } from 'node:url';
-import { Bus, type BusOptions } from '@hermes/bus';
-import type { RuntimeJob } from '@hermes/contracts';
+import { Bus, type BusOptions, type WorkConsumer } from '@hermes/bus';
+import { DeadLetter, validate, type RuntimeJob } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 
 let prefixes = 0;
@@ -29,4 +31,36 @@ export function fixture(name: string): string {
   const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url));
   if (!existsSync(dist)) throw new Error(`${dist} is missing: build first (npx tsc -b libs/bus/tsconfig.json, or npm test at the root)`);
   return fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
+}
+
+/** Every dead-letter record on the bus's dead-letter stream, oldest first, each checked against its contract. */
+export async function storedDeadLetters(bus: Bus): Promise<DeadLetter[]> {
+  const stream = bus.subjects.streams.deadLetters;
+  const info = await bus.jsm.streams.info(stream).catch(() => undefined);
+  const out: DeadLetter[] = [];
+  if (!info || info.state.messages === 0) return out;
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+    const m = await bus.jsm.streams.getMessage(stream, { seq });
+    const checked = validate(DeadLetter, m?.json());
+    if (!checked.ok) throw new Error(`record ${seq} breaks its contract: ${JSON.stringify(checked.issues)}`);
+    out.push(checked.value);
+  }
+  return out;
+}
+
+/**
+ * One nats-server for the test file (started before its tests), and at the end the work consumers
+ * and buses its tests registered stopped and drained, then every process the kit started.
+ */
+export function natsForFile(): { readonly nats: NatsServerHandle; buses: Bus[]; consumers: WorkConsumer[] } {
+  const state = { nats: undefined as unknown as NatsServerHandle, buses: [] as Bus[], consumers: [] as WorkConsumer[] };
+  beforeAll(async () => {
+    state.nats = await startNatsServer();
+  });
+  afterAll(async () => {
+    await Promise.all(state.consumers.map((c) => c.stop(100)));
+    await Promise.all(state.buses.map((b) => b.drain().catch(() => {})));
+    await cleanupAll();
+  });
+  return state;
 }

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
 import { consumeContract, encodeJson, startWorkConsumer, type WorkConsumer } from '@hermes/bus';
 import { contracts, type RuntimeJob } from '@hermes/contracts';
-import { cleanupAll, startChildService, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
-import { connectBus, eventually, fixture, runtimeJob, uniquePrefix } from './support.js';
+import { startChildService } from '@hermes/testkit';
+import { connectBus, eventually, fixture, runtimeJob, storedDeadLetters, natsForFile, uniquePrefix } from './support.js';
 
-let nats: NatsServerHandle;
-const buses: Bus[] = [];
-const consumers: WorkConsumer[] = [];
+const file = natsForFile();
+const { buses, consumers } = file;
 
 /** A bus whose runtimeJobs stream and consumer exist, with the given ack wait. */
 async function jobsBus(prefix: string, ackWaitMs = 30_000): Promise<Bus> {
-  const bus = await connectBus(nats.url, { prefix, tuning: { runtimeAckWaitMs: ackWaitMs } });
+  const bus = await connectBus(file.nats.url, { prefix, tuning: { runtimeAckWaitMs: ackWaitMs } });
   buses.push(bus);
   await bus.ensureStreams(['runtimeJobs']);
   await bus.ensureConsumers(['runtimeJobs']);
@@ -32,16 +31,6 @@ async function track(c: Promise<WorkConsumer>): Promise<WorkConsumer> {
   consumers.push(consumer);
   return consumer;
 }
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-});
-
-afterAll(async () => {
-  await Promise.all(consumers.map((c) => c.stop(100)));
-  await Promise.all(buses.map((b) => b.drain().catch(() => {})));
-  await cleanupAll();
-});
 
 describe('startWorkConsumer', () => {
   it('a message whose handler throws is redelivered and acked once the handler succeeds', async () => {
@@ -200,7 +189,7 @@ describe('startWorkConsumer', () => {
     const child = await startChildService({
       name: 'stuck-consumer',
       entry: fixture('stuck-consumer.mjs'),
-      env: { NATS_URL: nats.url, PREFIX: prefix, ACK_WAIT_MS: String(ackWaitMs), HEARTBEAT_MS: '100' },
+      env: { NATS_URL: file.nats.url, PREFIX: prefix, ACK_WAIT_MS: String(ackWaitMs), HEARTBEAT_MS: '100' },
     });
     await child.waitForLog(/^consuming$/);
     await bus.publish(contracts.runtimeJobs, runtimeJob('held'));
@@ -220,7 +209,7 @@ describe('startWorkConsumer', () => {
 });
 
 describe('consumeContract', () => {
-  it('an invalid payload is terminated and reported, never handled or redelivered', async () => {
+  it('an invalid payload is dead-lettered and reported, never handled or redelivered', async () => {
     const bus = await jobsBus(uniquePrefix('inv'), 300);
     const handled: RuntimeJob[] = [];
     const invalid: { subject: string; issues: { path: string }[] }[] = [];
@@ -247,6 +236,13 @@ describe('consumeContract', () => {
     const state = await consumerState(bus);
     expect(state.num_ack_pending).toBe(0);
     expect(state.num_redelivered).toBe(0);
+    const records = await storedDeadLetters(bus);
+    expect(records.map((r) => [r.stream_seq, r.deliveries, r.error.code, r.error.retryable])).toEqual([
+      [1, 1, 'invalid_payload', false],
+      [2, 1, 'invalid_payload', false],
+    ]);
+    expect((records[0]!.error.details?.issues as { path: string }[]).map((i) => i.path)).toEqual(expect.arrayContaining(['/model_role', '/extra']));
+    expect(Buffer.from(records[1]!.payload!, 'base64').toString('utf8')).toBe('not json');
   });
 });
 
@@ -261,7 +257,7 @@ describe('across a server restart', () => {
     const reconnected = (async () => {
       for await (const status of bus.nc.status()) if (status.type === 'reconnect') return;
     })();
-    await nats.restart();
+    await file.nats.restart();
     await reconnected;
     await bus.publish(contracts.runtimeJobs, runtimeJob('after'));
 

@@ -22,4 +22,16 @@ export const commonSettings = {
   }),
   LOG_USER_ID_SALT: Type.Optional(Type.String({ description: 'salt of LOG_USER_ID=hash (keep it secret, or hashes of guessable ids can be looked up)' })),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: 'bound on graceful shutdown after SIGTERM' }),
+  HERMES_MAX_DELIVERIES: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 100,
+    description: "deliveries of a work-queue message whose handler keeps failing before it is dead-lettered (the runtime's jobs use RUNTIME_MAX_ATTEMPTS)",
+  }),
+  HERMES_LIVENESS_ACK_WAITS: Type.Integer({
+    default: 3,
+    minimum: 1,
+    maximum: 1000,
+    description: "/healthz answers 503 when a work consumer has held a message for this many of its ack waits and settled nothing meanwhile",
+  }),
 };

@@ -6,6 +6,7 @@ import { TaskSubmitEvent } from './schemas/task-submission.js';
 import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
 import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskListReply, TaskListRequest, TaskView } from './schemas/task-state.js';
 import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+import { DeadLetter } from './schemas/dead-letter.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
 import {
@@ -142,7 +143,8 @@ export const contracts = {
     subject: (s) => s.runtimeJobs,
     stream: (s) => s.streams.runtimeJobs,
     payload: RuntimeJob,
-    producers: ['dispatcher'],
+    // The CLI re-publishes dead letters (hermes deadletter replay).
+    producers: ['dispatcher', 'cli'],
     consumers: ['runtime'],
   }),
   runtimeResults: message({
@@ -151,7 +153,8 @@ export const contracts = {
     subject: (s) => s.runtimeResults,
     stream: (s) => s.streams.runtimeResults,
     payload: RuntimeResult,
-    producers: ['runtime'],
+    // The CLI re-publishes dead letters (hermes deadletter replay).
+    producers: ['runtime', 'cli'],
     consumers: ['dispatcher'],
   }),
   taskGet: request({
@@ -162,7 +165,7 @@ export const contracts = {
     reply: TaskView,
     responder: 'dispatcher',
     // The runtime asks before starting a job whether its task already ended.
-    requesters: ['gateway', 'submitter', 'runtime', 'cli'],
+    requesters: ['gateway', 'submitter', 'cli'],
   }),
   taskList: request({
     name: 'taskList',
@@ -494,17 +497,30 @@ export const contracts = {
     subject: (s) => s.memoryExtract,
     stream: (s) => s.streams.memoryJobs,
     payload: MemoryExtractJob,
-    producers: ['memory'],
+    // The CLI re-publishes dead letters (hermes deadletter replay).
+    producers: ['memory', 'cli'],
     consumers: ['memory'],
   }),
   memoryWrite: message({
     name: 'memoryWrite',
     limits: PAYLOAD_LIMITS.memoryWrite,
-    summary: 'One extracted memory to embed and store; nak-ed and retried with back-off while the vector store is down, so nothing is lost.',
+    summary: 'One extracted memory to embed and store; nak-ed and retried with back-off while the vector store is down, then dead-lettered (kept on deadLetters, replayable) once its delivery bound is used up.',
     subject: (s) => s.memoryWrite,
     stream: (s) => s.streams.memoryJobs,
     payload: MemoryWriteJob,
-    producers: ['memory', 'toolbus'],
+    // The CLI re-publishes dead letters (hermes deadletter replay).
+    producers: ['memory', 'toolbus', 'cli'],
     consumers: ['memory'],
+  }),
+  deadLetters: message({
+    name: 'deadLetters',
+    summary:
+      'A work-queue message a consumer gave up on (after HERMES_MAX_DELIVERIES deliveries, or at once on a non-retryable error), on the subject of the stream it came from; it was terminated there. The record keeps the original headers and body, so `hermes deadletter replay` can publish it again. Nats-Msg-Id is `<stream>:<stream_seq>`.',
+    subject: (s) => s.deadLetter('{stream}'),
+    stream: (s) => s.streams.deadLetters,
+    payload: DeadLetter,
+    // Every service with a work-queue consumer dead-letters through libs/bus.
+    producers: ['dispatcher', 'runtime', 'memory'],
+    consumers: ['cli'],
   }),
 } as const;

@@ -138,3 +138,14 @@ export function sourceAndId(event: Record<string, unknown>): { source?: string; 
   if (typeof event.id === 'string' && event.id.length > 0) ref.id = event.id;
   return ref;
 }
+
+/**
+ * A digest of a task request that ignores key order: the same request sent again digests the
+ * same, so a re-used event id (or Idempotency-Key) with another body can be told apart from a
+ * retry. Called on validated, size-bounded requests only (JSON.stringify recurses).
+ */
+export function requestDigest(request: unknown): string {
+  const sorted = (_key: string, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]])) : v;
+  return createHash('sha256').update(JSON.stringify(request, sorted)).digest('hex');
+}

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   forbidden: { retryable: false, summary: 'the caller may not do this' },
   not_found: { retryable: false, summary: 'no such task, session or tool' },
   duplicate: { retryable: false, summary: 'this submission was already received' },
+  duplicate_conflict: { retryable: false, summary: 'a submission re-used the event id (or Idempotency-Key) of an existing task with a different request' },
   session_forbidden: { retryable: false, summary: 'the session belongs to another user' },
   session_busy: { retryable: true, summary: "another holder has the session's lock (one agent loop per session); retry after it is released or lapses" },
   session_lock_lost: { retryable: false, summary: 'the lock token no longer holds the session (its lease lapsed or it never did)' },
@@ -29,6 +30,10 @@ export const ERROR_CODES = {
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
   cancelled: { retryable: false, summary: 'the task was cancelled' },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
+  max_deliveries_exceeded: {
+    retryable: false,
+    summary: 'a work-queue message arrived after its delivery bound (HERMES_MAX_DELIVERIES) was used up, its handler having crashed or hung on the earlier ones: dead-lettered without running it',
+  },
   plan_invalid: { retryable: false, summary: 'the planner produced an invalid plan twice (schema, ids, dependencies, cycles, size or tools)' },
   plan_failed: { retryable: false, summary: 'the planning job itself failed' },
   subtask_failed: { retryable: false, summary: 'a subtask failed for good and re-planning is disabled' },
@@ -43,4 +48,27 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** Builds a wire error with the code's default retryability. */
 export function wireError(code: ErrorCode, message: string, details?: Record<string, unknown>, retryable?: boolean): WireError {
   return { code, message, retryable: retryable ?? ERROR_CODES[code].retryable, ...(details ? { details } : {}) };
+}
+
+/**
+ * Refusals caused by who asked or what was asked: running the same request again, or a re-plan
+ * of it, cannot succeed, so the task ends with this error as it is.
+ */
+const CALLER_FAULTS: ReadonlySet<string> = new Set([
+  'invalid_payload',
+  'invalid_task_event',
+  'unauthorized',
+  'forbidden',
+  'session_forbidden',
+  'tool_forbidden',
+  'budget_exceeded',
+  'input_too_large',
+  'payload_too_large',
+  'duplicate_conflict',
+  'cancelled',
+]);
+
+/** Whether an error is the caller's fault (see CALLER_FAULTS): never retried nor re-planned. */
+export function isCallerFault(error: Pick<WireError, 'code'>): boolean {
+  return CALLER_FAULTS.has(error.code);
 }

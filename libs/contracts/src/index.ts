@@ -4,7 +4,7 @@ export type { Subjects } from './subjects.js';
 export { validate, precompile } from './validate.js';
 export type { ValidationResult } from './validate.js';
 
-export { ERROR_CODES, wireError } from './errors.js';
+export { ERROR_CODES, isCallerFault, wireError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 
 export {
@@ -22,7 +22,7 @@ export {
 } from './limits.js';
 export type { ValueLimits, PayloadLimits, PayloadKind, LimitName, LimitIssue, BoundedDecode, DecodeOptions } from './limits.js';
 
-export { taskIdFor, decodeCloudEvent, sourceAndId, CLOUDEVENT_HEADER_MAX_CHARS } from './cloudevents.js';
+export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest, CLOUDEVENT_HEADER_MAX_CHARS } from './cloudevents.js';
 export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 
 export { contracts, replyEnvelope } from './catalog.js';
@@ -53,6 +53,8 @@ export {
 export type { TaskEventKind, TaskEventDataByKind } from './schemas/task-events.js';
 export {
   TaskStatus,
+  TERMINAL_TASK_STATUSES,
+  isTerminalStatus,
   TaskView,
   TaskGetRequest,
   TaskCancelRequest,
@@ -143,4 +145,5 @@ export {
   McpApproveChangeReply,
   ToolDebugCallRequest,
 } from './schemas/mcp.js';
+export { DeadLetter } from './schemas/dead-letter.js';
 export { toolCallIdFor } from './tool-call-id.js';

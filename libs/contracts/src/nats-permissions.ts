@@ -43,7 +43,7 @@ export interface JetStreamRole {
 
 export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   dispatcher: {
-    owns: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults'],
+    owns: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters'],
     durables: [
       { stream: 'taskSubmit', consumer: 'dispatcherIntake' },
       { stream: 'runtimeResults', consumer: 'dispatcherResults' },
@@ -52,13 +52,14 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   },
   gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents'], gets: ['taskEvents'] },
   runtime: {
-    uses: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
+    uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
     durables: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
     buckets: ['llmSemaphore', 'checkpoints'],
   },
   toolbus: { owns: ['toolAudit'], uses: ['taskEvents'], buckets: ['toolCalls', 'toolApprovals', 'toolCache'] },
   memory: {
     owns: ['memoryJobs'],
+    uses: ['deadLetters'],
     durables: [
       { stream: 'memoryJobs', consumer: 'memoryExtract' },
       { stream: 'memoryJobs', consumer: 'memoryWrites' },
@@ -67,8 +68,12 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   },
   submitter: { follows: ['taskEvents'] },
   // hermes run / status / trace follow and replay task events and audit records; hermes llm reads
-  // and sets the semaphore's pools.
-  cli: { follows: ['taskEvents', 'toolAudit'], gets: ['taskEvents', 'toolAudit'], buckets: ['llmSemaphore'] },
+  // and sets the semaphore's pools; hermes deadletter lists, shows and replays dead letters.
+  cli: {
+    follows: ['taskEvents', 'toolAudit', 'deadLetters'],
+    gets: ['taskEvents', 'toolAudit', 'deadLetters'],
+    buckets: ['llmSemaphore'],
+  },
 };
 
 /** Publish and subscribe allow-lists of one user; everything else is denied. */

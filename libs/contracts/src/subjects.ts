@@ -76,6 +76,10 @@ export interface Subjects {
   readonly memoryExtract: string;
   /** JetStream (work queue): one extracted memory to embed and store, retried until it is. */
   readonly memoryWrite: string;
+  /** JetStream (limits): dead-letter records of messages a work-queue consumer gave up on, by the stream they came from. */
+  deadLetter(stream: string): string;
+  /** Wildcard over the dead letters of every stream. */
+  readonly deadLetterAll: string;
   readonly streams: {
     readonly taskSubmit: string;
     readonly taskEvents: string;
@@ -83,6 +87,7 @@ export interface Subjects {
     readonly runtimeResults: string;
     readonly toolAudit: string;
     readonly memoryJobs: string;
+    readonly deadLetters: string;
   };
   readonly consumers: {
     readonly dispatcherIntake: string;
@@ -164,6 +169,8 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     memoryRestore: `${prefix}.memory.longterm.restore`,
     memoryExtract: `${prefix}.memory.jobs.extract`,
     memoryWrite: `${prefix}.memory.jobs.write`,
+    deadLetter: (stream: string) => `${prefix}.deadletter.${stream}`,
+    deadLetterAll: `${prefix}.deadletter.*`,
     streams: {
       taskSubmit: `${upper}_TASK_SUBMIT`,
       taskEvents: `${upper}_TASK_EVENTS`,
@@ -171,6 +178,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       runtimeResults: `${upper}_RUNTIME_RESULTS`,
       toolAudit: `${upper}_TOOL_AUDIT`,
       memoryJobs: `${upper}_MEMORY_JOBS`,
+      deadLetters: `${upper}_DEAD_LETTERS`,
     },
     consumers: {
       dispatcherIntake: 'dispatcher-intake',

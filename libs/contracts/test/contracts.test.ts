@@ -221,7 +221,9 @@ describe('subjectsFor', () => {
       runtimeResults: 'ACME_PROD_RUNTIME_RESULTS',
       toolAudit: 'ACME_PROD_TOOL_AUDIT',
       memoryJobs: 'ACME_PROD_MEMORY_JOBS',
+      deadLetters: 'ACME_PROD_DEAD_LETTERS',
     });
+    expect(s.deadLetter(s.streams.taskSubmit)).toBe('acme-prod.deadletter.ACME_PROD_TASK_SUBMIT');
     expect(s.runtimeJobs).toBe('acme-prod.runtime.jobs');
     expect(s.buckets.tasks).toBe('acme-prod_tasks');
     expect(s.queueGroup('memory')).toBe('acme-prod.memory');

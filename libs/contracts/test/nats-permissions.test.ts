@@ -97,12 +97,18 @@ describe('natsPermissions', () => {
     expect(perms.submitter.allowResponses).toBe(false);
   });
 
-  it('lets the CLI read audit records and task events, and manage LLM pools, but not run as a service', () => {
+  it('lets the CLI read audit records, task events and dead letters, manage LLM pools and replay work, but not run as a service', () => {
     expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.toolAudit}.c1.${s.toolAudit('t_1')}`)).toBe(true);
     expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('t_1')}`)).toBe(true);
     expect(mayPublish('cli', `$KV.${s.buckets.llmSemaphore}.pool`)).toBe(true);
     expect(mayPublish('cli', `$KV.${s.buckets.tasks}.t_1`)).toBe(false);
-    expect(mayPublish('cli', s.runtimeJobs)).toBe(false);
+    expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.deadLetters}.c1.${s.deadLetterAll}`)).toBe(true);
+    expect(mayPublish('cli', `$JS.API.STREAM.MSG.GET.${s.streams.deadLetters}`)).toBe(true);
+    // A replay publishes the dead letter's message again, on its own subject...
+    expect(mayPublish('cli', s.runtimeJobs)).toBe(true);
+    // ...but the CLI neither takes work from a queue nor writes dead letters or task events.
+    expect(mayPublish('cli', `$JS.API.CONSUMER.MSG.NEXT.${s.streams.runtimeJobs}.${s.consumers.runtimeJobs}`)).toBe(false);
+    expect(mayPublish('cli', s.deadLetter(s.streams.runtimeJobs))).toBe(false);
     expect(mayPublish('cli', s.taskEvents('t_1'))).toBe(false);
     expect(maySubscribe('cli', s.toolCall)).toBe(false);
     expect(perms.cli.allowResponses).toBe(false);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHealthServer, type HealthServer } from '@hermes/telemetry';
+import { startHealthServer, type HealthServer, type Liveness } from '@hermes/telemetry';
 
 let server: HealthServer | undefined;
 afterEach(async () => {
@@ -24,6 +24,16 @@ describe('startHealthServer', () => {
     expect(await get(server.port, '/readyz?verbose=1')).toEqual({ status: 200, body: { status: 'ready' } });
     ready = false;
     expect((await get(server.port, '/readyz')).status).toBe(503);
+  });
+
+  it('answers /healthz 503 with the reason while live() says the process makes no progress, and 200 once it does', async () => {
+    let live: Liveness = { live: false, detail: { reason: 'consumer_stalled', consumers: [{ consumer: 'runtime-jobs' }] } };
+    server = await startHealthServer({ port: 0, host: '127.0.0.1', ready: () => true, live: () => live });
+
+    expect(await get(server.port, '/healthz')).toEqual({ status: 503, body: { status: 'not_live', reason: 'consumer_stalled', consumers: [{ consumer: 'runtime-jobs' }] } });
+    expect((await get(server.port, '/readyz')).status).toBe(200);
+    live = { live: true };
+    expect(await get(server.port, '/healthz')).toEqual({ status: 200, body: { status: 'ok' } });
   });
 
   it('answers other paths 404 with a structured error', async () => {

@@ -30,6 +30,10 @@ export interface ChildService {
   waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** SIGKILL and wait for the exit. */
   kill(): Promise<void>;
+  /** SIGSTOP: alive but frozen (heartbeats and acks stop) until resume(); resolves once it is stopped. */
+  pause(): Promise<void>;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** SIGTERM and wait; SIGKILL if still alive after `timeoutMs` (default 5 s). */
   stop(timeoutMs?: number): Promise<ExitStatus>;
 }
@@ -61,6 +65,8 @@ export async function startChildService(options: ChildServiceOptions): Promise<C
     kill: async () => {
       await proc.kill();
     },
+    pause: () => proc.pause(),
+    resume: () => proc.resume(),
     stop: (timeoutMs = DEFAULT_STOP_TIMEOUT_MS) => proc.terminate(timeoutMs),
   };
   trackResource(service);

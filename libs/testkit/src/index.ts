@@ -5,6 +5,8 @@ export { freePort } from './free-port.js';
 export { eventually } from './eventually.js';
 export type { ExitStatus } from './managed-process.js';
 export { startNatsServer } from './nats-server.js';
+export { startNatsCluster } from './nats-cluster.js';
+export type { NatsClusterHandle, NatsClusterOptions } from './nats-cluster.js';
 export type { NatsServerHandle, NatsServerOptions } from './nats-server.js';
 export { cleanupAll } from './process-registry.js';
 export { startRedisServer } from './redis-server.js';

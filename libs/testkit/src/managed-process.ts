@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -89,8 +90,26 @@ export class ManagedProcess {
     return this.logs.slice(-count);
   }
 
+  /**
+   * SIGSTOP: the process stays alive but runs nothing (a stalled VM, a GC pause, a debugger) until
+   * resume(). Resolves once the kernel shows it stopped: the signal lands asynchronously, and a
+   * process busy on another core can otherwise still answer a request sent right after.
+   */
+  async pause(): Promise<void> {
+    if (!this.running) return;
+    this.#child.kill('SIGSTOP');
+    const deadline = Date.now() + 2000;
+    while (Date.now() < deadline && this.running && !(await isStopped(this.pid))) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    if (this.running) this.#child.kill('SIGCONT');
+  }
+
   /** SIGKILL, then wait for the exit. */
   async kill(): Promise<ExitStatus> {
+    // SIGKILL ends a paused (SIGSTOPped) process too.
     if (this.running) this.#child.kill('SIGKILL');
     return this.exited;
   }
@@ -146,4 +165,15 @@ export class ManagedProcess {
 
 export function describeExit(status: ExitStatus): string {
   return status.signal ? `killed by ${status.signal}` : `exit code ${String(status.code)}`;
+}
+
+/** Whether /proc shows the process stopped by a signal (state T). */
+async function isStopped(pid: number): Promise<boolean> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+  } catch {
+    return false;
+  }
 }

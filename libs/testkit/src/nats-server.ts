@@ -63,6 +63,8 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     },
     stop: () => server.stop(),
     kill: () => server.kill(),
+    pause: () => server.pause(),
+    resume: () => server.resume(),
     restart: () => server.restart(),
   };
 }

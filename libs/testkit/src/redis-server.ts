@@ -47,6 +47,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     },
     stop: () => server.stop(),
     kill: () => server.kill(),
+    pause: () => server.pause(),
+    resume: () => server.resume(),
     restart: () => server.restart(),
   };
 }

@@ -98,6 +98,14 @@ export class ServerProcess {
     await this.#proc?.kill();
   }
 
+  async pause(): Promise<void> {
+    await this.#proc?.pause();
+  }
+
+  resume(): void {
+    this.#proc?.resume();
+  }
+
   async restart(): Promise<void> {
     await this.#proc?.terminate(STOP_TIMEOUT_MS);
     await this.#start();
@@ -134,6 +142,10 @@ export interface ServerHandle {
   stop(): Promise<void>;
   /** SIGKILL and wait for exit. */
   kill(): Promise<void>;
+  /** SIGSTOP: the server holds its connections but answers nothing until resume(); resolves once it is stopped. */
+  pause(): Promise<void>;
+  /** SIGCONT after pause(). */
+  resume(): void;
   /** Start again on the same port (stopping first if still running). */
   restart(): Promise<void>;
 }

@@ -100,4 +100,20 @@ describe('startNatsServer', () => {
       await new Promise<void>((resolve) => blocker.close(() => resolve()));
     }
   });
+
+  it('pause() freezes a server (clients time out) and resume() lets it answer again', async () => {
+    const nats = await startNatsServer();
+    const nc = await connect({ servers: nats.url });
+    try {
+      await nats.pause();
+      expect(isRunning(nats.pid)).toBe(true);
+      const frozen = await Promise.race([nc.flush().then(() => 'answered'), new Promise((r) => setTimeout(() => r('silent'), 500))]);
+      expect(frozen).toBe('silent');
+      nats.resume();
+      await nc.flush();
+    } finally {
+      nats.resume();
+      await nc.close();
+    }
+  });
 });

@@ -1,12 +1,12 @@
-import { contracts, type RuntimeResult, type TaskView } from '@hermes/contracts';
-import { request, type Bus } from '@hermes/bus';
+import { contracts, isTerminalStatus, wireError, type RuntimeResult, type TaskCancelRequest, type TaskView } from '@hermes/contracts';
+import { ReplyError, request, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
-import { emitTaskEvent } from './task-events.js';
+import { acceptedData, emitTaskEvent, taskEventsPublished } from './task-events.js';
 import type { TaskMetrics } from './task-metrics.js';
 import { inTaskTrace } from './task-trace.js';
-import { advance, applyResult, coordinationJob, terminalActions, type Action, type PlanSettings, type Step } from './plan-scheduler.js';
+import { advance, applyResult, begin, cancel, terminalActions, type Action, type PlanSettings, type Step } from './plan-scheduler.js';
 
 export interface PlanCoordinatorOptions {
   bus: Bus;
@@ -18,46 +18,67 @@ export interface PlanCoordinatorOptions {
   metrics?: TaskMetrics;
 }
 
-const ENDED = new Set(['completed', 'failed', 'cancelled']);
-
 /**
- * Runs planned tasks: every change is computed by the pure scheduler, written with
- * compare-and-set, and only the replica whose write won performs what follows (publishing jobs,
- * events). Jobs are published with their job id as `Nats-Msg-Id` and then marked dispatched, so a
- * replica that dies in between leaves a claim the sweep publishes again, harmlessly.
+ * The one way a task moves: every change — start, a result, a cancel, the sweep's retries and
+ * timeouts — is computed by the pure scheduler and written with compare-and-set, and only the
+ * replica whose write won performs what follows (jobs, events). A task therefore reaches a
+ * terminal state once, and its `accepted` and terminal events are published once. Jobs are
+ * published with their job id as `Nats-Msg-Id` and then marked dispatched, so a replica that dies
+ * in between leaves a claim the sweep publishes again, harmlessly.
  */
 export class PlanCoordinator {
   private readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly o: PlanCoordinatorOptions) {}
 
-  /** Handles a result of a planned task; false when the task has no plan (the caller handles it). */
-  async onResult(result: RuntimeResult): Promise<boolean> {
-    const found = await this.o.store.get(result.task_id);
-    if (!found?.view.plan) return false;
-    await this.transition(result.task_id, (v) => applyResult(v, result, this.ctx(v)));
-    return true;
-  }
-
-  /** Publishes the planning job of a task intake just created (a redelivered submission does it again, de-duplicated). */
+  /** Starts a task intake just created (or found still `accepted` after a dispatcher died). */
   async begin(view: TaskView): Promise<void> {
-    await this.transition(view.task_id, (v) => (v.status === 'accepted' ? { view: { ...v, status: 'running' }, actions: [] } : undefined));
-    const job = view.plan?.job;
-    if (job) await this.perform(view, advanceJobAction(view, this.ctx(view)), 'plan');
+    await this.transition(view.task_id, (v) => begin(v, this.ctx(v)));
   }
 
-  /** Moves one task on (due retries, timeouts, lost dispatches), or re-announces its end. */
+  /** Applies a runtime job's result; a result for an ended task or a job not waited for changes nothing. */
+  async onResult(result: RuntimeResult): Promise<void> {
+    this.o.metrics?.jobResult(result);
+    const written = await this.transition(result.task_id, (v) => applyResult(v, result, this.ctx(v)));
+    if (written) this.o.metrics?.taskTokens(result, written.user_id);
+  }
+
+  /** Cancels a task of the caller; an ended task is returned as it is. */
+  async cancel(req: TaskCancelRequest): Promise<TaskView> {
+    const found = await this.o.store.get(req.task_id);
+    if (!found || (req.user_id && found.view.user_id !== req.user_id)) {
+      throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
+    }
+    const written = await this.transition(req.task_id, (v) => cancel(v, req.reason), 'cancel');
+    if (written) return written;
+    const now = await this.o.store.get(req.task_id);
+    if (!now) throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
+    return now.view;
+  }
+
+  /**
+   * Moves one task on (due retries, timeouts, lost dispatches). For a task that ended but is still
+   * listed active, the replica that ended it is announcing it — unless it died: after a grace the
+   * end is announced here, if the task's stream does not already end with it.
+   */
   async kick(taskId: string): Promise<void> {
     const found = await this.o.store.get(taskId);
     if (!found) {
       await this.o.index.deactivate(taskId);
       return;
     }
-    if (ENDED.has(found.view.status)) {
-      // A replica may have died between ending the task and announcing it; the event id de-duplicates.
-      await this.perform(found.view, terminalActions(found.view), 'announce', { repeat: true });
-      await this.o.index.deactivate(taskId);
+    const view = found.view;
+    const quiet = Date.now() - Date.parse(view.updated_at) >= this.o.settings.redispatchAfterMs;
+    if (isTerminalStatus(view.status)) {
+      if (!quiet) return;
+      const published = await taskEventsPublished(this.o.bus, taskId);
+      if (published.lastKind === view.status) await this.o.index.deactivate(taskId);
+      else await this.perform(view, terminalActions(view), 'announce', { repeat: true });
       return;
+    }
+    if (quiet && firstJobUnsent(view) && !(await taskEventsPublished(this.o.bus, taskId)).any) {
+      // The replica that started the task died before announcing it: `accepted` comes first.
+      await this.perform(view, [{ kind: 'accepted' }], 'announce');
     }
     await this.transition(taskId, (v) => advance(v, this.ctx(v)));
   }
@@ -82,7 +103,8 @@ export class PlanCoordinator {
     return { now: Date.now(), settings: this.o.settings, roles: this.o.rolesOf(v.user_id) };
   }
 
-  private async transition(taskId: string, change: (v: TaskView) => Step | undefined): Promise<void> {
+  /** Writes the scheduler's step with compare-and-set and, if this write won, performs its actions. */
+  private async transition(taskId: string, change: (v: TaskView) => Step | undefined, what = 'advance'): Promise<TaskView | undefined> {
     let step: Step | undefined;
     const written = await this.o.store.update(taskId, (v) => {
       step = change(v);
@@ -92,9 +114,10 @@ export class PlanCoordinator {
       }
       return step.view;
     });
-    if (!written || !step) return;
-    await this.perform(written, step.actions, 'advance');
+    if (!written || !step) return undefined;
+    await this.perform(written, step.actions, what);
     this.scheduleRetries(written);
+    return written;
   }
 
   /**
@@ -110,9 +133,13 @@ export class PlanCoordinator {
     const { bus, logger } = this.o;
     const taskId = view.task_id;
     const log = logger.child({ task_id: taskId });
+    // `accepted` must be out before any job, whose `started` would otherwise come first.
+    if (actions.some((a) => a.kind === 'accepted')) await emitTaskEvent(bus, 'accepted', taskId, acceptedData(view));
     await Promise.all(
       actions.map(async (a) => {
         switch (a.kind) {
+          case 'accepted':
+            return;
           case 'job':
             await bus.publish(contracts.runtimeJobs, a.job, { msgId: a.job.job_id, span: true });
             this.o.metrics?.jobDispatched(a.job, isRetry(view, a.job.job_id));
@@ -126,12 +153,13 @@ export class PlanCoordinator {
             return;
           case 'completed':
           case 'failed':
+          case 'cancelled':
             await emitTaskEvent(bus, a.kind, taskId, a.data as never);
-            if (!opts.repeat) this.o.metrics?.taskEnded({ status: a.kind, created_at: view.created_at }, a.kind === 'failed' ? a.data.error.code : undefined);
+            if (!opts.repeat) this.o.metrics?.taskEnded({ status: a.kind, created_at: view.created_at }, a.kind === 'failed' ? a.data.error.code : a.kind === 'cancelled' ? 'cancelled' : undefined);
             await this.o.index.deactivate(taskId);
             // Best effort: entries also expire on their own (MEMORY_WORKING_TTL_MS).
             await request(bus, contracts.workingClear, { user_id: a.userId, task_id: taskId }).catch((err: unknown) =>
-              log.warn({ err }, 'working memory not cleared; it will expire'),
+              log.debug({ err }, 'working memory not cleared; it will expire'),
             );
             log.info({ status: a.kind }, 'task ended');
             return;
@@ -159,7 +187,7 @@ export class PlanCoordinator {
   /** A local timer for the earliest due retry; the sweep is the fallback if this replica dies. */
   private scheduleRetries(v: TaskView): void {
     const due = (v.plan?.subtasks ?? []).flatMap((s) => (s.status === 'pending' && s.retry_at ? [Date.parse(s.retry_at)] : []));
-    if (!due.length || ENDED.has(v.status)) return;
+    if (!due.length || isTerminalStatus(v.status)) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.kick(v.task_id).catch((err: unknown) => this.o.logger.warn({ err, task_id: v.task_id }, 'retry kick failed'));
@@ -177,9 +205,10 @@ function isRetry(view: TaskView, jobId: string): boolean {
   return plan?.job?.job_id === jobId ? plan.job.attempt > 1 : false;
 }
 
-/** The planning job of a fresh task as an action (it is claimed in the state intake created). */
-function advanceJobAction(view: TaskView, ctx: { now: number; settings: PlanSettings; roles: string[] }): Action[] {
-  const job = view.plan?.job;
-  if (!job || job.dispatched_at) return [];
-  return [{ kind: 'job', job: coordinationJob(view, job, ctx) }];
+/** The task's first job was claimed but never marked sent: whoever started it may have died before `accepted`. */
+function firstJobUnsent(v: TaskView): boolean {
+  const plan = v.plan;
+  if (!plan) return false;
+  if (plan.stage === 'planning' && plan.replans === 0 && plan.subtasks.length === 0) return plan.job?.attempt === 1 && !plan.job.dispatched_at;
+  return plan.origin === 'single' && plan.subtasks.length === 1 && plan.subtasks[0]!.attempts === 1 && !plan.subtasks[0]!.dispatched_at && plan.subtasks[0]!.status === 'running';
 }

@@ -1,6 +1,7 @@
 import {
+  isCallerFault,
+  isTerminalStatus,
   wireError,
-  type CoordinationJob,
   type PlanState,
   type RuntimeJob,
   type RuntimeResult,
@@ -12,6 +13,7 @@ import {
   type WireError,
 } from '@hermes/contracts';
 import { checkPlan } from './plan-validation.js';
+import { coordinationJob, subtaskJob, type JobContext } from './job-builder.js';
 
 /** Limits of planned tasks (dispatcher settings, see docs/planning.md). */
 export interface PlanSettings {
@@ -27,10 +29,12 @@ export interface PlanSettings {
 
 /** Something to do once a state change has been written (compare-and-set won). */
 export type Action =
+  | { kind: 'accepted' }
   | { kind: 'job'; job: RuntimeJob }
   | { kind: 'planned'; data: TaskEventDataByKind['planned'] }
   | { kind: 'completed'; data: TaskEventDataByKind['completed']; userId: string }
   | { kind: 'failed'; data: TaskEventDataByKind['failed']; userId: string }
+  | { kind: 'cancelled'; data: TaskEventDataByKind['cancelled']; userId: string }
   | { kind: 'stop_jobs'; reason: string };
 
 export interface Step {
@@ -44,7 +48,6 @@ interface Ctx {
   roles: string[];
 }
 
-const ENDED = new Set(['completed', 'failed', 'cancelled']);
 const iso = (ms: number) => new Date(ms).toISOString();
 const addUsage = (a: TokenUsage, b: TokenUsage): TokenUsage => ({ input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens });
 
@@ -52,6 +55,50 @@ const addUsage = (a: TokenUsage, b: TokenUsage): TokenUsage => ({ input_tokens: 
 export function initialPlan(taskId: string, now: number): PlanState {
   return { stage: 'planning', subtasks: [], replans: 0, job: { job_id: planJobId(taskId, 0, 'plan', 1), kind: 'plan', purpose: 'plan', attempt: 1, claimed_at: iso(now) } };
 }
+
+/** PLAN_MODE=single: the goal as the one subtask of a plan nobody re-plans, run like any other. */
+export function singlePlan(goal: string): PlanState {
+  return { origin: 'single', stage: 'running', replans: 0, subtasks: [{ id: 'main', intent: goal, depends_on: [], status: 'pending', attempts: 0, generation: 0 }] };
+}
+
+/**
+ * The plan of a task, also for one stored before every task had a plan (a single job
+ * `<task>-main` dispatched by an older dispatcher): read as that job's one-node plan, so its
+ * result is handled like any other during a rolling upgrade.
+ */
+export function withPlan(v: TaskView): TaskView {
+  if (v.plan || isTerminalStatus(v.status)) return v;
+  const plan = singlePlan(v.goal);
+  if (v.status === 'running') {
+    plan.subtasks[0] = { ...plan.subtasks[0]!, status: 'running', attempts: Math.max(1, v.attempts), job_id: `${v.task_id}-main`, claimed_at: v.updated_at, dispatched_at: v.updated_at };
+  }
+  return { ...v, plan };
+}
+
+/**
+ * A newly created task starts: it runs, `accepted` goes out, and so does its first job (the
+ * planning job, or the single subtask). Only the writer that moves it out of `accepted`
+ * performs this, so `accepted` is published once however often the submission is delivered.
+ */
+export function begin(v: TaskView, ctx: Ctx): Step | undefined {
+  if (v.status !== 'accepted') return undefined;
+  const running = withPlan({ ...v, status: 'running' });
+  const job = running.plan?.job;
+  const first: Action[] = job && !job.dispatched_at ? [{ kind: 'job', job: coordinationJob(running, job, jobCtx(ctx)) }] : [];
+  const next = advance(running, ctx);
+  return { view: next.view, actions: [{ kind: 'accepted' }, ...first, ...next.actions] };
+}
+
+/** Cancels a task that has not ended: its end is `cancelled`, and runtimes are told to stop its jobs. */
+export function cancel(v: TaskView, reason: string | undefined): Step | undefined {
+  if (isTerminalStatus(v.status)) return undefined;
+  const plan = v.plan ? { ...v.plan, stage: 'done' as const } : undefined;
+  if (plan) delete plan.job;
+  const view: TaskView = { ...v, status: 'cancelled', error: wireError('cancelled', reason ?? 'cancelled on request'), ...(plan ? { plan } : {}) };
+  return { view, actions: [...terminalActions(view, reason), { kind: 'stop_jobs', reason: reason ?? 'task cancelled' }] };
+}
+
+const jobCtx = (ctx: Ctx): JobContext => ({ roles: ctx.roles, maxSubtasks: ctx.settings.maxSubtasks });
 
 /** Job id of a planning job: one per (re-)plan and attempt, so each is de-duplicated but never confused with another. */
 export function planJobId(taskId: string, replans: number, purpose: 'plan' | 'replan', attempt: number): string {
@@ -62,8 +109,9 @@ export function planJobId(taskId: string, replans: number, purpose: 'plan' | 're
  * Applies a runtime result to a planned task and moves it on. Results of jobs the state does not
  * wait for (a duplicate, a retried job's late first answer) change nothing.
  */
-export function applyResult(v: TaskView, r: RuntimeResult, ctx: Ctx): Step {
-  if (ENDED.has(v.status) || !v.plan) return { view: v, actions: [] };
+export function applyResult(stored: TaskView, r: RuntimeResult, ctx: Ctx): Step {
+  const v = withPlan(stored);
+  if (isTerminalStatus(v.status) || !v.plan) return { view: stored, actions: [] };
   const plan = structuredClone(v.plan);
   const actions: Action[] = [];
   let view: TaskView = { ...v, plan, attempts: Math.max(v.attempts, r.attempt) };
@@ -87,7 +135,7 @@ export function applyResult(v: TaskView, r: RuntimeResult, ctx: Ctx): Step {
       const purpose = job.purpose ?? 'plan';
       plan.job = { ...job, job_id: planJobId(v.task_id, plan.replans, purpose, 2), attempt: 2, errors: checked.errors, claimed_at: iso(ctx.now) };
       delete plan.job.dispatched_at;
-      actions.push({ kind: 'job', job: coordinationJob(view, plan.job, ctx) });
+      actions.push({ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) });
       return { view, actions };
     }
     const generation = job.purpose === 'replan' ? plan.replans + 1 : 0;
@@ -121,7 +169,7 @@ export function applyResult(v: TaskView, r: RuntimeResult, ctx: Ctx): Step {
   }
 
   const node = plan.subtasks.find((s) => s.job_id === r.job_id && s.status === 'running');
-  if (!node) return { view: v, actions: [] };
+  if (!node) return { view: stored, actions: [] };
   view.usage = addUsage(view.usage, r.usage);
   node.usage = addUsage(node.usage ?? { input_tokens: 0, output_tokens: 0 }, r.usage);
   delete node.claimed_at;
@@ -141,7 +189,7 @@ export function applyResult(v: TaskView, r: RuntimeResult, ctx: Ctx): Step {
 /** Retryable failures go back to pending with a back-off (`retry_at`); others fail the subtask for good. */
 function failNode(node: SubtaskState, error: WireError, ctx: Ctx): void {
   node.error = error;
-  if (error.retryable && node.attempts <= ctx.settings.maxRetries) {
+  if (error.retryable && !isCallerFault(error) && node.attempts <= ctx.settings.maxRetries) {
     node.status = 'pending';
     node.retry_at = iso(ctx.now + ctx.settings.retryBaseMs * 2 ** (node.attempts - 1));
   } else {
@@ -155,21 +203,22 @@ function failNode(node: SubtaskState, error: WireError, ctx: Ctx): void {
  * marked sent, re-planning failed subtasks, and finishing. Pure: the caller writes the returned
  * view with compare-and-set and, only if that wins, performs the actions.
  */
-export function advance(v: TaskView, ctx: Ctx): Step {
-  if (ENDED.has(v.status)) return { view: v, actions: [] };
+export function advance(stored: TaskView, ctx: Ctx): Step {
+  const v = withPlan(stored);
+  if (isTerminalStatus(v.status)) return { view: stored, actions: [] };
   if (v.deadline_at && ctx.now >= Date.parse(v.deadline_at)) {
     const step = finish(fail({ ...v, ...(v.plan ? { plan: structuredClone(v.plan) } : {}) }, wireError('task_timeout', `the task did not finish by its deadline ${v.deadline_at}`, { deadline_at: v.deadline_at, ...(v.plan ? { report: report(v.plan) } : {}) })), ctx);
     step.actions.push({ kind: 'stop_jobs', reason: 'task timed out' });
     return step;
   }
-  if (!v.plan) return { view: v, actions: [] };
+  if (!v.plan) return { view: stored, actions: [] };
   const plan = structuredClone(v.plan);
   const view: TaskView = { ...v, plan };
   const actions: Action[] = [];
   const stale = (claimedAt: string | undefined) => claimedAt !== undefined && ctx.now - Date.parse(claimedAt) >= ctx.settings.redispatchAfterMs;
 
   if (plan.job && !plan.job.dispatched_at && stale(plan.job.claimed_at)) {
-    actions.push({ kind: 'job', job: coordinationJob(view, plan.job, ctx) });
+    actions.push({ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) });
   }
   if (plan.stage === 'composing' || plan.stage === 'done') return { view, actions };
 
@@ -182,7 +231,7 @@ export function advance(v: TaskView, ctx: Ctx): Step {
       delete s.dispatched_at;
       failNode(s, wireError('subtask_timeout', `subtask ${s.id} ran longer than ${ctx.settings.subtaskTimeoutMs} ms`, { job_id: s.job_id }), ctx);
     } else if (!s.dispatched_at && stale(s.claimed_at)) {
-      actions.push({ kind: 'job', job: subtaskJob(view, s, ctx) });
+      actions.push({ kind: 'job', job: subtaskJob(view, s, jobCtx(ctx)) });
     }
   }
   for (const s of plan.subtasks) {
@@ -193,12 +242,21 @@ export function advance(v: TaskView, ctx: Ctx): Step {
     s.job_id = `${v.task_id}-${s.id}-${s.attempts}`;
     s.claimed_at = iso(ctx.now);
     delete s.retry_at;
-    actions.push({ kind: 'job', job: subtaskJob(view, s, ctx) });
+    actions.push({ kind: 'job', job: subtaskJob(view, s, jobCtx(ctx)) });
   }
 
   if (plan.stage !== 'running') return { view, actions };
   const failed = plan.subtasks.find((s) => s.status === 'failed' && !s.replaced);
   if (failed) {
+    const error = failed.error ?? wireError('internal', `subtask ${failed.id} failed without an error`);
+    // A single-subtask task, or a refusal (permission, ownership, budget): a re-plan cannot help,
+    // and the task ends with the subtask's own error, not a wrapper that hides it.
+    if (plan.origin === 'single' || isCallerFault(error)) {
+      const own = plan.origin === 'single' ? error : { ...error, details: { ...error.details, subtask_id: failed.id, report: report(plan) } };
+      const step = finish(fail(view, own), ctx);
+      step.actions.unshift(...actions.filter((a) => a.kind !== 'job'));
+      return step;
+    }
     if (plan.replans >= ctx.settings.maxReplans) {
       const code = ctx.settings.maxReplans === 0 ? 'subtask_failed' : 'replan_exhausted';
       const step = finish(fail(view, wireError(code, `subtask ${failed.id} failed (${failed.error?.code ?? 'unknown'}: ${failed.error?.message ?? ''}) after ${plan.replans} re-plan(s)`, { subtask_id: failed.id, report: report(plan) })), ctx);
@@ -213,7 +271,7 @@ export function advance(v: TaskView, ctx: Ctx): Step {
     }
     plan.stage = 'planning';
     plan.job = { job_id: planJobId(v.task_id, plan.replans, 'replan', 1), kind: 'plan', purpose: 'replan', attempt: 1, claimed_at: iso(ctx.now), replacing };
-    actions.push({ kind: 'job', job: coordinationJob(view, plan.job, ctx) });
+    actions.push({ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) });
     return { view, actions };
   }
 
@@ -223,7 +281,7 @@ export function advance(v: TaskView, ctx: Ctx): Step {
     if (sinks.length === 1) return finish(complete(view, sinks[0]!.output ?? ''), ctx, actions);
     plan.stage = 'composing';
     plan.job = { job_id: `${v.task_id}-compose`, kind: 'compose', attempt: 1, claimed_at: iso(ctx.now) };
-    actions.push({ kind: 'job', job: coordinationJob(view, plan.job, ctx) });
+    actions.push({ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) });
   }
   return { view, actions };
 }
@@ -283,83 +341,14 @@ function finish(v: TaskView, _ctx: Ctx, before: Action[] = []): Step {
   return { view: v, actions: [...before.filter((a) => a.kind !== 'job'), ...terminalActions(v)] };
 }
 
-/** The terminal event of an ended task (published again by the sweep if a dispatcher died before it). */
-export function terminalActions(v: TaskView): Action[] {
-  const subtasks = v.plan ? { subtasks: outcomes(v.plan) } : {};
+/** The terminal event of an ended task (published by the sweep if a dispatcher died before it). */
+export function terminalActions(v: TaskView, reason?: string): Action[] {
+  const subtasks = v.plan && v.plan.origin !== 'single' ? { subtasks: outcomes(v.plan) } : {};
   if (v.status === 'completed' && v.result) return [{ kind: 'completed', userId: v.user_id, data: { task_id: v.task_id, result: v.result, usage: v.usage, ...subtasks } }];
   if (v.status === 'failed' && v.error) return [{ kind: 'failed', userId: v.user_id, data: { task_id: v.task_id, error: v.error, usage: v.usage, ...subtasks } }];
-  return [];
-}
-
-/**
- * Inputs of a subtask's job: its own and the task's, plus the ids of the subtasks it depends on.
- * Their outputs are not copied here: each subtask writes its output to the task's working memory
- * (memory service), and the runtime reads the dependencies' outputs from there.
- */
-function subtaskJob(v: TaskView, s: SubtaskState, ctx: Ctx): RuntimeJob {
-  const o = v.options ?? {};
-  const tools = s.tools ?? o.tools;
-  return {
-    job_id: s.job_id!,
-    task_id: v.task_id,
-    subtask_id: s.id,
-    user_id: v.user_id,
-    roles: ctx.roles,
-    session_id: v.session_id,
-    goal: s.intent,
-    model_role: 'worker',
-    kind: 'agent',
-    inputs: {
-      task_goal: v.goal,
-      ...(o.inputs ? { task_inputs: o.inputs } : {}),
-      ...(s.inputs ? { subtask_inputs: s.inputs } : {}),
-      ...(s.depends_on.length ? { depends_on: s.depends_on } : {}),
-    },
-    ...(tools ? { tools } : {}),
-    ...(o.budget ? { budget: o.budget } : {}),
-    ...(o.stream !== undefined ? { stream: o.stream } : {}),
-  };
-}
-
-/** A planning or composing job, built from the state alone, so any replica can publish it again. */
-export function coordinationJob(v: TaskView, job: CoordinationJob, ctx: Ctx): RuntimeJob {
-  const o = v.options ?? {};
-  const base = {
-    job_id: job.job_id,
-    task_id: v.task_id,
-    user_id: v.user_id,
-    roles: ctx.roles,
-    session_id: v.session_id,
-    goal: v.goal,
-  };
-  const plan = v.plan!;
-  if (job.kind === 'compose') {
-    const outputs = Object.fromEntries(plan.subtasks.filter((s) => s.status === 'succeeded').map((s) => [s.id, { intent: s.intent, output: s.output ?? '' }]));
-    return { ...base, subtask_id: 'compose', model_role: 'worker', kind: 'compose', inputs: { subtask_outputs: outputs } };
+  if (v.status === 'cancelled') {
+    const why = reason ?? (v.error?.message !== 'cancelled on request' ? v.error?.message : undefined);
+    return [{ kind: 'cancelled', userId: v.user_id, data: { task_id: v.task_id, ...(why ? { reason: why } : {}) } }];
   }
-  const failedId = job.replacing?.[0];
-  const failed = failedId ? plan.subtasks.find((s) => s.id === failedId) : undefined;
-  const inputs: Record<string, unknown> = {
-    max_subtasks: ctx.settings.maxSubtasks,
-    ...(o.inputs ? { task_inputs: o.inputs } : {}),
-    ...(job.errors ? { invalid_plan_errors: job.errors } : {}),
-    ...(job.purpose === 'replan'
-      ? {
-          replan: {
-            replace: job.replacing ?? [],
-            failed: failed ? { id: failed.id, intent: failed.intent, error: failed.error } : undefined,
-            completed: Object.fromEntries(plan.subtasks.filter((s) => s.status === 'succeeded').map((s) => [s.id, { intent: s.intent, output: s.output ?? '' }])),
-            existing_ids: plan.subtasks.map((s) => s.id),
-          },
-        }
-      : {}),
-  };
-  return {
-    ...base,
-    subtask_id: job.purpose === 'replan' ? `replan${plan.replans + 1}` : 'plan',
-    model_role: 'planner',
-    kind: 'plan',
-    inputs,
-    ...(o.tools ? { tools: o.tools } : {}),
-  };
+  return [];
 }

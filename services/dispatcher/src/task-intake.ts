@@ -3,13 +3,13 @@ import {
   contracts,
   decodeCloudEvent,
   makeTaskEvent,
+  requestDigest,
   sourceAndId,
   taskIdFor,
   validate,
   wireError,
   TaskSubmitEvent,
   type TaskRejectedEvent,
-  type TaskView,
   type TraceContext,
   type ValidationIssue,
   type WireError,
@@ -22,14 +22,15 @@ import type { TaskStore } from './task-store.js';
 import { emitTaskEvent } from './task-events.js';
 import type { TaskIndex } from './task-index.js';
 import type { PlanCoordinator } from './plan-coordinator.js';
-import { initialPlan } from './plan-scheduler.js';
+import { initialPlan, singlePlan } from './plan-scheduler.js';
 import type { TaskMetrics } from './task-metrics.js';
 import { activeTraceContext } from './task-trace.js';
 
 /**
  * Turns a submission into a task: decode (structured or binary CloudEvent), validate, create the
- * task state, announce `accepted`, hand the job to the runtime pool. Every step is idempotent, so a
- * redelivered submission (dispatcher died half-way) finishes the work instead of duplicating it.
+ * task state and start it through the coordinator (which announces `accepted` and sends the first
+ * job). Every step is idempotent, so a redelivered submission (dispatcher died half-way) finishes
+ * the work instead of duplicating it.
  */
 export class TaskIntake {
   constructor(
@@ -37,12 +38,11 @@ export class TaskIntake {
       bus: Bus;
       store: TaskStore;
       logger: Logger;
-      rolesOf?: (userId: string) => string[];
-      /** Lists tasks per user and marks them for the sweep; without it tasks are not indexed. */
-      index?: TaskIndex;
-      /** `auto`: a planner splits the task into subtasks (needs `coordinator`); `single` (default): one job with the goal. */
-      planMode?: 'auto' | 'single';
-      coordinator?: PlanCoordinator;
+      /** Lists tasks per user and marks them for the sweep. */
+      index: TaskIndex;
+      /** `auto`: a planner splits the task into subtasks; `single`: the goal is a one-node plan. */
+      planMode: 'auto' | 'single';
+      coordinator: PlanCoordinator;
       /** Deadline of a task without budget.timeout_ms (TASK_TIMEOUT_MS); without it only budget.timeout_ms sets one. */
       taskTimeoutMs?: number;
       metrics?: TaskMetrics;
@@ -51,24 +51,29 @@ export class TaskIntake {
 
   async handle(msg: JsMsg): Promise<void> {
     const header = (name: string) => headerIgnoringCase(msg, name);
+    const submission = { stream_seq: msg.seq, ...(header('Nats-Msg-Id') ? { msg_id: header('Nats-Msg-Id')! } : {}) };
     const decoded = decodeCloudEvent(msg.data, header);
     // A binary-mode event names its task in the headers even when its body is unreadable.
-    if (!decoded.ok) return this.reject(decoded.ref ?? sourceAndId({ source: header('ce-source'), id: header('ce-id') }), decoded.issues, decoded.error);
+    if (!decoded.ok) {
+      // An event over a payload limit names its task from its top-level source and id, and its rejection the limit and path.
+      const ref = decoded.ref ?? sourceAndId({ source: header('ce-source'), id: header('ce-id') });
+      return this.reject(ref, submission, decoded.error ? { error: decoded.error, issues: decoded.issues } : rejection(decoded.issues));
+    }
     const ref = sourceAndId(decoded.event);
     const checked = validate(TaskSubmitEvent, decoded.event);
-    if (!checked.ok) return this.reject(ref, checked.issues);
+    if (!checked.ok) return this.reject(ref, submission, rejection(checked.issues));
     const event = checked.value;
     const taskId = taskIdFor(event.source, event.id);
-    await acceptSpan(event, taskId, () => this.accept(event, taskId));
+    await acceptSpan(event, taskId, () => this.accept(event, taskId, submission));
   }
 
-  private async accept(event: TaskSubmitEvent, taskId: string): Promise<void> {
-    const { bus, store } = this.o;
+  private async accept(event: TaskSubmitEvent, taskId: string, submission: Submission): Promise<void> {
+    const { store } = this.o;
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
     const d = event.data;
     const timeoutMs = d.budget?.timeout_ms ?? this.o.taskTimeoutMs;
-    const planned = this.o.planMode === 'auto' && this.o.coordinator !== undefined;
+    const digest = requestDigest(d);
     const options = {
       ...(d.inputs ? { inputs: d.inputs } : {}),
       ...(d.tools ? { tools: d.tools } : {}),
@@ -78,90 +83,67 @@ export class TaskIntake {
     };
     const { view, created } = await store.createOrGet({
       task_id: taskId,
-      user_id: event.data.user_id,
-      session_id: event.data.session_id ?? taskId,
-      goal: event.data.goal,
+      user_id: d.user_id,
+      session_id: d.session_id ?? taskId,
+      goal: d.goal,
       status: 'accepted',
       created_at: now,
       updated_at: now,
       source_event: { source: event.source, id: event.id },
+      request_digest: digest,
+      submit_seq: submission.stream_seq,
       attempts: 0,
       usage: { input_tokens: 0, output_tokens: 0 },
       options,
       ...(timeoutMs !== undefined ? { deadline_at: new Date(nowMs + timeoutMs).toISOString() } : {}),
-      ...(planned ? { plan: initialPlan(taskId, nowMs) } : {}),
+      plan: this.o.planMode === 'single' ? singlePlan(d.goal) : initialPlan(taskId, nowMs),
       ...traceField(),
     });
     const log = this.o.logger.child({ task_id: taskId, user_id: view.user_id });
+    if (!created && view.submit_seq !== undefined && view.submit_seq !== submission.stream_seq) {
+      // Not a redelivery of the message that created the task but another publish of its id.
+      const same = view.request_digest === undefined || view.request_digest === digest;
+      log.info({ same_request: same }, 'submission re-used the id of an existing task');
+      const error = same
+        ? wireError('duplicate', `task ${taskId} was already submitted with this source and id`, { task_id: taskId })
+        : wireError('duplicate_conflict', `the source and id of task ${taskId} were re-used with a different request`, { task_id: taskId });
+      return this.reject({ source: event.source, id: event.id }, submission, { error, issues: [] }, { taskExists: true });
+    }
     if (!created && view.status !== 'accepted') {
-      log.info({ status: view.status }, 'duplicate submission ignored');
+      log.info({ status: view.status }, 'redelivered submission of a started task ignored');
       return;
     }
     if (created) this.o.metrics?.taskSubmitted();
-    // Both before the job goes out (its `started` must follow `accepted`), neither needs the other.
-    await Promise.all([
-      emitTaskEvent(bus, 'accepted', taskId, {
-        task_id: taskId,
-        user_id: view.user_id,
-        session_id: view.session_id,
-        goal: view.goal,
-        source_event: view.source_event,
-        ...(view.trace_context ? { trace_id: view.trace_context.trace_id } : {}),
-      }),
-      this.o.index?.add(view),
-    ]);
-    if (view.plan && this.o.coordinator) {
-      await this.o.coordinator.begin(view);
-      log.info('task accepted; planning');
+    // Indexed before it starts, so the sweep finds it even if this replica dies right after.
+    await this.o.index.add(view);
+    await this.o.coordinator.begin(view);
+    log.info({ plan_mode: this.o.planMode }, 'task accepted');
+  }
+
+  /**
+   * Tells the submitter why a submission was refused. A task named by a readable source and id
+   * gets `rejected` on its own subject — unless it exists: its stream is another submission's,
+   * so the answer goes to the catch-all rejected subject, as for a submission naming no task.
+   */
+  private async reject(ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean } = {}): Promise<void> {
+    const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
+    this.o.logger.warn({ task_id: taskId, source_event: ref, code: why.error.code, issues: why.issues, submission }, 'submission rejected');
+    const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error: why.error, issues: why.issues, submission };
+    const ownSubject = taskId !== undefined && !opts.taskExists && !(await this.o.store.get(taskId));
+    if (ownSubject) {
+      await emitTaskEvent(this.o.bus, 'rejected', taskId, data);
       return;
     }
-    await this.dispatch(view, event);
-    await store.update(taskId, (v) => (v.status === 'accepted' ? { ...v, status: 'running' } : undefined));
-    log.info('task accepted and dispatched');
+    const eventId = `${taskId ?? 'unknown'}:rejected:${submission.stream_seq}`;
+    const event = makeTaskEvent('rejected', { id: eventId, source: 'hermes/dispatcher', taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
+    await this.o.bus.publish(contracts.taskRejected, event, { msgId: eventId });
   }
+}
 
-  private async dispatch(view: TaskView, event: TaskSubmitEvent): Promise<void> {
-    const jobId = `${view.task_id}-main`;
-    const d = event.data;
-    await this.o.bus.publish(
-      contracts.runtimeJobs,
-      {
-        job_id: jobId,
-        task_id: view.task_id,
-        subtask_id: 'main',
-        user_id: view.user_id,
-        // Roles come from the dispatcher's directory, never from the submitter's own claim.
-        roles: this.o.rolesOf?.(view.user_id) ?? ['user'],
-        session_id: view.session_id,
-        goal: d.goal,
-        model_role: 'worker',
-        ...(d.inputs ? { inputs: d.inputs } : {}),
-        ...(d.tools ? { tools: d.tools } : {}),
-        ...(d.budget ? { budget: d.budget } : {}),
-        ...(d.stream !== undefined ? { stream: d.stream } : {}),
-      },
-      { msgId: jobId, span: true },
-    );
-  }
+type Submission = { stream_seq: number; msg_id?: string };
 
-  /** `limitError`: the payload_limit error naming the limit and path, when a payload limit refused it. */
-  private async reject(ref: { source?: string; id?: string }, issues: ValidationIssue[], limitError?: WireError): Promise<void> {
-    const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
-    const error = limitError ?? wireError('invalid_task_event', `task submission rejected: ${issues.length} problem(s)`, { issues });
-    this.o.logger.warn({ task_id: taskId, source_event: ref, issues }, 'submission rejected');
-    const eventId = taskId ? `${taskId}:rejected` : `rejected:${Date.now()}:${Math.random().toString(36).slice(2)}`;
-    const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error, issues };
-    if (taskId && (await this.o.store.get(taskId))) {
-      // A malformed resend of an existing task must not end that task's event stream.
-      this.o.logger.warn({ task_id: taskId }, 'invalid resubmission of an existing task ignored');
-    } else if (taskId) {
-      await emitTaskEvent(this.o.bus, 'rejected', taskId, data);
-    } else {
-      // No task to name: report on the catch-all subject so the submitter still hears why.
-      const event = makeTaskEvent('rejected', { id: eventId, source: 'hermes/dispatcher', taskId: 'unknown', data }) as Static<typeof TaskRejectedEvent>;
-      await this.o.bus.publish(contracts.taskRejected, event, { msgId: eventId });
-    }
-  }
+function rejection(issues: ValidationIssue[]): { error: WireError; issues: ValidationIssue[] } {
+  return { error: wireError('invalid_task_event', `task submission rejected: ${issues.length} problem(s)`, { issues }), issues };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { wireError, type RuntimeJob, type RuntimeResult, type TaskView } from '@hermes/contracts';
-import { advance, applyResult, initialPlan, type Action, type PlanSettings } from '../src/plan-scheduler.js';
+import { advance, applyResult, begin, cancel, initialPlan, singlePlan, type Action, type PlanSettings } from '../src/plan-scheduler.js';
+import { MAX_DEPENDENCY_OUTPUT_CHARS } from '../src/job-builder.js';
 import { taskView } from './support.js';
 
 const settings: PlanSettings = { maxSubtasks: 12, maxRetries: 2, maxReplans: 1, retryBaseMs: 100, subtaskTimeoutMs: 60_000, redispatchAfterMs: 2000 };
@@ -30,14 +31,14 @@ describe('plan scheduler', () => {
     step = applyResult(v, result(jobs(step.actions)[0]!, { output: 'out-a' }), ctx());
     const bc = jobs(step.actions);
     expect(bc.map((j) => j.subtask_id)).toEqual(['b', 'c']);
-    expect(bc[0]!.inputs).toMatchObject({ depends_on: ['a'] });
-    expect(bc[0]!.inputs).not.toHaveProperty('dependencies');
+    expect(bc[0]!.inputs).toMatchObject({ dependencies: { a: 'out-a' } });
+    expect(bc[0]!.inputs).not.toHaveProperty('depends_on');
     v = step.view;
 
     v = applyResult(v, result(bc[0]!, { output: 'out-b' }), ctx()).view;
     step = applyResult(v, result(bc[1]!, { output: 'out-c' }), ctx());
     const [d] = jobs(step.actions);
-    expect(d!.inputs).toMatchObject({ depends_on: ['b', 'c'] });
+    expect(d!.inputs).toMatchObject({ dependencies: { b: 'out-b', c: 'out-c' } });
 
     step = applyResult(step.view, result(d!, { output: 'final' }), ctx());
     expect(step.view).toMatchObject({ status: 'completed', result: { output: 'final' } });
@@ -123,5 +124,66 @@ describe('plan scheduler', () => {
     const step = advance(v, ctx());
     expect(step.view.error?.code).toBe('task_timeout');
     expect(step.actions.map((a) => a.kind)).toEqual(['failed', 'stop_jobs']);
+  });
+});
+
+describe('one path for every task', () => {
+  const single = () => taskView({ task_id: 't_one', status: 'accepted', plan: singlePlan('summarise the release notes'), options: { inputs: { repo: 'hermes' } } });
+
+  it('a single-mode task starts as one agent job with the goal and the raw inputs, after its accepted event', () => {
+    const step = begin(single(), ctx())!;
+    expect(step.actions.map((a) => a.kind)).toEqual(['accepted', 'job']);
+    expect(jobs(step.actions)[0]).toMatchObject({ job_id: 't_one-main-1', subtask_id: 'main', goal: 'summarise the release notes', kind: 'agent', inputs: { repo: 'hermes' } });
+    expect(step.view.status).toBe('running');
+    expect(begin(step.view, ctx())).toBeUndefined();
+  });
+
+  it('a single-mode task that fails for good ends with the subtask error itself, never re-planned', () => {
+    const started = begin(single(), ctx())!;
+    const error = wireError('max_steps_exceeded', 'no answer in 10 steps');
+    const step = applyResult(started.view, result(jobs(started.actions)[0]!, { outcome: 'failed', error }), ctx());
+    expect(step.view).toMatchObject({ status: 'failed', error });
+    expect(step.actions.map((a) => a.kind)).toEqual(['failed']);
+    expect(jobs(step.actions)).toEqual([]);
+  });
+
+  it('a permission refusal in a planned subtask ends the task with that refusal and asks for no re-plan', () => {
+    const v = planned();
+    const planJob = { job_id: v.plan!.job!.job_id, task_id: v.task_id, subtask_id: 'plan' } as RuntimeJob;
+    let step = applyResult(v, result(planJob, { plan: diamond }), ctx());
+    const refusal = wireError('session_forbidden', 'session sess_bob belongs to another user');
+    step = applyResult(step.view, result(jobs(step.actions)[0]!, { outcome: 'failed', error: refusal }), ctx());
+    expect(jobs(step.actions)).toEqual([]);
+    expect(step.view.error).toMatchObject({ code: 'session_forbidden', message: refusal.message, details: { subtask_id: 'a' } });
+    expect(step.actions.map((a) => a.kind)).toEqual(['failed']);
+  });
+
+  it('cancel ends a running task once, with cancelled and a stop to its jobs; an ended task is not cancelled', () => {
+    const started = begin(single(), ctx())!;
+    const step = cancel(started.view, 'not needed')!;
+    expect(step.view).toMatchObject({ status: 'cancelled', error: { code: 'cancelled', message: 'not needed' } });
+    expect(step.actions).toEqual([
+      { kind: 'cancelled', userId: 'u_alice', data: { task_id: 't_one', reason: 'not needed' } },
+      { kind: 'stop_jobs', reason: 'not needed' },
+    ]);
+    expect(cancel(step.view, 'again')).toBeUndefined();
+    expect(applyResult(step.view, result(jobs(started.actions)[0]!, { output: 'late' }), ctx()).actions).toEqual([]);
+  });
+
+  it('a task an older dispatcher stored without a plan takes its single job result as its one-node plan', () => {
+    const legacy = taskView({ task_id: 't_old', status: 'running', attempts: 1 });
+    const step = applyResult(legacy, { job_id: 't_old-main', task_id: 't_old', subtask_id: 'main', attempt: 1, outcome: 'succeeded', output: 'done', usage }, ctx());
+    expect(step.view).toMatchObject({ status: 'completed', result: { output: 'done' } });
+    expect(step.actions.map((a) => a.kind)).toEqual(['completed']);
+  });
+
+  it('a dependency output over the cap reaches its dependent cut, with a marker', () => {
+    const v = planned();
+    const planJob = { job_id: v.plan!.job!.job_id, task_id: v.task_id, subtask_id: 'plan' } as RuntimeJob;
+    let step = applyResult(v, result(planJob, { plan: diamond }), ctx());
+    step = applyResult(step.view, result(jobs(step.actions)[0]!, { output: 'x'.repeat(MAX_DEPENDENCY_OUTPUT_CHARS + 10) }), ctx());
+    const passed = (jobs(step.actions)[0]!.inputs!.dependencies as Record<string, string>).a!;
+    expect(passed.startsWith('x'.repeat(MAX_DEPENDENCY_OUTPUT_CHARS))).toBe(true);
+    expect(passed).toMatch(/\[… 10 more characters cut\]$/);
   });
 });

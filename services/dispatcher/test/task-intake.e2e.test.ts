@@ -6,8 +6,7 @@ import { encodeJson, startWorkConsumer, submitTask, type Bus, type WorkConsumer 
 import { contracts, taskEventData, taskIdFor, type RuntimeJob, type TaskEvent, type TaskSubmitEvent } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
-import { TaskStore } from '../src/task-store.js';
-import { TaskIntake } from '../src/task-intake.js';
+import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
 import { connectBus, eventually, kinds, silentLogger, storedMessages, submission, taskEvents, taskView, uniquePrefix } from './support.js';
 
 let nats: NatsServerHandle;
@@ -20,8 +19,7 @@ async function intakeFixture() {
   buses.push(bus);
   await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs']);
   await bus.ensureConsumers(['dispatcherIntake']);
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
-  const intake = new TaskIntake({ bus, store, logger: silentLogger });
+  const { store, intake } = await assembleDispatcher({ bus, config: dispatcherConfig({ PLAN_MODE: 'single' }), logger: silentLogger });
   const consumer = await bus.js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
 
   const next = async (): Promise<JsMsg> => {
@@ -103,7 +101,7 @@ describe('TaskIntake', () => {
     const jobs = await f.jobs();
     expect(jobs.map((j) => j.job)).toEqual([
       {
-        job_id: `${taskId}-main`,
+        job_id: `${taskId}-main-1`,
         task_id: taskId,
         subtask_id: 'main',
         user_id: 'u_alice',
@@ -111,13 +109,14 @@ describe('TaskIntake', () => {
         session_id: 'sess_42',
         goal: 'draft the release notes',
         model_role: 'worker',
+        kind: 'agent',
         inputs: { repo: 'hermes', since: 'v1.2' },
         tools: ['git_log'],
         budget: { max_steps: 5 },
         stream: true,
       },
     ]);
-    expect(jobs[0]!.headers.get('Nats-Msg-Id')).toBe(`${taskId}-main`);
+    expect(jobs[0]!.headers.get('Nats-Msg-Id')).toBe(`${taskId}-main-1`);
   });
 
   it('a submission without a session continues a new session named after the task', async () => {
@@ -166,7 +165,7 @@ describe('TaskIntake', () => {
 
     expect((await f.store.get(taskId))?.view.status).toBe('running');
     expect(kinds(await f.events(taskId))).toEqual(['accepted']);
-    expect((await f.jobs()).map((j) => j.job.job_id)).toEqual([`${taskId}-main`]);
+    expect((await f.jobs()).map((j) => j.job.job_id)).toEqual([`${taskId}-main-1`]);
   });
 
   it('a submission of a task that already completed is not dispatched again', async () => {
@@ -291,7 +290,7 @@ describe('TaskIntake', () => {
     expect(taskEventData(rejected[0]!, 'rejected')!.issues.map((i) => i.path)).toContain('/id');
   });
 
-  it('an invalid resubmission of an existing task does not emit rejected on its subject nor change the task', async () => {
+  it('an invalid resubmission of an existing task is rejected on the catch-all subject, not on its own, and changes nothing', async () => {
     const f = await intakeFixture();
     const { event, taskId } = submission();
     await f.submit(event);
@@ -303,7 +302,31 @@ describe('TaskIntake', () => {
 
     expect(kinds(await f.events(taskId))).toEqual(['accepted']);
     expect(await f.store.get(taskId)).toEqual(before);
-    expect(await f.rejectedCatchAll()).toEqual([]);
+    const [rejected] = await f.rejectedCatchAll();
+    expect(taskEventData(rejected!, 'rejected')).toMatchObject({ task_id: taskId, error: { code: 'invalid_task_event' }, submission: { stream_seq: 2 } });
+  });
+
+  it('the id of an existing task published again is answered duplicate, and with another request duplicate_conflict, on the rejected subject', async () => {
+    const f = await intakeFixture();
+    const { event, taskId } = submission({ goal: 'count the open incidents' });
+    await f.submit(event);
+    await f.handleNext();
+    const before = await f.store.get(taskId);
+
+    // Published without a Nats-Msg-Id, as a retry after the duplicate window would arrive.
+    const same = await f.publishRaw(encodeJson(event));
+    await f.handleNext();
+    const other = await f.publishRaw(encodeJson({ ...event, data: { ...event.data, goal: 'delete the open incidents' } }), { 'Nats-Msg-Id': 'retry-7' });
+    await f.handleNext();
+
+    expect(kinds(await f.events(taskId))).toEqual(['accepted']);
+    expect(await f.store.get(taskId)).toEqual(before);
+    expect((await f.jobs()).length).toBe(1);
+    const answers = (await f.rejectedCatchAll()).map((e) => taskEventData(e, 'rejected'));
+    expect(answers).toMatchObject([
+      { task_id: taskId, error: { code: 'duplicate', retryable: false }, submission: { stream_seq: same.seq } },
+      { task_id: taskId, error: { code: 'duplicate_conflict', retryable: false }, submission: { stream_seq: other.seq, msg_id: 'retry-7' } },
+    ]);
   });
 
   it("the submission's traceparent extension becomes the trace parent of the runtime job", async () => {

@@ -4,8 +4,11 @@ import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus }
 import {
   contracts,
   Id,
+  isTerminalStatus,
   limitsAt,
   PAYLOAD_LIMITS,
+  requestDigest,
+  taskIdFor,
   TaskListRequest,
   TaskRequest,
   TERMINAL_EVENT_KINDS,
@@ -88,15 +91,21 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       }
       // The source names the caller, so idempotency keys of different callers never collide.
       const source = `/hermes/gateway/${caller.user_id}`;
+      // A retry of a task that exists is answered from it, without publishing again.
+      const existing = idempotencyKey === undefined ? false : await refuseConflictingRetry(deps, taskIdFor(source, idempotencyKey), checked.value, caller);
       let submitted;
       try {
-        submitted = await submitTask(deps.bus, checked.value, { source, ...(idempotencyKey ? { id: idempotencyKey } : {}) });
+        submitted = existing
+          ? { taskId: taskIdFor(source, idempotencyKey!), duplicate: true }
+          : await submitTask(deps.bus, checked.value, { source, ...(idempotencyKey ? { id: idempotencyKey } : {}) });
       } catch (err) {
         if (err instanceof OutgoingPayloadError) throw err;
         const answer = httpErrorFromBus(err);
         if (answer.status >= 500) deps.logger.warn({ err }, 'task submission was not acknowledged');
         throw answer;
       }
+      // Published in the window JetStream de-duplicates in: the task may not exist yet, so wait for it.
+      if (submitted.duplicate && !existing && idempotencyKey !== undefined) await refuseConflictingRetry(deps, submitted.taskId, checked.value, caller, { waitMs: deps.acceptWaitMs });
       // The request's span roots the task's trace: the task id makes it findable by tag.
       annotate({ task_id: submitted.taskId });
       const self = `/v1/tasks/${submitted.taskId}`;
@@ -140,6 +149,34 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
   };
 }
 
+/**
+ * A retry under an Idempotency-Key must repeat its request: the same key with another body
+ * would silently answer with a task that does something else, so it is refused (422). A task
+ * stored before digests were kept (none) counts as the same request. True when the task exists.
+ */
+async function refuseConflictingRetry(deps: TaskRouteDeps, taskId: string, requested: TaskRequest, caller: Caller, opts: { waitMs?: number } = {}): Promise<boolean> {
+  const deadline = Date.now() + (opts.waitMs ?? 0);
+  let view: TaskView | undefined;
+  for (;;) {
+    try {
+      view = await getTask(deps.bus, taskId, caller);
+      break;
+    } catch (err) {
+      if (!(err instanceof HttpError && err.code === 'not_found')) throw err;
+      if (Date.now() >= deadline) return false;
+      await sleep(100);
+    }
+  }
+  if (view.request_digest !== undefined && view.request_digest !== requestDigest(requested)) {
+    throw new HttpError(422, {
+      code: 'duplicate_conflict',
+      message: 'this Idempotency-Key was already used for a different request; use a new key for a new task',
+      details: { task_id: taskId },
+    });
+  }
+  return true;
+}
+
 /** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin. */
 export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
   try {
@@ -168,14 +205,12 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
   }
 }
 
-const FINISHED: readonly TaskView['status'][] = ['completed', 'failed', 'cancelled'];
-
 /**
  * True when a finished task has no event left to send: its terminal event is at or before
  * `afterSeq`, or its events have aged out of the stream. Following would then wait forever.
  */
 async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | undefined): Promise<boolean> {
-  if (!FINISHED.includes(view.status)) return false;
+  if (!isTerminalStatus(view.status)) return false;
   try {
     const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(view.task_id) });
     if (!last) return true;

@@ -1,5 +1,5 @@
 import { Bus } from '@hermes/bus';
-import { taskIdFor, type TaskSubmitEvent } from '@hermes/contracts';
+import { requestDigest, taskIdFor, type TaskSubmitEvent } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,6 +122,20 @@ describe('POST /v1/tasks', () => {
     const stored = await storedSubmissions(first.json.task_id);
     expect(stored).toHaveLength(1);
     expect(stored[0]!.id).toBe('order-42-attempt');
+  });
+
+  it('answers 422 duplicate_conflict for an Idempotency-Key re-used with another body, and 200 for the same body, publishing neither', async () => {
+    const taskId = taskIdFor('/hermes/gateway/alice', 'order-77');
+    dispatcher.addTask(taskId, 'alice', { request_digest: requestDigest({ user_id: 'alice', goal: 'pay invoice 1' }) });
+    const headers = { ...auth(ALICE), 'idempotency-key': 'order-77' };
+
+    const conflict = await post({ goal: 'pay invoice 2' }, headers);
+    expect(conflict.res.status).toBe(422);
+    expect(conflict.json.error).toMatchObject({ code: 'duplicate_conflict', details: { task_id: taskId } });
+    const same = await post({ goal: 'pay invoice 1' }, headers);
+    expect(same.res.status).toBe(200);
+    expect(same.json).toMatchObject({ task_id: taskId, duplicate: true });
+    expect(await storedSubmissions(taskId)).toEqual([]);
   });
 
   it('scopes Idempotency-Keys to the caller', async () => {

@@ -10,6 +10,8 @@ await hostService({
   service: 'memory',
   // Extraction jobs and memory writes: a work queue this service both fills and drains.
   streams: ['memoryJobs'],
+  // Where both consumers put the jobs they give up on (created by the dispatcher, or here when absent).
+  uses: ['deadLetters'],
   consumers: ['memoryExtract', 'memoryWrites'],
   settings: Type.Object({
     ...llmSettings,

@@ -1,12 +1,13 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
 import type { ChatResult, LlmClient, PermitReservation } from '@hermes/llm';
-import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
+import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
 import type { StepEvents } from './step-events.js';
 import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
+import type { WaitOut } from './dependency-wait.js';
 
 export interface LoopLimits {
   maxSteps: number;
@@ -20,10 +21,12 @@ export type LoopOutcome =
 export interface AgentLoopDeps {
   llm: LlmClient;
   tools: ToolCaller;
-  checkpoints: CheckpointStore;
+  checkpoints: CheckpointWriter;
   events: StepEvents;
   /** Times each step's phases (RUNTIME_STEP_TIMING); by default nothing is timed. */
   timer?: StepTimer;
+  /** How the job's requests wait out a dependency's outage; by default they do not. */
+  waitOut?: WaitOut;
 }
 
 /**
@@ -154,13 +157,14 @@ export class AgentLoop {
         call_index: index,
         tool_call_id: call.id,
         user_id: job.user_id,
-        roles: job.roles ?? ['user'],
+        roles: jobRoles(job),
         ...(job.tools ? { allow: job.tools } : {}),
         tool,
         arguments: args,
         ...(o.resumed ? { resumed: true } : {}),
       },
       o.signal,
+      this.d.waitOut,
     );
     this.d.events.toolResult(job, step, index, tool, reply);
     return reply;
@@ -232,4 +236,9 @@ function loopError(signature: string, maxRepeats: number, step: number): WireErr
     step,
     hint: 'The agent kept repeating one call. Check that the tool returns what the goal needs, or rephrase the goal.',
   });
+}
+
+/** A job's roles; a job from a dispatcher that set none (older ones) runs as a plain user. */
+export function jobRoles(job: Pick<RuntimeJob, 'roles'>): string[] {
+  return job.roles ?? ['user'];
 }

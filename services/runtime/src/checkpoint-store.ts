@@ -27,39 +27,59 @@ export class CheckpointConflictError extends Error {
   }
 }
 
+/** Where the loop writes its checkpoint: the handle of one delivery of one job. */
+export interface CheckpointWriter {
+  save(cp: Checkpoint): Promise<void>;
+}
+
 /**
- * Checkpoints in JetStream KV, one key per job, written with compare-and-set: if a runtime that
- * was presumed dead (its job redelivered) wakes up, its next write fails and it stops.
+ * Checkpoints in JetStream KV, one key per job, written with compare-and-set. The fence is the
+ * revision one delivery last read or wrote, held by that delivery's handle (never shared by two
+ * runs in one process): if a runtime that was presumed dead (its job redelivered) wakes up, its
+ * next write fails and it stops.
  */
 export class CheckpointStore {
-  private readonly revisions = new Map<string, number>();
-
   constructor(private readonly kv: KV) {}
 
-  async load(jobId: string): Promise<Checkpoint | undefined> {
-    const e = await this.kv.get(key(jobId));
+  /** A handle for one delivery of a job: its own fence, from its own `load`. */
+  open(jobId: string): JobCheckpoint {
+    return new JobCheckpoint(this.kv, jobId);
+  }
+}
+
+export class JobCheckpoint implements CheckpointWriter {
+  private revision = 0;
+
+  constructor(
+    private readonly kv: KV,
+    readonly jobId: string,
+  ) {}
+
+  async load(): Promise<Checkpoint | undefined> {
+    const e = await this.kv.get(key(this.jobId));
     if (!e || e.operation !== 'PUT') {
-      this.revisions.set(jobId, 0);
+      this.revision = 0;
       return undefined;
     }
-    this.revisions.set(jobId, e.revision);
+    this.revision = e.revision;
     return e.json<Checkpoint>();
   }
 
   async save(cp: Checkpoint): Promise<void> {
     const k = key(cp.job_id);
-    const expected = this.revisions.get(cp.job_id) ?? 0;
+    const value = JSON.stringify(cp);
     try {
-      const revision = expected === 0 ? await this.kv.create(k, JSON.stringify(cp)) : await this.kv.update(k, JSON.stringify(cp), expected);
-      this.revisions.set(cp.job_id, revision);
+      this.revision = this.revision === 0 ? await this.kv.create(k, value) : await this.kv.update(k, value, this.revision);
     } catch (err) {
-      if (/wrong last sequence|key exists/i.test(String((err as Error).message))) throw new CheckpointConflictError(cp.job_id, { cause: err });
-      throw err;
+      if (!/wrong last sequence|key exists/i.test(String((err as Error).message))) throw err;
+      // Our own write may have landed with its reply lost (a reconnect): then it is ours to continue.
+      const stored = await this.kv.get(k);
+      if (stored?.operation === 'PUT' && stored.string() === value) {
+        this.revision = stored.revision;
+        return;
+      }
+      throw new CheckpointConflictError(cp.job_id, { cause: err });
     }
-  }
-
-  forget(jobId: string): void {
-    this.revisions.delete(jobId);
   }
 }
 

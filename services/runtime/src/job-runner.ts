@@ -1,13 +1,13 @@
 import { setMaxListeners } from 'node:events';
-import { recordSubtaskOutput, withDependencyOutputs } from './working-memory.js';
 import type { JsMsg } from '@nats-io/jetstream';
 import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
-import { OutgoingPayloadError, RemoteError, request, type Bus } from '@hermes/bus';
+import { OutgoingPayloadError, RemoteError, request, type Bus, type HandlerOutcome } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
-import { AgentLoop, type LoopLimits } from './agent-loop.js';
+import { AgentLoop, jobRoles, type LoopLimits } from './agent-loop.js';
 import { recordAgentOutcome, runInAgentSpan, traceMemoryContext, traceMemoryRecall } from './agent-spans.js';
-import { CheckpointConflictError, type Checkpoint, type CheckpointStore } from './checkpoint-store.js';
+import { noWaiting, waitOutOutage, type OutagePolicy, type WaitOut } from './dependency-wait.js';
+import { CheckpointConflictError, type Checkpoint, type CheckpointStore, type JobCheckpoint } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
 import { openingMessages } from './prompt-builder.js';
@@ -28,6 +28,8 @@ export interface JobRunnerOptions {
   maxAttempts: number;
   /** Default loop limits; a task's budget.max_steps overrides maxSteps. */
   limits: LoopLimits;
+  /** How long requests wait out a toolbus or memory outage (RUNTIME_OUTAGE_BUDGET_MS); without it an outage fails them at once. */
+  outage?: OutagePolicy;
   /** Aborts jobs of cancelled tasks; without it jobs run to the end. */
   cancellations?: CancellationWatch;
   /** Log each step's phase durations at debug level (RUNTIME_STEP_TIMING), to see where a step's time goes. */
@@ -51,13 +53,33 @@ const RESERVE_TOOL_TOKENS = 8192;
  * non-retryable error, a failed result is reported.
  */
 export class JobRunner {
+  /** Jobs this process is running, by job id: a process never runs two loops for one job. */
+  private readonly running = new Map<string, Promise<JobDisposition>>();
+
   constructor(private readonly o: JobRunnerOptions) {}
 
-  async run(job: RuntimeJob, msg: JsMsg): Promise<void> {
-    await runInAgentSpan(job, msg.info.deliveryCount, this.o.llm.modelFor(job.model_role), () => this.runJob(job, msg));
+  /**
+   * Runs a delivery of a job. A redelivery that lands in the process still running the job (it
+   * was paused past the ack wait, say) runs nothing: it ends as the run in progress ends.
+   * `leave`: another process holds the job now, and this delivery must neither ack it (the work
+   * queue would drop the message for every holder) nor nak it (it would run a third time).
+   */
+  async run(job: RuntimeJob, msg: JsMsg): Promise<JobDisposition> {
+    const current = this.running.get(job.job_id);
+    if (current) {
+      this.o.logger.warn({ task_id: job.task_id, job_id: job.job_id, attempt: msg.info.deliveryCount }, 'job redelivered while this process runs it; following that run');
+      return current;
+    }
+    const run = runInAgentSpan(job, msg.info.deliveryCount, this.o.llm.modelFor(job.model_role), () => this.runJob(job, msg));
+    this.running.set(job.job_id, run);
+    try {
+      return await run;
+    } finally {
+      this.running.delete(job.job_id);
+    }
   }
 
-  private async runJob(job: RuntimeJob, msg: JsMsg): Promise<void> {
+  private async runJob(job: RuntimeJob, msg: JsMsg): Promise<JobDisposition> {
     const attempt = msg.info.deliveryCount;
     const log = this.o.logger.child({ task_id: job.task_id, job_id: job.job_id, attempt });
     if (attempt > this.o.maxAttempts) {
@@ -66,24 +88,21 @@ export class JobRunner {
         outcome: 'failed',
         error: wireError('job_attempts_exhausted', `job ${job.job_id} was delivered ${attempt} times without finishing`, { max_attempts: this.o.maxAttempts }),
       });
-      return;
-    }
-    if (await this.taskAlreadyEnded(job)) {
-      log.info('task already ended (cancelled?); job dropped');
-      return;
+      return 'done';
     }
     log.info('job started');
+    const events = new StepEvents({ bus: this.o.bus, logger: log });
+    const guard = this.o.cancellations?.track(job.task_id);
+    const waitOut = this.waitOutFor(job, events, log, guard?.signal);
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
     // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
     // (one LLM call each) need neither.
-    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job);
-    const events = new StepEvents({ bus: this.o.bus, logger: log });
-    const guard = this.o.cancellations?.track(job.task_id);
+    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job, waitOut);
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
       if (!prefetched) {
-        const single = await this.runSingleCall(job, events, guard?.signal);
+        const single = await this.runSingleCall(job, events, waitOut, guard?.signal);
         await events.flush();
         await this.report(job, attempt, {
           outcome: 'succeeded',
@@ -93,23 +112,23 @@ export class JobRunner {
           ...(single.plan !== undefined ? { plan: single.plan } : {}),
         });
         log.info({ kind: job.kind, usage: single.answer.usage }, 'job succeeded');
-        return;
+        return 'done';
       }
       // Plan and compose jobs never touch the session; an agent loop holds it from reading its
       // context to writing its final turn.
-      hold = await this.o.sessions?.acquire(job, guard?.signal);
+      hold = await this.o.sessions?.acquire(job, guard?.signal, waitOut);
       const signal = loopSignal(guard?.signal, hold);
       // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
       // more than the default of ten: not a leak, as every wait removes its listener.
       if (signal) setMaxListeners(0, signal);
-      const outcome = await this.runLoop(job, attempt, events, log, prefetched, signal);
+      const outcome = await this.runLoop(job, attempt, events, log, prefetched, waitOut, signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
         await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
-        return;
+        return 'done';
       }
-      await Promise.all([recordSubtaskOutput(this.o.bus, job, outcome.output), this.writeSession(job, outcome.checkpoint, outcome.output)]);
+      await this.writeSession(job, prefetched.checkpoint, outcome.checkpoint, outcome.output, waitOut);
       await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
     } catch (err) {
@@ -117,18 +136,18 @@ export class JobRunner {
       if (guard?.signal.aborted) {
         // The dispatcher already ended the task as cancelled; there is nothing to report.
         log.info('job stopped: task cancelled');
-        return;
+        return 'done';
       }
       if (err instanceof CheckpointConflictError) {
-        // Another runtime has the job now; it will report. Acking here drops only our copy.
-        log.warn('job taken over by another runtime; stopping');
-        return;
+        // Another runtime has the job now; it reports, and its delivery's ack ends the message.
+        log.warn('job taken over by another runtime; stopping without acking');
+        return 'leave';
       }
       const holdFailure = hold?.lost ?? (err instanceof SessionHoldError ? err.wire : undefined);
       if (holdFailure) {
         log.warn({ code: holdFailure.code, session_id: job.session_id }, 'job failed: session lock');
         await this.report(job, attempt, { outcome: 'failed', error: holdFailure });
-        return;
+        return 'done';
       }
       // A payload that fails its own contract is a bug (or a model producing garbage); retrying cannot fix it.
       const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : !(err instanceof OutgoingPayloadError);
@@ -144,29 +163,39 @@ export class JobRunner {
     } finally {
       await hold?.release();
       guard?.done();
-      this.o.checkpoints.forget(job.job_id);
     }
-  }
-
-  /**
-   * Best effort: a job whose task was cancelled (or already ended) before it got here is not
-   * started. If the dispatcher cannot be asked, the job runs; its result is ignored if the task
-   * has ended, so correctness does not depend on this check.
-   */
-  private async taskAlreadyEnded(job: RuntimeJob): Promise<boolean> {
-    try {
-      const view = await request(this.o.bus, contracts.taskGet, { task_id: job.task_id }, { timeoutMs: 1000 });
-      return view.status === 'cancelled' || view.status === 'completed' || view.status === 'failed';
-    } catch {
-      return false;
-    }
+    return 'done';
   }
 
   /** The tool list and saved checkpoint of an agent job, asked for at once; awaited by `runLoop`. */
-  private prefetch(job: RuntimeJob): Prefetched {
+  /**
+   * How this job's requests to the toolbus and memory wait out an outage of theirs (a restart):
+   * within RUNTIME_OUTAGE_BUDGET_MS, with each pause logged and published as a `waiting` step.
+   */
+  private waitOutFor(job: RuntimeJob, events: StepEvents, log: Logger, signal?: AbortSignal): WaitOut {
+    const outage = this.o.outage;
+    if (!outage) return noWaiting;
+    return (service, request) =>
+      waitOutOutage(
+        {
+          ...outage,
+          service,
+          ...(signal ? { signal } : {}),
+          onWait: (w) => {
+            log.warn({ waiting_for: w.service, code: w.code, attempt: w.attempt, retry_in_ms: w.delayMs, waited_ms: w.waitedMs }, 'dependency away; waiting');
+            events.waiting(job, w);
+          },
+        },
+        request,
+      );
+  }
+
+  private prefetch(job: RuntimeJob, waitOut: WaitOut): Prefetched {
+    const checkpoint = this.o.checkpoints.open(job.job_id);
     const out: Prefetched = {
-      tools: request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) }),
-      saved: this.o.checkpoints.load(job.job_id),
+      tools: waitOut('toolbus', () => listTools(this.o.bus, job)),
+      checkpoint,
+      saved: checkpoint.load(),
     };
     // The job may end before they are awaited (publishing `started` failed, the session stayed busy).
     out.tools.catch(() => undefined);
@@ -174,8 +203,8 @@ export class JobRunner {
     return out;
   }
 
-  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, signal?: AbortSignal) {
-    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job));
+  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
+    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut));
     const maxTokens = job.budget?.max_tokens;
     const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
     if (checkpoint.step === 0 && maxTokens !== undefined && estimate > maxTokens) {
@@ -188,7 +217,7 @@ export class JobRunner {
     const tools = await prefetched.tools;
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
-    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: this.o.checkpoints, events, ...(timer ? { timer } : {}) });
+    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, ...(timer ? { timer } : {}) });
     const outcome = await loop.run({
       job,
       checkpoint,
@@ -205,10 +234,10 @@ export class JobRunner {
    * Plan and compose jobs are one LLM call each, without tools or a checkpoint: a redelivered one
    * simply asks again. A plan's JSON is parsed (and repaired) here and validated by the dispatcher.
    */
-  private async runSingleCall(job: RuntimeJob, events: StepEvents, signal?: AbortSignal): Promise<SingleCallOutcome> {
+  private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, signal?: AbortSignal): Promise<SingleCallOutcome> {
     let messages;
     if (job.kind === 'plan') {
-      const tools = await request(this.o.bus, contracts.toolsList, { user_id: job.user_id, roles: job.roles ?? ['user'], ...(job.tools ? { allow: job.tools } : {}) });
+      const tools = await waitOut('toolbus', () => listTools(this.o.bus, job));
       messages = planMessages(job, tools.tools);
     } else {
       messages = composeMessages(job);
@@ -219,10 +248,10 @@ export class JobRunner {
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
   }
 
-  private async startCheckpoint(job: RuntimeJob): Promise<Checkpoint> {
+  private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut): Promise<Checkpoint> {
     const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
-    const [history, withInputs] = await Promise.all([
-      traceMemoryContext(job, () =>
+    const history = await traceMemoryContext(job, () =>
+      waitOut('memory', () =>
         request(this.o.bus, contracts.sessionContext, {
           user_id: job.user_id,
           session_id: job.session_id,
@@ -232,31 +261,30 @@ export class JobRunner {
           reserve_tools: RESERVE_TOOL_TOKENS,
         }),
       ),
-      withDependencyOutputs(this.o.bus, job),
-    ]);
+    );
     return {
       v: 1,
       job_id: job.job_id,
       step: 0,
-      messages: openingMessages(withInputs, history.messages, await background),
+      messages: openingMessages(job, history.messages, await background),
       usage: { input_tokens: 0, output_tokens: 0 },
       calls: [],
       pending: false,
     };
   }
 
-  private async writeSession(job: RuntimeJob, cp: Checkpoint, output: string): Promise<void> {
+  private async writeSession(job: RuntimeJob, fence: JobCheckpoint, cp: Checkpoint, output: string, waitOut: WaitOut): Promise<void> {
     if (cp.session_written) return;
-    await request(this.o.bus, contracts.sessionAppend, {
+    await waitOut('memory', () => request(this.o.bus, contracts.sessionAppend, {
       user_id: job.user_id,
       session_id: job.session_id,
       messages: [
         { role: 'user', content: job.goal },
         { role: 'assistant', content: output },
       ],
-    });
+    }));
     cp.session_written = true;
-    await this.o.checkpoints.save(cp);
+    await fence.save(cp);
   }
 
   private async publishStarted(job: RuntimeJob, attempt: number): Promise<void> {
@@ -283,8 +311,18 @@ export class JobRunner {
   }
 }
 
+/** The tools a job may offer its model: the user's, by the roles the dispatcher gave the job, within its allow-list. */
+function listTools(bus: Bus, job: RuntimeJob): Promise<{ tools: ToolDefinition[] }> {
+  return request(bus, contracts.toolsList, { user_id: job.user_id, roles: jobRoles(job), ...(job.tools ? { allow: job.tools } : {}) });
+}
+
+/** How a delivery ends for the work queue: `done` acks it, `leave` leaves it to the job's current holder. */
+export type JobDisposition = HandlerOutcome;
+
 interface Prefetched {
   tools: Promise<{ tools: ToolDefinition[] }>;
+  /** This delivery's checkpoint handle: its fence. */
+  checkpoint: JobCheckpoint;
   saved: Promise<Checkpoint | undefined>;
 }
 

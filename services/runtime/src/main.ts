@@ -7,6 +7,7 @@ import { JobRunner } from './job-runner.js';
 import { SessionHolds } from './session-hold.js';
 import { ToolCaller } from './tool-caller.js';
 import { CancellationWatch } from './cancellation-watch.js';
+import { reportDeadJob } from './dead-jobs.js';
 
 await hostService({
   service: 'runtime',
@@ -14,10 +15,20 @@ await hostService({
     ...llmSettings,
     RUNTIME_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, description: 'jobs one replica runs at once' }),
     RUNTIME_ACK_WAIT_MS: Type.Integer({ default: 30_000, minimum: 1000, description: 'a job held this long without a heartbeat is redelivered' }),
-    RUNTIME_MAX_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, description: 'deliveries of one job before it fails' }),
+    RUNTIME_MAX_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, description: "deliveries of one job before it fails (the job consumer's dead-letter bound, in place of HERMES_MAX_DELIVERIES)" }),
+    RUNTIME_STALL_AFTER_MS: Type.Integer({
+      default: 900_000,
+      minimum: 1000,
+      description: '/healthz answers 503 when the runtime has held a job this long and finished none meanwhile; longer than any legitimate job (the dispatcher gives one up after SUBTASK_TIMEOUT_MS)',
+    }),
     AGENT_MAX_STEPS: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'LLM calls per job unless the task sets budget.max_steps' }),
     AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
     TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
+    TOOL_REPLY_WAIT_MS: Type.Integer({
+      default: 10_000,
+      minimum: 100,
+      description: 'a tool call whose reply has not come within this is asked again under its key (a toolbus that died mid-call); TOOL_CALL_TIMEOUT_MS still bounds the whole call',
+    }),
     APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
     MODEL_CONTEXT_TOKENS: Type.Integer({ default: 128_000, minimum: 1024, description: "the worker model's context window; the session context sent to it is fitted into this" }),
     RUNTIME_SESSION_BUSY: Type.Union([Type.Literal('wait'), Type.Literal('fail')], {
@@ -25,11 +36,17 @@ await hostService({
       description: "when another task's loop holds the session: wait for it (up to RUNTIME_SESSION_WAIT_MS), or fail the job at once with session_busy",
     }),
     RUNTIME_SESSION_WAIT_MS: Type.Integer({ default: 120_000, minimum: 0, maximum: 3_600_000, description: 'with RUNTIME_SESSION_BUSY=wait: how long a job waits for its busy session before failing with session_busy' }),
+    RUNTIME_OUTAGE_BUDGET_MS: Type.Integer({
+      default: 300_000,
+      minimum: 0,
+      description: 'how long a job waits out a toolbus or memory outage (no replica listening, its store down) before the error fails it; waiting uses no attempt',
+    }),
     RUNTIME_STEP_TIMING: Type.Boolean({ default: false, description: 'log how long each phase of every agent step took (debug level), to see where the time goes' }),
   }),
-  uses: ['runtimeJobs', 'runtimeResults', 'taskEvents'],
+  uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
   consumers: ['runtimeJobs'],
-  tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS }),
+  // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
+  tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: c.RUNTIME_MAX_ATTEMPTS }),
   start: async ({ bus, config, logger }) => {
     const { llm, close } = await openLlmClient(config, await bus.kv(bus.subjects.buckets.llmSemaphore));
     const cancellations = new CancellationWatch(bus);
@@ -39,8 +56,9 @@ await hostService({
       llm,
       logger,
       maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
+      outage: { budgetMs: config.RUNTIME_OUTAGE_BUDGET_MS },
       checkpoints: new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints, { ttlMs: 7 * 86_400_000 })),
-      tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
+      tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, replyWaitMs: config.TOOL_REPLY_WAIT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
       limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
       stepTiming: config.RUNTIME_STEP_TIMING,
       contextTokens: config.MODEL_CONTEXT_TOKENS,
@@ -54,6 +72,9 @@ await hostService({
         durable: bus.subjects.consumers.runtimeJobs,
         concurrency: config.RUNTIME_CONCURRENCY,
         heartbeatMs: Math.floor(config.RUNTIME_ACK_WAIT_MS / 3),
+        // An agent job legitimately runs for minutes without an ack: N × ack wait would call that stalled.
+        stallAfterMs: config.RUNTIME_STALL_AFTER_MS,
+        onDeadLetter: reportDeadJob({ bus, logger }),
       },
       (job, msg) => runner.run(job, msg),
     );

@@ -1,6 +1,7 @@
 import { RemoteError, request, type Bus } from '@hermes/bus';
 import { contracts, wireError, type RuntimeJob, type WireError } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
+import { noWaiting, type WaitOut } from './dependency-wait.js';
 
 /** What a job does when another task's loop holds its session (RUNTIME_SESSION_BUSY). */
 export type SessionBusyPolicy = 'fail' | 'wait';
@@ -37,19 +38,21 @@ export class SessionHolds {
   constructor(private readonly o: SessionHoldsOptions) {}
 
   /** Takes the job's session lock, waiting per the policy; SessionHoldError(session_busy) when it stays busy. */
-  async acquire(job: RuntimeJob, signal?: AbortSignal): Promise<SessionHold> {
+  async acquire(job: RuntimeJob, signal?: AbortSignal, waitOut: WaitOut = noWaiting): Promise<SessionHold> {
     const started = Date.now();
     const deadline = started + (this.o.policy === 'wait' ? this.o.waitMs : 0);
     for (;;) {
       const waitMs = Math.max(0, Math.min(WAIT_SLICE_MS, deadline - Date.now()));
       try {
-        const lock = await request(
-          this.o.bus,
-          contracts.sessionLock,
-          { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: waitMs },
-          { timeoutMs: waitMs + 5000 },
+        const lock = await waitOut('memory', () =>
+          request(
+            this.o.bus,
+            contracts.sessionLock,
+            { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: waitMs },
+            { timeoutMs: waitMs + 5000 },
+          ),
         );
-        return new SessionHold({ bus: this.o.bus, logger: this.o.logger, job, token: lock.token, leaseMs: lock.lease_ms });
+        return new SessionHold({ bus: this.o.bus, logger: this.o.logger, job, token: lock.token, leaseMs: lock.lease_ms, retake: () => this.retake(job) });
       } catch (err) {
         if (!(err instanceof RemoteError) || err.code !== 'session_busy') throw err;
       }
@@ -63,9 +66,24 @@ export class SessionHolds {
       }
     }
   }
+
+  /** Takes a vanished lock again for a job already holding it, if nobody else took it since (no wait). */
+  private async retake(job: RuntimeJob): Promise<{ token: string } | undefined> {
+    try {
+      return await request(this.o.bus, contracts.sessionLock, { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: 0 }, { timeoutMs: 5000 });
+    } catch (err) {
+      if (err instanceof RemoteError && err.code === 'session_busy') return undefined;
+      throw err;
+    }
+  }
 }
 
-/** A held session lock, renewed in the background until released; `signal` aborts if it is lost. */
+/**
+ * A held session lock, renewed in the background until released; `signal` aborts if it is lost.
+ * A renewal refused because the lock is gone is not yet a loss: Redis may have restarted without
+ * its data, or lapsed it while the memory service was away. The hold then takes the lock again,
+ * and only if someone else holds it now is it lost for good.
+ */
 export class SessionHold {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
@@ -73,7 +91,10 @@ export class SessionHold {
   /** Why the lock was lost (session_lock_lost), if it was. */
   lost: WireError | undefined;
 
-  constructor(private readonly o: { bus: Bus; logger: Logger; job: RuntimeJob; token: string; leaseMs: number }) {
+  private token: string;
+
+  constructor(private readonly o: { bus: Bus; logger: Logger; job: RuntimeJob; token: string; leaseMs: number; retake?: () => Promise<{ token: string } | undefined> }) {
+    this.token = o.token;
     this.schedule();
   }
 
@@ -92,9 +113,9 @@ export class SessionHold {
     if (this.released) return;
     this.released = true;
     clearTimeout(this.timer);
-    const { job, token } = this.o;
+    const { job } = this.o;
     try {
-      await request(this.o.bus, contracts.sessionUnlock, { user_id: job.user_id, session_id: job.session_id, token });
+      await request(this.o.bus, contracts.sessionUnlock, { user_id: job.user_id, session_id: job.session_id, token: this.token });
     } catch (err) {
       this.o.logger.warn({ err, session_id: job.session_id }, 'session lock not released; it lapses within its lease');
     }
@@ -107,18 +128,37 @@ export class SessionHold {
   }
 
   private async renew(): Promise<void> {
-    const { job, token } = this.o;
+    const { job } = this.o;
     try {
-      await request(this.o.bus, contracts.sessionRenew, { user_id: job.user_id, session_id: job.session_id, token, lease_ms: this.o.leaseMs });
+      await request(this.o.bus, contracts.sessionRenew, { user_id: job.user_id, session_id: job.session_id, token: this.token, lease_ms: this.o.leaseMs });
     } catch (err) {
-      if (err instanceof RemoteError && err.code === 'session_lock_lost') {
-        // Another loop may own the session now: this one must stop before it writes anything more.
-        this.lost = err.wire;
-        this.o.logger.warn({ session_id: job.session_id }, 'session lock lost; stopping the loop');
-        this.controller.abort(new SessionHoldError(err.wire));
-        return;
+      if (!(err instanceof RemoteError && err.code === 'session_lock_lost')) {
+        this.o.logger.warn({ err, session_id: job.session_id }, 'session lock renewal failed; retrying');
+      } else if (!this.released) {
+        let retaken: { token: string } | undefined;
+        try {
+          retaken = await this.o.retake?.();
+        } catch (retakeErr) {
+          this.o.logger.warn({ err: retakeErr, session_id: job.session_id }, 'vanished session lock not taken again yet; retrying');
+          if (!this.released) this.schedule();
+          return;
+        }
+        if (!retaken) {
+          // Another loop owns the session now: this one must stop before it writes anything more.
+          this.lost = err.wire;
+          this.o.logger.warn({ session_id: job.session_id }, 'session lock lost; stopping the loop');
+          this.controller.abort(new SessionHoldError(err.wire));
+          return;
+        }
+        this.token = retaken.token;
+        this.o.logger.warn({ session_id: job.session_id }, 'session lock had vanished (nobody else held it); taken again');
+        if (this.released) {
+          // Released while it was being taken again: let this one go too.
+          this.released = false;
+          await this.release();
+          return;
+        }
       }
-      this.o.logger.warn({ err, session_id: job.session_id }, 'session lock renewal failed; retrying');
     }
     if (!this.released) this.schedule();
   }

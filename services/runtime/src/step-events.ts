@@ -1,6 +1,7 @@
 import { contracts, makeTaskEvent, toolCallIdFor, type RuntimeJob, type TaskEventDataByKind, type ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import type { ChatResult } from '@hermes/llm';
+import type { DependencyWait } from './dependency-wait.js';
 import type { Logger } from '@hermes/telemetry';
 
 const SOURCE = 'hermes/runtime';
@@ -29,7 +30,11 @@ export class StepEvents {
     this.holdMs = o.holdMs ?? RESULT_EVENT_HOLD_MS;
   }
 
+  /** The last step an LLM call was reported for: a wait before the next call belongs to the next step. */
+  private lastStep = 0;
+
   llmCall(job: RuntimeJob, step: number, r: ChatResult): void {
+    this.lastStep = Math.max(this.lastStep, step);
     this.publish(job, `${job.job_id}:step:${step}:llm`, {
       task_id: job.task_id,
       subtask_id: job.subtask_id,
@@ -38,6 +43,18 @@ export class StepEvents {
       model: r.model,
       usage: r.usage,
       detail: { finish_reason: r.finishReason, tool_calls: r.toolCalls.length },
+    });
+  }
+
+  /** The job waits for a dependency that is away (restarting): which, why, and for how long. */
+  waiting(job: RuntimeJob, w: DependencyWait): void {
+    const step = this.lastStep + 1;
+    this.publish(job, `${job.job_id}:step:${step}:waiting:${w.service}:${w.attempt}:${Date.now()}`, {
+      task_id: job.task_id,
+      subtask_id: job.subtask_id,
+      step,
+      kind: 'waiting',
+      detail: { waiting_for: w.service, code: w.code, attempt: w.attempt, retry_in_ms: w.delayMs, waited_ms: w.waitedMs },
     });
   }
 

@@ -1,11 +1,20 @@
 import { contracts, type ToolCallReply, type ToolCallRequest } from '@hermes/contracts';
-import { request, type Bus } from '@hermes/bus';
+import { RemoteError, request, type Bus } from '@hermes/bus';
 import { traceApprovalWait, traceToolCall } from './agent-spans.js';
+import { noWaiting, type WaitOut } from './dependency-wait.js';
 
 export interface ToolCallerOptions {
   bus: Bus;
-  /** How long one toolCall request may take (the tool's own timeout is enforced by the toolbus). */
+  /** How long one tool call may take in all, asked again or not (the tool's own timeout is enforced by the toolbus). */
   requestTimeoutMs: number;
+  /**
+   * How long one request waits for its reply before the call is asked again under the same key
+   * (TOOL_REPLY_WAIT_MS). A reply lost with its toolbus (killed mid-call, a NATS restart) is so
+   * not waited for until requestTimeoutMs: the ask reaches a live toolbus, which replays the
+   * call's result, waits for the replica running it, or takes it over once that replica's lease
+   * lapsed. Default: requestTimeoutMs (one request).
+   */
+  replyWaitMs?: number;
   /** While a call waits for approval, ask again this often even without a settled notice. */
   approvalPollMs: number;
 }
@@ -18,14 +27,16 @@ export class ToolCaller {
   constructor(private readonly o: ToolCallerOptions) {}
 
   /** One tool call, in an `execute_tool` span; a call parked for approval waits in an `approval wait` span. */
-  call(req: ToolCallRequest, signal?: AbortSignal): Promise<ToolCallReply> {
+  call(req: ToolCallRequest, signal?: AbortSignal, waitOut: WaitOut = noWaiting): Promise<ToolCallReply> {
+    // A call nobody received (no toolbus listening: one restarting) is sent again with its key.
+    const send = () => waitOut('toolbus', () => this.send(req));
     return traceToolCall(req, async () => {
-      const reply = await this.send(req);
-      return reply.status === 'pending_approval' ? traceApprovalWait(req, reply.call_id, () => this.awaitDecision(req, reply, signal)) : reply;
+      const reply = await send();
+      return reply.status === 'pending_approval' ? traceApprovalWait(req, reply.call_id, () => this.awaitDecision(req, reply, send, signal)) : reply;
     });
   }
 
-  private async awaitDecision(req: ToolCallRequest, first: ToolCallReply, signal?: AbortSignal): Promise<ToolCallReply> {
+  private async awaitDecision(req: ToolCallRequest, first: ToolCallReply, send: () => Promise<ToolCallReply>, signal?: AbortSignal): Promise<ToolCallReply> {
     let reply = first;
     // A decision may land between our ask and our wait: remember it rather than sleep through it.
     let notified = false;
@@ -49,7 +60,7 @@ export class ToolCaller {
           signal?.removeEventListener('abort', wake);
         }
         notified = false;
-        reply = await this.send(req);
+        reply = await send();
       }
       return reply;
     } finally {
@@ -57,7 +68,18 @@ export class ToolCaller {
     }
   }
 
-  private send(req: ToolCallRequest): Promise<ToolCallReply> {
-    return request(this.o.bus, contracts.toolCall, req, { timeoutMs: this.o.requestTimeoutMs });
+  private async send(req: ToolCallRequest): Promise<ToolCallReply> {
+    const deadline = Date.now() + this.o.requestTimeoutMs;
+    let ask = req;
+    for (;;) {
+      const left = deadline - Date.now();
+      try {
+        return await request(this.o.bus, contracts.toolCall, ask, { timeoutMs: Math.max(1, Math.min(this.o.replyWaitMs ?? left, left)) });
+      } catch (err) {
+        if (!(err instanceof RemoteError && err.code === 'timeout') || Date.now() >= deadline) throw err;
+        // The call may have run: the toolbus must look its record up first, as for a resumed job.
+        ask = { ...req, resumed: true };
+      }
+    }
   }
 }

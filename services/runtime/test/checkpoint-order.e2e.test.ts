@@ -1,24 +1,14 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlmClient, type RoleEndpoint } from '@hermes/llm';
 import { cleanupAll, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
-import { CheckpointStore, type Checkpoint } from '../src/checkpoint-store.js';
 import { JobRunner } from '../src/job-runner.js';
 import { ToolCaller } from '../src/tool-caller.js';
-import { MODEL, makeJob as job, okReply, runtimeFixture, type RuntimeFixture } from './runtime-fixture.js';
+import { DelayedCheckpointStore, MODEL, makeJob as job, okReply, runtimeFixture, type RuntimeFixture } from './runtime-fixture.js';
 import { silentLogger } from './support.js';
 
 let nats: NatsServerHandle;
 let llm: ScriptedLlm;
 let f: RuntimeFixture;
-
-/** A store whose writes take a while, so a call that does not wait for one would overtake it. */
-class SlowCheckpointStore extends CheckpointStore {
-  override async save(cp: Checkpoint): Promise<void> {
-    await sleep(100);
-    return super.save(cp);
-  }
-}
 
 const toolSaw: { step: number; checkpointStep?: number; pending?: boolean }[] = [];
 
@@ -47,7 +37,8 @@ describe('checkpoints around a step', () => {
       llm: new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, maxRetries: 0, timeoutMs: 5_000 }),
       logger: silentLogger,
       maxAttempts: 1,
-      checkpoints: new SlowCheckpointStore(await f.bus.kv(f.bus.subjects.buckets.checkpoints)),
+      // Writes that take a while, so a call that does not wait for one would overtake it.
+      checkpoints: new DelayedCheckpointStore(await f.bus.kv(f.bus.subjects.buckets.checkpoints), 100),
       tools: new ToolCaller({ bus: f.bus, requestTimeoutMs: 3_000, approvalPollMs: 10_000 }),
       limits: { maxSteps: 10, maxRepeats: 2 },
     });

@@ -3,7 +3,7 @@ import { RemoteError, ReplyError } from '@hermes/bus';
 import { contracts, taskEventData, wireError, type SessionMessage } from '@hermes/contracts';
 import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import { systemPrompt } from '../src/prompt-builder.js';
-import { MODEL, makeJob as job, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
+import { MODEL, makeJob as job, okReply, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
 import { eventually, kinds } from './support.js';
 
 let nats: NatsServerHandle;
@@ -307,6 +307,56 @@ describe('JobRunner', () => {
     expect(f.appends).toEqual([]);
     expect(await f.results()).toEqual([]);
     expect((await other.load(j.job_id))?.messages).toEqual([{ role: 'user', content: 'taken over' }]);
+  });
+
+  it('a redelivery that lands in the process still running the job runs no second loop and ends as that run ends', async () => {
+    const f = await runtimeFixture();
+    const j = job();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    llm.setResponder(async () => {
+      await gate;
+      return { content: 'answered once' };
+    });
+    const first = await f.deliver(j);
+    const running = f.runner.run(j, first);
+    await eventually(() => llm.requests.length === 1);
+    // As after a pause longer than the ack wait: JetStream hands the job out again, here.
+    const second = await f.redeliver(first);
+    expect(second.info.deliveryCount).toBe(2);
+    const following = f.runner.run(j, second);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+
+    expect(await Promise.all([running, following])).toEqual(['done', 'done']);
+    expect(llm.requests).toHaveLength(1);
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'answered once' }]);
+  });
+
+  it('through the work consumer, a delivery that lost its checkpoint to another runtime does not ack the job away: once the holder goes quiet it is delivered again and finishes', async () => {
+    const j = job();
+    let takenOver = false;
+    const f = await runtimeFixture({
+      onToolCall: async (req) => {
+        if (!takenOver) {
+          // Another runtime got the job (its delivery replaced this one) and checkpointed it; it then dies.
+          takenOver = true;
+          const other = await f.otherRuntime();
+          const cp = await other.load(j.job_id);
+          if (!cp) throw new Error('no checkpoint to take over');
+          await other.save({ ...cp });
+        }
+        return okReply(req, { hits: 1 });
+      },
+    });
+    llm.enqueue({ toolCalls: [{ name: 'web_search', arguments: { q: 'dns' } }] }, { content: 'stale answer' }, { content: 'the answer after the takeover' });
+    await f.bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
+    await f.consume();
+
+    // Generous: the job comes back only after the fixture's 5 s ack wait.
+    await eventually(async () => (await f.results()).length === 1, 20_000, 'the redelivered job to report');
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', attempt: 2, output: 'the answer after the takeover' }]);
+    expect(await f.pendingJobs()).toBe(0);
   });
 
   it('through the work consumer, a job whose first LLM call fails with 500 is redelivered and succeeds on attempt 2', async () => {

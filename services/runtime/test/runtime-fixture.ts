@@ -23,7 +23,7 @@ import { loadConfig } from '@hermes/config';
 import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
 import type { ScriptedLlm } from '@hermes/testkit';
 import { CancellationWatch } from '../src/cancellation-watch.js';
-import { CheckpointStore } from '../src/checkpoint-store.js';
+import { CheckpointStore, JobCheckpoint, type Checkpoint } from '../src/checkpoint-store.js';
 import { JobRunner } from '../src/job-runner.js';
 import { ToolCaller } from '../src/tool-caller.js';
 import { connectBus, silentLogger, storedPayloads, taskEvents, uniquePrefix } from './support.js';
@@ -189,7 +189,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       return inFlight.max;
     },
     /** A checkpoint store of "another runtime" on the same bucket. */
-    otherRuntime: async () => new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints)),
+    otherRuntime: async () => anotherRuntime(new CheckpointStore(await bus.kv(bus.subjects.buckets.checkpoints))),
     /** Publishes the job and returns its `delivery`-th delivery (earlier ones are nak'ed, as a failed handler would). */
     async deliver(j: RuntimeJob, delivery = 1): Promise<JsMsg> {
       await bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
@@ -229,18 +229,48 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
 
 export type RuntimeFixture = Awaited<ReturnType<typeof runtimeFixture>>;
 
+type Kv = ConstructorParameters<typeof CheckpointStore>[0];
+
 /** The real store, whose writes are sent only after a delay. */
-class DelayedCheckpointStore extends CheckpointStore {
-  constructor(kv: ConstructorParameters<typeof CheckpointStore>[0], private readonly delayMs: number) {
-    super(kv);
+export class DelayedCheckpointStore extends CheckpointStore {
+  constructor(
+    private readonly bucket: Kv,
+    private readonly delayMs: number,
+  ) {
+    super(bucket);
   }
 
-  override async save(cp: Parameters<CheckpointStore['save']>[0]): Promise<void> {
+  override open(jobId: string): JobCheckpoint {
+    return new DelayedJobCheckpoint(this.bucket, jobId, this.delayMs);
+  }
+}
+
+class DelayedJobCheckpoint extends JobCheckpoint {
+  constructor(
+    bucket: Kv,
+    jobId: string,
+    private readonly delayMs: number,
+  ) {
+    super(bucket, jobId);
+  }
+
+  override async save(cp: Checkpoint): Promise<void> {
     // The loop goes on changing its checkpoint object once saved: write what it was when handed over.
     const copy = structuredClone(cp);
     await sleep(this.delayMs);
     return super.save(copy);
   }
+}
+
+/** Checkpoint reads and writes as another runtime's deliveries of the same jobs make them (one fence per job). */
+function anotherRuntime(store: CheckpointStore) {
+  const handles = new Map<string, JobCheckpoint>();
+  const of = (jobId: string) => {
+    let h = handles.get(jobId);
+    if (!h) handles.set(jobId, (h = store.open(jobId)));
+    return h;
+  };
+  return { load: (jobId: string) => of(jobId).load(), save: (cp: Checkpoint) => of(cp.job_id).save(cp) };
 }
 
 /** The data of the step events among `events`, oldest first. */

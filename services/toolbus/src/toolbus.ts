@@ -105,8 +105,11 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     approvals: desk,
     mcp,
     async stop(timeoutMs = 10_000) {
-      for (const sub of subs) sub.unsubscribe();
-      await Promise.race([runner.settle(), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+      // Drained, not unsubscribed: a call the server already routed here is still taken and
+      // answered (an unsubscribe dropped it, and its runtime waited for a reply that never came).
+      const deadline = new Promise((r) => setTimeout(r, timeoutMs).unref());
+      await Promise.race([Promise.all(subs.map((sub) => sub.drain())), deadline]);
+      await Promise.race([runner.settle(), deadline]);
       providers.unsubscribe();
       await index.stop();
       await mcp.stop();

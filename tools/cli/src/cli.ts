@@ -7,6 +7,7 @@ import { connectBus } from './bus-connection.js';
 import { CliError, EXIT, UsageError, writeLine, type CliIo, type Command, type OptionValues } from './command.js';
 import { llmCapacityCommand, llmStatusCommand } from './llm-commands.js';
 import { MCP_COMMANDS } from './mcp-commands.js';
+import { DEADLETTER_COMMANDS } from './deadletter-commands.js';
 import { MEMORY_COMMANDS } from './memory-commands.js';
 import { runCommand } from './run-command.js';
 import { sessionDeleteCommand, sessionListCommand, sessionShowCommand, sessionSummarizeCommand } from './session-commands.js';
@@ -15,7 +16,7 @@ import { traceCommand } from './trace-command.js';
 import { tasksCommand } from './tasks-command.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, traceCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, sessionSummarizeCommand, sessionListCommand, sessionShowCommand, sessionDeleteCommand, ...MEMORY_COMMANDS, ...MCP_COMMANDS];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, traceCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, sessionSummarizeCommand, sessionListCommand, sessionShowCommand, sessionDeleteCommand, ...MEMORY_COMMANDS, ...MCP_COMMANDS, ...DEADLETTER_COMMANDS];
 
 const ENVIRONMENT = [
   ['NATS_URL', 'NATS servers, comma-separated (default nats://127.0.0.1:4222)'],
@@ -118,5 +119,5 @@ function commandHelp(command: Command): string {
   });
   rows.push(['-h, --help', 'show this help']);
   const width = Math.max(...rows.map(([f]) => f.length)) + 2;
-  return `usage: ${usageLine(command)}\n\n${command.summary}\n\noptions:\n${rows.map(([f, d]) => `  ${f.padEnd(width)}${d}\n`).join('')}`;
+  return `usage: ${usageLine(command)}\n\n${command.summary}\n${command.help ? `\n${command.help}\n` : ''}\noptions:\n${rows.map(([f, d]) => `  ${f.padEnd(width)}${d}\n`).join('')}`;
 }

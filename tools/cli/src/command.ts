@@ -31,6 +31,8 @@ export interface Command {
   /** The words that select it: `['run']`, or `['llm', 'status']` for a nested command. */
   readonly path: readonly string[];
   readonly summary: string;
+  /** More than the summary says, printed by `--help` only (paragraphs, wrapped by hand). */
+  readonly help?: string;
   /** Positional arguments as shown in usage, e.g. `"<goal>"`. */
   readonly args: string;
   readonly minArgs: number;

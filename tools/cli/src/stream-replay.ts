@@ -4,22 +4,22 @@ import { followSubject, type Bus } from '@hermes/bus';
 const IDLE_STOP_MS = 2000;
 
 /**
- * Every message stored on one subject of a stream, in order, up to the latest one at the time of
- * asking (a live subject is not followed). Empty when the subject holds nothing; a missing stream
- * is passed to `onMissingStream` to say what is wrong.
+ * Every message stored on one subject of a stream (after `afterSeq`, when given), in order, up to
+ * the latest one at the time of asking (a live subject is not followed). Empty when the subject
+ * holds nothing; a missing stream is passed to `onMissingStream` to say what is wrong.
  */
 export async function replaySubject(
   bus: Bus,
-  o: { stream: string; subject: string; signal?: AbortSignal; onMissingStream?: (err: Error) => never },
+  o: { stream: string; subject: string; afterSeq?: number; signal?: AbortSignal; onMissingStream?: (err: Error) => never },
 ): Promise<{ seq: number; value: unknown }[]> {
   const lastSeq = await lastSeqOf(bus, o);
-  if (lastSeq === undefined) return [];
+  if (lastSeq === undefined || lastSeq <= (o.afterSeq ?? 0)) return [];
   const idle = new AbortController();
   let timer = setTimeout(() => idle.abort(), IDLE_STOP_MS);
   const signal = o.signal ? AbortSignal.any([o.signal, idle.signal]) : idle.signal;
   const out: { seq: number; value: unknown }[] = [];
   try {
-    for await (const m of followSubject(bus, { stream: o.stream, subject: o.subject, signal })) {
+    for await (const m of followSubject(bus, { stream: o.stream, subject: o.subject, signal, ...(o.afterSeq ? { afterSeq: o.afterSeq } : {}) })) {
       clearTimeout(timer);
       timer = setTimeout(() => idle.abort(), IDLE_STOP_MS);
       out.push({ seq: m.seq, value: m.value });
@@ -31,8 +31,8 @@ export async function replaySubject(
   return out;
 }
 
-/** The stream sequence of the subject's latest message, read first so the replay knows where to stop. */
-async function lastSeqOf(bus: Bus, o: { stream: string; subject: string; onMissingStream?: (err: Error) => never }): Promise<number | undefined> {
+/** The stream sequence of the subject's latest message (wildcards allowed), read first so the replay knows where to stop. */
+export async function lastSeqOf(bus: Bus, o: { stream: string; subject: string; onMissingStream?: (err: Error) => never }): Promise<number | undefined> {
   try {
     const last = await bus.jsm.streams.getMessage(o.stream, { last_by_subj: o.subject });
     return last?.seq;

@@ -31,6 +31,15 @@ export const RejectedData = Type.Object(
     source_event: SourceEventRef,
     error: WireError,
     issues: Type.Array(ValidationIssue),
+    submission: Type.Optional(
+      Type.Object(
+        {
+          stream_seq: Type.Integer({ minimum: 1, description: 'sequence of the rejected message in the submit stream' }),
+          msg_id: Type.Optional(Type.String({ description: 'its Nats-Msg-Id header, when it had one' })),
+        },
+        { additionalProperties: false, description: 'the published message this rejection answers' },
+      ),
+    ),
   },
   { title: 'TaskRejectedData', additionalProperties: false },
 );
@@ -59,6 +68,7 @@ export const StepKind = Type.Union([
   Type.Literal('tool_result'),
   Type.Literal('approval_needed'),
   Type.Literal('token_delta'),
+  Type.Literal('waiting'),
 ]);
 export const StepData = Type.Object(
   {

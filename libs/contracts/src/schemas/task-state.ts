@@ -12,6 +12,14 @@ export const TaskStatus = Type.Union([
 ]);
 export type TaskStatus = Static<typeof TaskStatus>;
 
+/** Statuses a task never leaves; the dispatcher publishes the matching event once, on entering one. */
+export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** Whether a task in this status has ended (nothing runs or is published for it any more). */
+export function isTerminalStatus(status: string): boolean {
+  return (TERMINAL_TASK_STATUSES as readonly string[]).includes(status);
+}
+
 export const SubtaskStatus = Type.Union([
   Type.Literal('pending'),
   Type.Literal('running'),
@@ -65,6 +73,11 @@ export type CoordinationJob = Static<typeof CoordinationJob>;
 export const PlanState = Type.Object(
   {
     stage: Type.Union([Type.Literal('planning'), Type.Literal('running'), Type.Literal('composing'), Type.Literal('done')]),
+    origin: Type.Optional(
+      Type.Union([Type.Literal('planner'), Type.Literal('single')], {
+        description: "planner (default): the planner made the subtasks; single: PLAN_MODE=single's one-node plan (the goal as one subtask, never re-planned)",
+      }),
+    ),
     subtasks: Type.Array(SubtaskState),
     replans: Type.Integer({ minimum: 0 }),
     job: Type.Optional(CoordinationJob),
@@ -112,6 +125,8 @@ export const TaskView = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     source_event: Type.Object({ source: Type.String(), id: Type.String() }, { additionalProperties: false }),
+    request_digest: Type.Optional(Type.String({ description: 'sha256 of the canonical JSON of the submitted request: a re-used event id with another body is a duplicate_conflict' })),
+    submit_seq: Type.Optional(Type.Integer({ minimum: 1, description: 'stream sequence of the submission that created the task (tells its redelivery from a re-publish)' })),
     attempts: Type.Integer({ minimum: 0, description: 'runtime jobs started for this task, redeliveries included' }),
     usage: TokenUsage,
     result: Type.Optional(TaskResult),

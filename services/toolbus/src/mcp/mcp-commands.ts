@@ -12,7 +12,8 @@ export interface McpCommandsOptions {
   toolbusId: string;
 }
 
-type Unsubscribable = { unsubscribe(): void };
+/** What the toolbus stops at shutdown: drained, so a request already routed here is still answered. */
+type Drainable = { drain(): Promise<void> };
 
 /** The user a debug call runs as unless the request names one. */
 export const DEBUG_USER = 'debug';
@@ -23,7 +24,7 @@ export const DEBUG_ROLES = ['admin'];
  * Serves the ops and debug subjects (`hermes mcp ...`, `hermes tools call`) and follows
  * `mcpReloadAll`, so a reload asked of one replica reaches them all.
  */
-export function serveMcpCommands(o: McpCommandsOptions): Unsubscribable[] {
+export function serveMcpCommands(o: McpCommandsOptions): Drainable[] {
   const { bus, mcp, toolbusId } = o;
   const status = (): McpStatusReply => ({ toolbus_id: toolbusId, ...mcp.status() });
   const reloadAll = bus.nc.subscribe(bus.subjects.mcpReloadAll, {

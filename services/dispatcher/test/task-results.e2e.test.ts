@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consumeContract, type Bus, type WorkConsumer } from '@hermes/bus';
 import { contracts, taskEventData, wireError, type RuntimeResult } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
-import { TaskStore } from '../src/task-store.js';
-import { ResultHandler } from '../src/result-handler.js';
+import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
 import { connectBus, eventually, kinds, silentLogger, taskEvents, taskView, uniquePrefix } from './support.js';
 
 let nats: NatsServerHandle;
@@ -15,9 +14,8 @@ async function resultsFixture() {
   buses.push(bus);
   await bus.ensureStreams(['taskEvents', 'runtimeResults']);
   await bus.ensureConsumers(['dispatcherResults']);
-  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
-  const handler = new ResultHandler({ bus, store, logger: silentLogger });
-  return { bus, store, handler, events: (taskId: string) => taskEvents(bus, taskId) };
+  const { store, coordinator } = await assembleDispatcher({ bus, config: dispatcherConfig({ PLAN_MODE: 'single' }), logger: silentLogger });
+  return { bus, store, coordinator, events: (taskId: string) => taskEvents(bus, taskId) };
 }
 
 function result(taskId: string, r: Partial<RuntimeResult> = {}): RuntimeResult {
@@ -44,12 +42,12 @@ afterAll(async () => {
   await cleanupAll();
 });
 
-describe('ResultHandler', () => {
+describe('task results', () => {
   it('a succeeded result completes the task with the output, summed usage and the attempt, and emits completed', async () => {
     const f = await resultsFixture();
     await f.store.createOrGet(taskView({ task_id: 't_ok', status: 'running', attempts: 1, usage: { input_tokens: 10, output_tokens: 5 } }));
 
-    await f.handler.handle(result('t_ok', { attempt: 2, output: 'release notes drafted' }));
+    await f.coordinator.onResult(result('t_ok', { attempt: 2, output: 'release notes drafted' }));
 
     const view = (await f.store.get('t_ok'))?.view;
     expect(view).toMatchObject({
@@ -73,7 +71,7 @@ describe('ResultHandler', () => {
     const f = await resultsFixture();
     await f.store.createOrGet(taskView({ task_id: 't_attempts', status: 'running', attempts: 3 }));
 
-    await f.handler.handle(result('t_attempts', { attempt: 1 }));
+    await f.coordinator.onResult(result('t_attempts', { attempt: 1 }));
 
     expect((await f.store.get('t_attempts'))?.view.attempts).toBe(3);
   });
@@ -83,7 +81,7 @@ describe('ResultHandler', () => {
     await f.store.createOrGet(taskView({ task_id: 't_fail', status: 'running' }));
     const error = wireError('llm_error', 'LLM provider rejected the request (400)', { status: 400 });
 
-    await f.handler.handle(result('t_fail', { outcome: 'failed', output: undefined, error, attempt: 3, usage: { input_tokens: 0, output_tokens: 0 } }));
+    await f.coordinator.onResult(result('t_fail', { outcome: 'failed', output: undefined, error, attempt: 3, usage: { input_tokens: 0, output_tokens: 0 } }));
 
     expect((await f.store.get('t_fail'))?.view).toMatchObject({ status: 'failed', error, attempts: 3 });
     const events = await f.events('t_fail');
@@ -91,24 +89,25 @@ describe('ResultHandler', () => {
     expect(taskEventData(events[0]!, 'failed')).toEqual({ task_id: 't_fail', error, usage: { input_tokens: 0, output_tokens: 0 } });
   });
 
-  it('a failed result without an error is recorded as an internal error', async () => {
+  it('a failed result without an error is recorded as an internal error, which is retried as a new job', async () => {
     const f = await resultsFixture();
     await f.store.createOrGet(taskView({ task_id: 't_noerr', status: 'running' }));
 
-    await f.handler.handle(result('t_noerr', { outcome: 'failed', output: undefined }));
+    await f.coordinator.onResult(result('t_noerr', { outcome: 'failed', output: undefined }));
 
-    expect((await f.store.get('t_noerr'))?.view.error?.code).toBe('internal');
-    expect(kinds(await f.events('t_noerr'))).toEqual(['failed']);
+    const main = (await f.store.get('t_noerr'))?.view.plan?.subtasks[0];
+    expect(main).toMatchObject({ id: 'main', status: 'pending', attempts: 1, error: { code: 'internal', retryable: true } });
+    expect(kinds(await f.events('t_noerr'))).toEqual([]);
   });
 
   it('a second result for an ended task changes nothing and emits no second terminal event', async () => {
     const f = await resultsFixture();
     await f.store.createOrGet(taskView({ task_id: 't_twice', status: 'running' }));
-    await f.handler.handle(result('t_twice', { output: 'first answer' }));
+    await f.coordinator.onResult(result('t_twice', { output: 'first answer' }));
     const ended = await f.store.get('t_twice');
 
-    await f.handler.handle(result('t_twice', { output: 'second answer', attempt: 2 }));
-    await f.handler.handle(result('t_twice', { outcome: 'failed', output: undefined, error: wireError('llm_unavailable', 'down'), attempt: 3 }));
+    await f.coordinator.onResult(result('t_twice', { output: 'second answer', attempt: 2 }));
+    await f.coordinator.onResult(result('t_twice', { outcome: 'failed', output: undefined, error: wireError('llm_unavailable', 'down'), attempt: 3 }));
 
     expect(await f.store.get('t_twice')).toEqual(ended);
     const events = await f.events('t_twice');
@@ -119,7 +118,7 @@ describe('ResultHandler', () => {
   it('a result for an unknown task is dropped without throwing', async () => {
     const f = await resultsFixture();
 
-    await expect(f.handler.handle(result('t_unknown'))).resolves.toBeUndefined();
+    await expect(f.coordinator.onResult(result('t_unknown'))).resolves.toBeUndefined();
 
     expect(await f.store.get('t_unknown')).toBeUndefined();
     expect(await f.events('t_unknown')).toEqual([]);
@@ -133,7 +132,7 @@ describe('ResultHandler', () => {
         f.bus,
         contracts.runtimeResults,
         { stream: f.bus.subjects.streams.runtimeResults, durable: f.bus.subjects.consumers.dispatcherResults },
-        (r) => f.handler.handle(r),
+        (r) => f.coordinator.onResult(r),
       ),
     );
 

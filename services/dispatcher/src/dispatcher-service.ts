@@ -1,0 +1,102 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { loadConfig } from '@hermes/config';
+import type { Logger } from '@hermes/telemetry';
+import { contracts } from '@hermes/contracts';
+import { consumeContract, serve, startWorkConsumer, type Bus, type HostServiceOptions } from '@hermes/bus';
+import { TaskStore } from './task-store.js';
+import { TaskIntake } from './task-intake.js';
+import { getTask, listTasks } from './task-queries.js';
+import { TaskIndex } from './task-index.js';
+import { PlanCoordinator } from './plan-coordinator.js';
+import { Sweeper } from './sweeper.js';
+import { TaskMetrics } from './task-metrics.js';
+import { rejectDeadSubmission } from './dead-submissions.js';
+
+const settings = Type.Object({
+    DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
+    HERMES_USER_ROLES: Type.Object(
+      { default: Type.Array(Type.String(), { default: ['user'] }), users: Type.Record(Type.String(), Type.Array(Type.String()), { default: {} }) },
+      { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles] } }: roles tools are checked against' },
+    ),
+    TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
+    PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], { default: 'auto', description: 'auto: a planner splits each task into a DAG of subtasks (a simple task is one subtask); single: one agent job with the goal, no planning (docs/planning.md)' }),
+    PLAN_MAX_SUBTASKS: Type.Integer({ default: 12, minimum: 1, maximum: 100, description: 'most subtasks in one plan or re-plan' }),
+    SUBTASK_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of a subtask that failed with a retryable error' }),
+    SUBTASK_RETRY_BASE_MS: Type.Integer({ default: 1000, minimum: 10, description: 'back-off before the first retry of a subtask; doubled for each further one' }),
+    SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
+    MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
+    TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
+    DISPATCHER_SWEEP_MS: Type.Integer({ default: 1000, minimum: 100, description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)' }),
+});
+
+export type DispatcherConfig = Static<typeof settings>;
+
+/** Reads the dispatcher's settings from `env` (defaults for the rest), as the service does at start. */
+export function dispatcherConfig(env: Record<string, string> = {}): DispatcherConfig {
+  return loadConfig(settings, { service: 'dispatcher', env });
+}
+
+/** The dispatcher's parts, connected as the service connects them (tests drive them directly). */
+export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; config: DispatcherConfig; logger: Logger }) {
+  const store = new TaskStore(await bus.kv(bus.subjects.buckets.tasks));
+  const index = new TaskIndex(await bus.kv(bus.subjects.buckets.taskIndex));
+  const metrics = new TaskMetrics();
+  const coordinator = new PlanCoordinator({
+    metrics,
+    bus,
+    store,
+    index,
+    logger,
+    rolesOf: (userId) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default,
+    settings: {
+      maxSubtasks: config.PLAN_MAX_SUBTASKS,
+      maxRetries: config.SUBTASK_MAX_RETRIES,
+      maxReplans: config.MAX_REPLANS,
+      retryBaseMs: config.SUBTASK_RETRY_BASE_MS,
+      subtaskTimeoutMs: config.SUBTASK_TIMEOUT_MS,
+      redispatchAfterMs: Math.max(2000, config.DISPATCHER_SWEEP_MS * 2),
+    },
+  });
+  const intake = new TaskIntake({ bus, store, logger, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });
+  return { store, index, metrics, coordinator, intake };
+}
+
+/** The dispatcher: its settings, streams and wiring (main.ts hosts it; tests start the same). */
+export const dispatcherService: HostServiceOptions<typeof settings> = {
+  service: 'dispatcher',
+  settings,
+  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters'],
+  consumers: ['dispatcherIntake', 'dispatcherResults'],
+  tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
+  start: async ({ bus, config, logger }) => {
+    const { store, index, coordinator, intake } = await assembleDispatcher({ bus, config, logger });
+    const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
+    const listing = serve(bus, contracts.taskList, (req) => listTasks(store, index, req));
+    const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
+    const cancelling = serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req));
+    const intakeConsumer = await startWorkConsumer(
+      bus,
+      {
+        stream: bus.subjects.streams.taskSubmit,
+        durable: bus.subjects.consumers.dispatcherIntake,
+        concurrency: config.DISPATCHER_CONCURRENCY,
+        onDeadLetter: rejectDeadSubmission({ bus, logger, taskExists: async (taskId) => (await store.get(taskId)) !== undefined }),
+      },
+      (msg) => intake.handle(msg),
+    );
+    const resultConsumer = await consumeContract(
+      bus,
+      contracts.runtimeResults,
+      { stream: bus.subjects.streams.runtimeResults, durable: bus.subjects.consumers.dispatcherResults, concurrency: config.DISPATCHER_CONCURRENCY },
+      (result) => coordinator.onResult(result),
+    );
+    return {
+      stop: async (timeoutMs) => {
+        await sweeper.stop();
+        coordinator.stop();
+        await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs)]);
+        await Promise.all([queries.drain(), listing.drain(), cancelling.drain()]);
+      },
+    };
+  },
+};

@@ -1,0 +1,95 @@
+import type { CoordinationJob, RuntimeJob, SubtaskState, TaskView } from '@hermes/contracts';
+
+/** What a job is built from besides the task: the dispatcher's view of the user's roles and plan limits. */
+export interface JobContext {
+  roles: string[];
+  maxSubtasks: number;
+}
+
+/**
+ * A dependency output travels in the job that needs it (not through working memory). Outputs are
+ * kept whole up to this many characters; a longer one is cut with a marker the model can see, so
+ * one verbose subtask cannot blow a dependent's job past the bus's payload limit.
+ */
+export const MAX_DEPENDENCY_OUTPUT_CHARS = 64_000;
+
+/**
+ * The one place a runtime job is built: every job of a task, whatever its kind, carries the
+ * task's identity, the user's roles from the dispatcher's directory (never the submitter's own
+ * claim) and the task's options. Built from the stored state alone, so any replica can publish
+ * a job again after another died.
+ */
+function jobOf(v: TaskView, ctx: JobContext, job: Pick<RuntimeJob, 'job_id' | 'subtask_id' | 'goal' | 'model_role' | 'kind' | 'inputs' | 'tools'>): RuntimeJob {
+  const o = v.options ?? {};
+  return {
+    task_id: v.task_id,
+    user_id: v.user_id,
+    roles: ctx.roles,
+    session_id: v.session_id,
+    ...job,
+    ...(job.inputs === undefined ? {} : { inputs: job.inputs }),
+    ...(job.tools === undefined ? {} : { tools: job.tools }),
+    ...(o.budget ? { budget: o.budget } : {}),
+    ...(o.stream !== undefined ? { stream: o.stream } : {}),
+  };
+}
+
+/** The agent job of one subtask (a planned one, or PLAN_MODE=single's whole goal). */
+export function subtaskJob(v: TaskView, s: SubtaskState, ctx: JobContext): RuntimeJob {
+  const o = v.options ?? {};
+  const tools = s.tools ?? o.tools;
+  const common = { job_id: s.job_id!, subtask_id: s.id, model_role: 'worker' as const, kind: 'agent' as const, ...(tools ? { tools } : {}) };
+  if (v.plan?.origin === 'single') return jobOf(v, ctx, { ...common, goal: v.goal, ...(o.inputs ? { inputs: o.inputs } : {}) });
+  const outputs = new Map((v.plan?.subtasks ?? []).map((d) => [d.id, d.output]));
+  return jobOf(v, ctx, {
+    ...common,
+    goal: s.intent,
+    inputs: {
+      task_goal: v.goal,
+      ...(o.inputs ? { task_inputs: o.inputs } : {}),
+      ...(s.inputs ? { subtask_inputs: s.inputs } : {}),
+      ...(s.depends_on.length ? { dependencies: Object.fromEntries(s.depends_on.map((id) => [id, capped(outputs.get(id) ?? '')])) } : {}),
+    },
+  });
+}
+
+/** A planning or composing job. */
+export function coordinationJob(v: TaskView, job: CoordinationJob, ctx: JobContext): RuntimeJob {
+  const o = v.options ?? {};
+  const plan = v.plan!;
+  const succeeded = () => Object.fromEntries(plan.subtasks.filter((s) => s.status === 'succeeded').map((s) => [s.id, { intent: s.intent, output: capped(s.output ?? '') }]));
+  if (job.kind === 'compose') {
+    return jobOf(v, ctx, { job_id: job.job_id, subtask_id: 'compose', goal: v.goal, model_role: 'worker', kind: 'compose', inputs: { subtask_outputs: succeeded() } });
+  }
+  const failedId = job.replacing?.[0];
+  const failed = failedId ? plan.subtasks.find((s) => s.id === failedId) : undefined;
+  const inputs: Record<string, unknown> = {
+    max_subtasks: ctx.maxSubtasks,
+    ...(o.inputs ? { task_inputs: o.inputs } : {}),
+    ...(job.errors ? { invalid_plan_errors: job.errors } : {}),
+    ...(job.purpose === 'replan'
+      ? {
+          replan: {
+            replace: job.replacing ?? [],
+            failed: failed ? { id: failed.id, intent: failed.intent, error: failed.error } : undefined,
+            completed: succeeded(),
+            existing_ids: plan.subtasks.map((s) => s.id),
+          },
+        }
+      : {}),
+  };
+  return jobOf(v, ctx, {
+    job_id: job.job_id,
+    subtask_id: job.purpose === 'replan' ? `replan${plan.replans + 1}` : 'plan',
+    goal: v.goal,
+    model_role: 'planner',
+    kind: 'plan',
+    inputs,
+    ...(o.tools ? { tools: o.tools } : {}),
+  });
+}
+
+function capped(output: string): string {
+  if (output.length <= MAX_DEPENDENCY_OUTPUT_CHARS) return output;
+  return `${output.slice(0, MAX_DEPENDENCY_OUTPUT_CHARS)}\n[… ${output.length - MAX_DEPENDENCY_OUTPUT_CHARS} more characters cut]`;
+}

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskEventData, type TaskEvent } from '@hermes/contracts';
+import { callTools, ModelScript, toolMessages } from './model-script.js';
+import { startStack, type Stack } from './stack.js';
+import { outcomeOf, submit, watchTask } from './tasks.js';
+
+/**
+ * A dependency restarting under a running task costs the task time, not an attempt: the runtime
+ * waits the outage out (RUNTIME_OUTAGE_BUDGET_MS) and reports what it waits for as `waiting` steps.
+ * Before, a toolbus or memory away for a couple of seconds failed tasks with `no_responders`.
+ */
+let stack: Stack;
+let script: ModelScript;
+
+beforeAll(async () => {
+  // One delivery per job: any failure that used an attempt would fail the task outright.
+  stack = await startStack({ env: { RUNTIME_MAX_ATTEMPTS: '1' } });
+  script = new ModelScript(stack.llm);
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const waits = (events: TaskEvent[]) =>
+  events.flatMap((e) => {
+    const step = taskEventData(e, 'step');
+    return step?.kind === 'waiting' ? [step.detail as { waiting_for: string; code: string }] : [];
+  });
+
+/** SIGKILLs the running replica of a service. */
+async function kill(kind: 'toolbus' | 'memory'): Promise<void> {
+  const [name, svc] = [...stack.services].find(([n]) => n === kind || n.startsWith(`${kind}-`))!;
+  await svc.kill();
+  stack.services.delete(name);
+}
+
+/** Kills the service and starts a new replica of it `downMs` later. */
+async function outage(kind: 'toolbus' | 'memory', downMs: number, name: string): Promise<void> {
+  await kill(kind);
+  await new Promise((r) => setTimeout(r, downMs));
+  await stack.startReplica(kind, name);
+}
+
+describe('dependency outages under a running task', () => {
+  it('the only toolbus killed before a tool call and back 2 s later: the call waits for it and the task completes', async () => {
+    const goal = 'outage: call echo while the toolbus restarts';
+    let restarting: Promise<void> | undefined;
+    script.on(goal, [
+      () => {
+        // The toolbus goes away as the model answers with the tool call.
+        restarting = outage('toolbus', 2000, 'toolbus-2');
+        return callTools({ name: 'echo', arguments: { text: 'still here' } });
+      },
+      (req) => ({ content: `echoed: ${JSON.stringify(toolMessages(req.body)[0]?.content.result)}` }),
+    ]);
+    const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+    // Generous: a new toolbus process starts on a loaded 2-core machine.
+    const events = await watchTask(stack.bus, taskId, 90_000).done;
+    await restarting;
+
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'echoed: {"result":"still here"}' });
+    expect(waits(events).map((w) => [w.waiting_for, w.code])).toContainEqual(['toolbus', 'no_responders']);
+  });
+
+  it('the memory service killed before a task and back 3 s later: the task waits for its session and completes', async () => {
+    const goal = 'outage: answer while memory restarts';
+    script.on(goal, [{ content: 'answered after the memory outage' }]);
+    await kill('memory');
+    const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+    const watch = watchTask(stack.bus, taskId, 90_000);
+    await watch.next((e) => taskEventData(e, 'step')?.kind === 'waiting', 30_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    await stack.startReplica('memory', 'memory-2');
+    const events = await watch.done;
+
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'answered after the memory outage' });
+    expect(waits(events).map((w) => w.waiting_for)).toContain('memory');
+  });
+});
