@@ -129,42 +129,45 @@ function walk(root: unknown, limits: ValueLimits, basePath: string, startDepth: 
   const at = (frame: Frame) => pointerOf(frame, basePath);
   let bytes = 0;
   let deepest: { frame: Frame; depth: number } | undefined;
-  const stack: Frame[] = [{ value: root, parent: undefined, key: undefined, depth: startDepth }];
-  while (stack.length > 0 && issues.length < MAX_LIMIT_ISSUES) {
-    const frame = stack.pop()!;
-    const v = frame.value;
+  // Scalars are measured where they are met; only containers get a frame (and only an issue builds a path).
+  const scalar = (v: unknown, parent: Frame | undefined, key: string | number | undefined, depth: number): void => {
     if (typeof v === 'string') {
       bytes += utf8Length(v) + 2;
-      if (v.length > limits.maxStringLength) issues.push(stringIssue(at(frame), v.length, limits.maxStringLength));
+      if (v.length > limits.maxStringLength) issues.push(stringIssue(at({ value: v, parent, key, depth }), v.length, limits.maxStringLength));
     } else if (typeof v === 'number' || typeof v === 'boolean' || v === null) {
       bytes += String(v).length;
-    } else if (typeof v === 'object') {
-      const depth = frame.depth + 1;
-      if (depth > limits.maxDepth && (deepest === undefined || depth > deepest.depth)) deepest = { frame, depth };
-      if (Array.isArray(v)) {
-        bytes += 2 + Math.max(0, v.length - 1);
-        if (v.length > limits.maxArrayLength) issues.push(countIssue('maxArrayLength', at(frame), v.length, limits.maxArrayLength, 'items'));
-        for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: frame, key: i, depth });
-      } else {
-        const keys = Object.keys(v);
-        bytes += 2 + Math.max(0, keys.length - 1);
-        if (keys.length > limits.maxKeys) issues.push(countIssue('maxKeys', at(frame), keys.length, limits.maxKeys, 'keys'));
-        for (let i = keys.length - 1; i >= 0; i--) {
-          const key = keys[i]!;
-          bytes += utf8Length(key) + 3;
-          const child: Frame = { value: (v as Record<string, unknown>)[key], parent: frame, key, depth };
-          if (FORBIDDEN_KEYS.includes(key)) issues.push(forbiddenIssue(at(child), key));
-          else if (key.length > limits.maxStringLength) issues.push(stringIssue(at(child), key.length, limits.maxStringLength, 'key'));
-          stack.push(child);
-        }
-      }
     }
     // undefined, functions, symbols and bigints never come out of JSON.parse; JSON.stringify drops or refuses them.
-    if (bytes > limits.maxBytes) {
-      issues.push(bytesIssue(basePath, bytes, limits.maxBytes, true));
-      break;
+  };
+  const stack: Frame[] = [];
+  const visit = (value: unknown, parent: Frame | undefined, key: string | number | undefined, depth: number): void => {
+    if (typeof value === 'object' && value !== null) stack.push({ value, parent, key, depth });
+    else scalar(value, parent, key, depth);
+  };
+  visit(root, undefined, undefined, startDepth);
+  while (stack.length > 0 && issues.length < MAX_LIMIT_ISSUES && bytes <= limits.maxBytes) {
+    const frame = stack.pop()!;
+    const v = frame.value as object;
+    const depth = frame.depth + 1;
+    if (depth > limits.maxDepth && (deepest === undefined || depth > deepest.depth)) deepest = { frame, depth };
+    if (Array.isArray(v)) {
+      bytes += 2 + Math.max(0, v.length - 1);
+      if (v.length > limits.maxArrayLength) issues.push(countIssue('maxArrayLength', at(frame), v.length, limits.maxArrayLength, 'items'));
+      for (let i = v.length - 1; i >= 0; i--) visit(v[i], frame, i, depth);
+    } else {
+      const keys = Object.keys(v);
+      bytes += 2 + Math.max(0, keys.length - 1);
+      if (keys.length > limits.maxKeys) issues.push(countIssue('maxKeys', at(frame), keys.length, limits.maxKeys, 'keys'));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        bytes += utf8Length(key) + 3;
+        if (FORBIDDEN_KEYS.includes(key)) issues.push(forbiddenIssue(at({ value: undefined, parent: frame, key, depth }), key));
+        else if (key.length > limits.maxStringLength) issues.push(stringIssue(at({ value: undefined, parent: frame, key, depth }), key.length, limits.maxStringLength, 'key'));
+        visit((v as Record<string, unknown>)[key], frame, key, depth);
+      }
     }
   }
+  if (bytes > limits.maxBytes) issues.push(bytesIssue(basePath, bytes, limits.maxBytes, true));
   // One depth issue, at the first container past the bound on the deepest branch, naming the depth reached.
   if (deepest) issues.push(depthIssue(pointerOf(ancestorAt(deepest.frame, limits.maxDepth + 1), basePath), deepest.depth, limits.maxDepth));
   return issues;
