@@ -39,7 +39,8 @@ RUN find . -name node_modules -type d -prune -exec rm -rf {} + \
 FROM ${NODE_IMAGE}
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 ARG SERVICE=gateway
-ENV NODE_ENV=production HERMES_SERVICE=${SERVICE}
+# Services listen on loopback unless told otherwise; in a container, probes and clients come from outside.
+ENV NODE_ENV=production HERMES_SERVICE=${SERVICE} HERMES_BIND_HOST=0.0.0.0
 WORKDIR /app
 COPY --from=deps --chown=root:root /app /app
 USER node

@@ -50,11 +50,24 @@ if (needed.length > 0) {
   }
 }
 
-// 3. Build, then hand over to the runner, which owns the processes until Ctrl-C.
+// 3. Build, then hand over to the runner, which owns the processes until it is told to stop.
 console.log('building...');
 run('npm', ['run', 'build', '--silent']);
-const child = spawn(process.execPath, [`${root}tools/devstack/dist/main.js`], { cwd: root, stdio: 'inherit' });
-// The runner handles Ctrl-C itself (the terminal signals the whole group); just wait for it.
-process.on('SIGINT', () => {});
-process.on('SIGTERM', () => child.kill('SIGTERM'));
+const child = spawn(process.execPath, [`${root}tools/devstack/dist/main.js`], {
+  cwd: root,
+  stdio: 'inherit',
+  // The runner stops everything when this process is gone, even if it was killed with SIGKILL.
+  env: { ...process.env, HERMES_DEVSTACK_PARENT_PID: String(process.pid) },
+});
+// A signal to this pid alone (`kill <pid>`, or npm passing on its own SIGTERM: the script
+// `exec`s node, so no shell sits in between to die and orphan us) goes on to the runner. A
+// Ctrl-C reaches the runner twice, from the terminal and from here; it stops once.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+// Run by npm (`npm run up`): should npm itself go away (SIGKILL), stop as if told to.
+if (process.env.npm_lifecycle_event === 'up') {
+  const npmPid = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== npmPid) child.kill('SIGTERM');
+  }, 1000).unref();
+}
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

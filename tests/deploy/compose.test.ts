@@ -45,6 +45,8 @@ describe('docker-compose.yml', () => {
       expect(s!.command).toEqual(['node', `services/${name}/dist/main.js`]);
       expect(s!.read_only).toBe(true);
       expect(s!.healthcheck?.test.join(' ')).toContain(`http://127.0.0.1:${s!.environment?.HEALTH_PORT}/readyz`);
+      // Loopback is the services' default; the published gateway port and Prometheus come from outside.
+      expect(s!.environment?.HERMES_BIND_HOST, name).toBe('0.0.0.0');
     }
   });
 

@@ -83,6 +83,9 @@ describe('helm/hermes templates', () => {
     expect(helpers).toContain('args: ["node", "services/{{ $name }}/dist/main.js"]');
     expect(templates('configmap.yaml')).toContain('HEALTH_PORT: {{ .Values.common.healthPort | quote }}');
     expect(templates('configmap.yaml')).toContain('METRICS_PORT: {{ .Values.telemetry.metricsPort | quote }}');
+    // The services listen on loopback by default; kubelet probes and Services reach the pod IP.
+    expect(templates('configmap.yaml')).toContain('HERMES_BIND_HOST: {{ .Values.common.bindHost | quote }}');
+    expect((defaults.common as { bindHost: string }).bindHost).toBe('0.0.0.0');
   });
 
   it('scales the runtime with a KEDA ScaledObject on the runtime jobs consumer, or else an HPA', () => {

@@ -9,7 +9,7 @@ export { ConsumerProgress, DEFAULT_LIVENESS_ACK_WAITS } from './consumer-progres
 export type { StalledConsumer } from './consumer-progress.js';
 export { followSubject } from './event-follower.js';
 export type { FollowedMessage } from './event-follower.js';
-export { streamConfig, consumerConfig, DEFAULT_MAX_DELIVERIES, maxDeliverBackstop } from './stream-specs.js';
+export { streamConfig, consumerConfig, DEFAULT_MAX_DELIVERIES, MEMORY_EXTRACT_MAX_DELIVERIES, MEMORY_WRITE_MAX_DELIVERIES, maxDeliverBackstop } from './stream-specs.js';
 export type { StreamKey, ConsumerKey, StreamTuning } from './stream-specs.js';
 export { injectTraceContext, extractTraceContext, currentTraceparent, contextFromTraceparent } from './trace-headers.js';
 export { BusError, RemoteError, ReplyError, OutgoingPayloadError, InvalidMessageError, PayloadLimitError, PayloadEncodingError } from './bus-errors.js';

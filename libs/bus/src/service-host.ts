@@ -64,11 +64,14 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   };
   process.once('SIGTERM', early);
   process.once('SIGINT', early);
-  const telemetry = await startTelemetry({ service: opts.service, ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT } : {}) });
+  const telemetry = await startTelemetry({
+    service: opts.service,
+    ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT, metricsHost: config.HERMES_BIND_HOST } : {}),
+  });
   if (telemetry.metricsPort !== undefined) logger.info({ metrics_port: telemetry.metricsPort }, 'metrics endpoint listening');
   let ready = false;
   let live: () => Liveness = () => ({ live: true });
-  const health = await startHealthServer({ port: config.HEALTH_PORT, ready: () => ready, live: () => live() });
+  const health = await startHealthServer({ port: config.HEALTH_PORT, host: config.HERMES_BIND_HOST, ready: () => ready, live: () => live() });
   logger.info({ health_port: health.port }, 'health server listening');
 
   const bus = await Bus.connect({

@@ -28,6 +28,16 @@ const DAY = 86_400_000;
 export const DEFAULT_MAX_DELIVERIES = 5;
 
 /**
+ * The bound of long-term memory writes: a write waits out a vector-store outage, retried with
+ * back-off (MEMORY_RETRY_MAX_MS, 1 min by default), for about the week the stream keeps it
+ * rather than five tries; a write that can never succeed is still dead-lettered at once.
+ */
+export const MEMORY_WRITE_MAX_DELIVERIES = 10_080;
+
+/** Memory extraction's attempts; the handler gives up by itself at the last (see longterm-handlers). */
+export const MEMORY_EXTRACT_MAX_DELIVERIES = 8;
+
+/**
  * JetStream's own bound, above ours: one delivery past the bound lets the consumer dead-letter a
  * message whose handler crashed its process on the last attempt, and two more let it retry a
  * dead-letter publish that failed. Without it a message no consumer can settle would circle forever.
@@ -105,12 +115,26 @@ export function consumerConfig(s: Subjects, key: ConsumerKey, t: StreamTuning = 
     case 'memoryExtract':
       return {
         stream: s.streams.memoryJobs,
-        config: { ...common, durable_name: s.consumers.memoryExtract, filter_subject: s.memoryExtract, ack_wait: nanos(60_000), max_ack_pending: 1000 },
+        config: {
+          ...common,
+          max_deliver: maxDeliverBackstop(MEMORY_EXTRACT_MAX_DELIVERIES),
+          durable_name: s.consumers.memoryExtract,
+          filter_subject: s.memoryExtract,
+          ack_wait: nanos(60_000),
+          max_ack_pending: 1000,
+        },
       };
     case 'memoryWrites':
       return {
         stream: s.streams.memoryJobs,
-        config: { ...common, durable_name: s.consumers.memoryWrites, filter_subject: s.memoryWrite, ack_wait: nanos(30_000), max_ack_pending: 10_000 },
+        config: {
+          ...common,
+          max_deliver: maxDeliverBackstop(MEMORY_WRITE_MAX_DELIVERIES),
+          durable_name: s.consumers.memoryWrites,
+          filter_subject: s.memoryWrite,
+          ack_wait: nanos(30_000),
+          max_ack_pending: 10_000,
+        },
       };
   }
 }

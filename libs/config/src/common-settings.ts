@@ -11,6 +11,13 @@ export const commonSettings = {
     Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prefix of reply inboxes (default _INBOX); the generated NATS users expect _INBOX_<user>' }),
   ),
   HERMES_SUBJECT_PREFIX: Type.String({ default: 'hermes', pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'first token of every subject' }),
+  // Loopback unless told otherwise, so a laptop's `npm run up` is not reachable from its network;
+  // the image (Dockerfile), the Helm chart and docker-compose set 0.0.0.0, as probes come from outside.
+  HERMES_BIND_HOST: Type.String({
+    default: '127.0.0.1',
+    minLength: 1,
+    description: 'interface the health and metrics ports (and the gateway, unless GATEWAY_HOST is set) listen on; 0.0.0.0 in containers',
+  }),
   HEALTH_PORT: Type.Integer({ default: 0, minimum: 0, maximum: 65535, description: 'port for /healthz and /readyz; 0 picks a free one' }),
   LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace')], {
     default: 'info',

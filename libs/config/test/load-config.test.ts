@@ -152,6 +152,7 @@ describe('commonSettings', () => {
     expect(loadConfig(common, { service: 'svc', env: {} })).toEqual({
       NATS_URL: 'nats://127.0.0.1:4222',
       HERMES_SUBJECT_PREFIX: 'hermes',
+      HERMES_BIND_HOST: '127.0.0.1',
       HEALTH_PORT: 0,
       LOG_LEVEL: 'info',
       LOG_USER_ID: 'plain',

@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   llm_timeout: { retryable: true, summary: 'the LLM call took too long' },
   llm_permit_timeout: { retryable: true, summary: 'no LLM permit was free within the wait limit (the pool is saturated or backing off)' },
   budget_exceeded: { retryable: false, summary: "the task used up its token budget (budget.max_tokens)" },
+  input_too_large: { retryable: false, summary: "the task's goal and inputs (with dependency outputs) do not fit into the model's context window; nothing was sent to the model" },
   max_steps_exceeded: { retryable: false, summary: 'the agent loop used its max_steps without a final answer' },
   loop_detected: { retryable: false, summary: 'the model repeated the same tool call with the same arguments' },
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },

@@ -23,6 +23,7 @@ export interface HealthServerOptions {
 /**
  * Serves the Kubernetes probes: `/healthz` answers 200 while the process runs and `live()` (when
  * given) says it is making progress, else 503 saying why; `/readyz` 200 only while `ready()`.
+ * Listens on `host`, loopback by default (a container passes 0.0.0.0 for its probes).
  */
 export async function startHealthServer(opts: HealthServerOptions): Promise<HealthServer> {
   const server: Server = createServer((req, res) => {
@@ -39,7 +40,7 @@ export async function startHealthServer(opts: HealthServerOptions): Promise<Heal
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port, opts.host ?? '0.0.0.0', () => resolve());
+    server.listen(opts.port, opts.host ?? '127.0.0.1', () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;

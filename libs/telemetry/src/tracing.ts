@@ -76,7 +76,7 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   let prometheus: PrometheusExporter | undefined;
   if (opts.metricsPort !== undefined) {
     const { PrometheusExporter } = await sdk.prometheus();
-    prometheus = new PrometheusExporter({ port: opts.metricsPort, host: opts.metricsHost ?? '0.0.0.0', endpoint: '/metrics', preventServerStart: true });
+    prometheus = new PrometheusExporter({ port: opts.metricsPort, host: opts.metricsHost ?? '127.0.0.1', endpoint: '/metrics', preventServerStart: true });
     await prometheus.startServer();
     // The exporter ships with its own copy of sdk-metrics (same major); only private fields differ.
     readers.push(prometheus as unknown as MetricReader);

@@ -7,7 +7,8 @@ import type { GatewaySettings } from './settings.js';
 export async function startGateway({ config, bus, logger }: ServiceContext<GatewaySettings>): Promise<RunningService> {
   const apiKeys = loadApiKeys(config);
   const gateway = createGatewayServer({ bus, apiKeys, logger });
-  const { port } = await gateway.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
-  logger.info({ port, host: config.GATEWAY_HOST, api_keys: apiKeys.length }, 'gateway listening');
+  const host = config.GATEWAY_HOST ?? config.HERMES_BIND_HOST;
+  const { port } = await gateway.listen({ port: config.GATEWAY_PORT, host });
+  logger.info({ port, host, api_keys: apiKeys.length }, 'gateway listening');
   return { stop: (timeoutMs) => gateway.close(timeoutMs) };
 }

@@ -97,7 +97,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     listen: ({ port, host }) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host ?? '0.0.0.0', () => {
+        server.listen(port, host ?? '127.0.0.1', () => {
           server.off('error', reject);
           resolve({ port: (server.address() as AddressInfo).port });
         });

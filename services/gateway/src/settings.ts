@@ -19,7 +19,7 @@ export const ApiKeyList = Type.Array(ApiKeyEntry, { minItems: 1 });
 export const gatewaySettings = Type.Object(
   {
     GATEWAY_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'HTTP API port; 0 picks a free one' }),
-    GATEWAY_HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'interface the HTTP API listens on' }),
+    GATEWAY_HOST: Type.Optional(Type.String({ minLength: 1, description: 'interface the HTTP API listens on (default HERMES_BIND_HOST)' })),
     HERMES_API_KEYS: Type.Optional(
       Type.Array(ApiKeyEntry, { minItems: 1, description: 'JSON array of { key, user_id, roles }; or use HERMES_API_KEYS_FILE' }),
     ),

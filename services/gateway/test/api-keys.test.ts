@@ -17,7 +17,8 @@ function writeKeyFile(content: string): string {
 describe('gateway settings', () => {
   it('apply defaults and parse HERMES_API_KEYS from JSON', () => {
     const config = loadConfig(gatewaySettings, { service: 'gateway', env: { HERMES_API_KEYS: keysJson } });
-    expect(config).toMatchObject({ GATEWAY_PORT: 8080, GATEWAY_HOST: '0.0.0.0' });
+    expect(config).toMatchObject({ GATEWAY_PORT: 8080 });
+    expect(config.GATEWAY_HOST).toBeUndefined();
     expect(loadApiKeys(config)).toEqual([{ key: KEY, user_id: 'alice', roles: ['admin'] }]);
   });
 

@@ -10,6 +10,7 @@ import { noWaiting, waitOutOutage, type OutagePolicy, type WaitOut } from './dep
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore, type JobCheckpoint } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
+import { assertOpeningFits, OpeningBudgetError } from './opening-budget.js';
 import { openingMessages } from './prompt-builder.js';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
@@ -150,7 +151,7 @@ export class JobRunner {
         return 'done';
       }
       // A payload that fails its own contract is a bug (or a model producing garbage); retrying cannot fix it.
-      const retryable = err instanceof LlmError || err instanceof RemoteError ? err.retryable : !(err instanceof OutgoingPayloadError);
+      const retryable = err instanceof LlmError || err instanceof RemoteError || err instanceof OpeningBudgetError ? err.retryable : !(err instanceof OutgoingPayloadError);
       if (retryable && attempt < this.o.maxAttempts) {
         // The redelivered job (same task, so same lock group) takes the session up again at once;
         // releasing here would let another task's loop slip in between the two attempts.
@@ -205,15 +206,7 @@ export class JobRunner {
 
   private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
     const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut));
-    const maxTokens = job.budget?.max_tokens;
-    const estimate = Math.ceil(JSON.stringify(checkpoint.messages).length / 4);
-    if (checkpoint.step === 0 && maxTokens !== undefined && estimate > maxTokens) {
-      return {
-        kind: 'stopped' as const,
-        error: wireError('budget_exceeded', `the prompt alone (~${estimate} tokens) exceeds the task budget of ${maxTokens} tokens`, { estimated_tokens: estimate, max_tokens: maxTokens }),
-        usage: checkpoint.usage,
-      };
-    }
+    if (checkpoint.step === 0) assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(), maxTokens: job.budget?.max_tokens });
     const tools = await prefetched.tools;
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
@@ -242,10 +235,15 @@ export class JobRunner {
     } else {
       messages = composeMessages(job);
     }
+    assertOpeningFits({ messages, ...this.openingLimits() });
     const answer = await this.o.llm.chat({ role: job.model_role, messages, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
+  }
+
+  private openingLimits() {
+    return { contextTokens: this.o.contextTokens ?? 128_000, reserveTokens: RESERVE_OUTPUT_TOKENS + RESERVE_TOOL_TOKENS };
   }
 
   private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut): Promise<Checkpoint> {
@@ -328,6 +326,6 @@ interface Prefetched {
 
 function toWire(err: unknown): WireError {
   if (err instanceof LlmError) return err.toWire();
-  if (err instanceof RemoteError) return err.wire;
+  if (err instanceof RemoteError || err instanceof OpeningBudgetError) return err.wire;
   return wireError('internal', (err as Error)?.message ?? String(err));
 }

@@ -1,5 +1,13 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { RuntimeJob, SessionMessage } from '@hermes/contracts';
+import { renderCompactJson } from './compact-json.js';
+
+/**
+ * Bound on the JSON a prompt carries (inputs, dependency outputs, planning context): about a
+ * million tokens at 4 characters a token, above any worker model's window, so a rendering cut
+ * here would never have fitted and fails the job with input_too_large instead of being sent.
+ */
+export const MAX_RENDERED_JSON_CHARS = 4_000_000;
 
 /** What the opening needs of a session message (a stored one, or one of an assembled context). */
 type HistoryMessage = Pick<SessionMessage, 'role' | 'content'> & { kind?: 'message' | 'summary' | 'pinned' };
@@ -34,7 +42,16 @@ export function openingMessages(job: RuntimeJob, history: readonly HistoryMessag
     // A stored system message is an old prompt and stays out; the summary and pinned facts go in.
     else if (m.role === 'system' && m.content && (m.kind === 'summary' || m.kind === 'pinned')) messages.push({ role: 'system', content: m.content });
   }
-  const inputs = job.inputs && Object.keys(job.inputs).length > 0 ? `\n\nInputs (JSON):\n${JSON.stringify(job.inputs, null, 2)}` : '';
+  const inputs = job.inputs && Object.keys(job.inputs).length > 0 ? jsonSection('Inputs', job.inputs) : '';
   messages.push({ role: 'user', content: `${job.goal}${inputs}` });
   return messages;
+}
+
+/**
+ * A titled block of JSON for the end of a user message, compact (see renderCompactJson) and
+ * bounded by MAX_RENDERED_JSON_CHARS: a 4,000-deep object is as many bytes as it came in,
+ * where pretty-printing made megabytes of indentation out of it.
+ */
+export function jsonSection(title: string, value: unknown): string {
+  return `\n\n${title} (JSON):\n${renderCompactJson(value, { maxChars: MAX_RENDERED_JSON_CHARS }).text}`;
 }

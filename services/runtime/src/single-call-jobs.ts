@@ -2,6 +2,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { jsonrepair } from 'jsonrepair';
 import type { RuntimeJob, ToolDefinition } from '@hermes/contracts';
 import type { ChatResult } from '@hermes/llm';
+import { jsonSection } from './prompt-builder.js';
 
 /** The JSON shape the planner is asked for; the dispatcher validates what comes back (docs/planning.md). */
 const PLAN_SHAPE = '{"subtasks":[{"id":"fetch","intent":"...","depends_on":[],"tools":["tool_name"]},{"id":"report","intent":"...","depends_on":["fetch"]}]}';
@@ -31,7 +32,7 @@ export function planMessages(job: RuntimeJob, tools: readonly ToolDefinition[]):
   ].filter(Boolean).join('\n');
   return [
     { role: 'system', content: system },
-    { role: 'user', content: `${job.goal}\n\nPlanning context (JSON):\n${JSON.stringify(inputs, null, 2)}` },
+    { role: 'user', content: `${job.goal}${jsonSection('Planning context', inputs)}` },
   ];
 }
 
@@ -46,7 +47,7 @@ export function composeMessages(job: RuntimeJob): ChatCompletionMessageParam[] {
         'Use only the subtask outputs you are given; never make up data. Answer with the final result as plain text.',
       ].join('\n'),
     },
-    { role: 'user', content: `${job.goal}\n\nSubtask outputs (JSON):\n${JSON.stringify(job.inputs ?? {}, null, 2)}` },
+    { role: 'user', content: `${job.goal}${jsonSection('Subtask outputs', job.inputs ?? {})}` },
   ];
 }
 

@@ -91,6 +91,8 @@ export interface FixtureOptions {
   cancellable?: boolean;
   /** The memory stand-in answers sessionContext this much later (a slow memory service). */
   sessionContextDelayMs?: number;
+  /** The model's context window (MODEL_CONTEXT_TOKENS; default the runtime's). */
+  contextTokens?: number;
 }
 
 /**
@@ -163,6 +165,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     tools: new ToolCaller({ bus, requestTimeoutMs: opts.toolRequestTimeoutMs ?? 3_000, approvalPollMs: opts.approvalPollMs ?? 10_000 }),
     limits: { maxSteps: opts.maxSteps ?? 10, maxRepeats: opts.maxRepeats ?? 2 },
     ...(opts.cancellable ? { cancellations: new CancellationWatch(bus) } : {}),
+    ...(opts.contextTokens ? { contextTokens: opts.contextTokens } : {}),
   });
   const consumer = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
   const consumers: WorkConsumer[] = [];

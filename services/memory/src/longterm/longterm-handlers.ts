@@ -1,5 +1,5 @@
 import { contracts } from '@hermes/contracts';
-import { consumeContract, serve, type Bus, type WorkConsumer } from '@hermes/bus';
+import { consumeContract, MEMORY_EXTRACT_MAX_DELIVERIES, MEMORY_WRITE_MAX_DELIVERIES, serve, type Bus, type WorkConsumer } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import { answer } from '../reply-errors.js';
 import type { Archival } from './archival.js';
@@ -53,15 +53,23 @@ export async function startLongTermConsumers(o: {
 }): Promise<WorkConsumer[]> {
   const { bus, logger } = o;
   const retryDelayMs = (n: number) => backoffMs(n, o.retryMaxMs);
-  const writes = await consumeContract(bus, contracts.memoryWrite, { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, concurrency: 8, retryDelayMs }, async (job, msg) => {
-    const outcome = await o.writer.write(job);
-    if (msg.info.deliveryCount > 1 || outcome !== 'written') logger.info({ memory_id: job.memory_id, outcome, delivery: msg.info.deliveryCount }, 'memory write');
-  });
-  const extractions = await consumeContract(bus, contracts.memoryExtract, { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryExtract, concurrency: 4, retryDelayMs }, async (job, msg) => {
+  const writes = await consumeContract(
+    bus,
+    contracts.memoryWrite,
+    { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, concurrency: 8, retryDelayMs, maxDeliveries: MEMORY_WRITE_MAX_DELIVERIES },
+    async (job, msg) => {
+      const outcome = await o.writer.write(job);
+      if (msg.info.deliveryCount > 1 || outcome !== 'written') logger.info({ memory_id: job.memory_id, outcome, delivery: msg.info.deliveryCount }, 'memory write');
+    },
+  );
+  // Extraction gives up on its own at its last attempt (the messages wait for the next append):
+  // its bound is that attempt, so it is never dead-lettered for a retryable failure.
+  const extractAttempts = o.maxExtractAttempts ?? MEMORY_EXTRACT_MAX_DELIVERIES;
+  const extractions = await consumeContract(bus, contracts.memoryExtract, { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryExtract, concurrency: 4, retryDelayMs, maxDeliveries: extractAttempts }, async (job, msg) => {
     try {
       await o.extractor.extract(job);
     } catch (err) {
-      if (msg.info.deliveryCount < (o.maxExtractAttempts ?? 8)) throw err;
+      if (msg.info.deliveryCount < extractAttempts) throw err;
       logger.error({ err: (err as Error).message, session_id: job.session_id }, 'memory extraction gave up; the messages wait for the next append');
     }
   });
