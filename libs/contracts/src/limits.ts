@@ -108,9 +108,10 @@ interface Frame {
 }
 
 /**
- * Every place `value` (found at `basePath` in its message, the root by default) is over `limits`, without recursion (an explicit stack), so no input can
- * overflow the call stack. Work is bounded by the byte budget: the walk stops once the value is
- * known to be over `maxBytes`, which also ends it on a cyclic value.
+ * Every place `value` (found at `basePath` in its message, the root by default) is over `limits`,
+ * found without recursion (an explicit stack), so no input can overflow the call stack. Work is
+ * bounded by the byte budget: the walk stops once the value is known to be over `maxBytes`, which
+ * also ends it on a cyclic value.
  */
 export function checkLimits(value: unknown, limits: PayloadLimits, basePath = ''): LimitIssue[] {
   // A value found at basePath sits that many levels down in its message, whose limits these are.
