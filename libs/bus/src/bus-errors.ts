@@ -41,6 +41,26 @@ export class OutgoingPayloadError extends BusError {
   }
 }
 
+/** A payload we were about to send is over its contract's limits: a bug in the sender, or input it should have refused. */
+export class PayloadLimitError extends BusError {
+  /** The same payload is over the same limit every time: a work message that hits this is dead-lettered at once. */
+  readonly retryable = false;
+  constructor(
+    readonly contract: string,
+    readonly wire: WireError,
+  ) {
+    super('payload_limit', `outgoing ${contract} payload: ${wire.message}`);
+  }
+}
+
+/** A payload cannot be written as JSON (a cycle, a BigInt, nesting that overflows JSON.stringify). */
+export class PayloadEncodingError extends BusError {
+  readonly retryable = false;
+  constructor(cause: unknown) {
+    super('invalid_payload', `payload cannot be encoded as JSON: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+  }
+}
+
 // Issues kept in a dead-letter record: enough to see what is wrong, bounded however bad the message.
 const MAX_ISSUES = 20;
 

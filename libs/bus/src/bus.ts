@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
+import { limitsError, subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, type Logger } from '@hermes/telemetry';
 import { encodeJson } from './codec.js';
-import { OutgoingPayloadError } from './bus-errors.js';
+import { OutgoingPayloadError, PayloadLimitError } from './bus-errors.js';
 import { injectTraceContext } from './trace-headers.js';
 import { bucketConfig, consumerConfig, streamConfig, type BucketKey, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
 import { ConsumerProgress } from './consumer-progress.js';
@@ -155,10 +155,13 @@ export class Bus {
   }
 
   /**
-   * Validates the payload against its contract, adds trace context and publishes: to JetStream
-   * (awaiting the ack) when the contract has a stream, else as a core message.
+   * Checks the payload against its contract's limits and schema, adds trace context and publishes:
+   * to JetStream (awaiting the ack) when the contract has a stream, else as a core message.
    */
   async publish<P extends TSchema>(contract: MessageContract<P>, payload: Static<P>, opts: PublishOptions = {}): Promise<PubAck | undefined> {
+    // Before the schema: what the consumer would refuse must not leave, and nothing recursive runs on it first.
+    const overLimit = contract.limits ? limitsError(payload, contract.limits, { what: contract.name }) : undefined;
+    if (overLimit) throw new PayloadLimitError(contract.name, overLimit);
     const checked = validate(contract.payload, payload);
     if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
     const subject = opts.subject ?? contract.subject(this.subjects);

@@ -14,10 +14,11 @@ export type { StreamKey, ConsumerKey, BucketKey, StreamTuning } from './stream-s
 export { isCasConflict, casUpdate, CasRetriesExhaustedError } from './kv-cas.js';
 export type { CasUpdateOptions, CasOutcome } from './kv-cas.js';
 export { injectTraceContext, extractTraceContext, currentTraceparent, contextFromTraceparent } from './trace-headers.js';
-export { BusError, RemoteError, ReplyError, OutgoingPayloadError, InvalidMessageError } from './bus-errors.js';
+export { BusError, RemoteError, ReplyError, OutgoingPayloadError, InvalidMessageError, PayloadLimitError, PayloadEncodingError } from './bus-errors.js';
 export { installShutdown } from './shutdown.js';
 export type { ShutdownStep } from './shutdown.js';
 export { encodeJson, decodeJson } from './codec.js';
+export type { Decoded } from './codec.js';
 export { hostService } from './service-host.js';
 export type { HostServiceOptions, ServiceContext, RunningService } from './service-host.js';
 export { submitTask, followTaskEvents } from './task-client.js';

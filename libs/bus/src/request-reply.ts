@@ -1,11 +1,11 @@
 import { headers as natsHeaders, NoRespondersError, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { replyEnvelope, StoredStateError, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
+import { limitsError, replyEnvelope, StoredStateError, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { decodeJson, encodeJson } from './codec.js';
-import { OutgoingPayloadError, RemoteError, ReplyError } from './bus-errors.js';
+import { OutgoingPayloadError, PayloadLimitError, RemoteError, ReplyError } from './bus-errors.js';
 import { extractTraceContext, injectTraceContext } from './trace-headers.js';
 
 const envelopes = new WeakMap<TSchema, TSchema>();
@@ -25,6 +25,8 @@ export async function request<Req extends TSchema, Res extends TSchema>(
   payload: Static<Req>,
   opts: { timeoutMs?: number; subject?: string } = {},
 ): Promise<Static<Res>> {
+  const overLimit = contract.limits ? limitsError(payload, contract.limits, { what: contract.name }) : undefined;
+  if (overLimit) throw new PayloadLimitError(contract.name, overLimit);
   const checked = validate(contract.request, payload);
   if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
   // A parameterised subject (e.g. one provider's toolExec) is given by the caller.
@@ -44,9 +46,10 @@ export async function request<Req extends TSchema, Res extends TSchema>(
     throw err;
   }
   const decoded = decodeJson(msg.data);
-  const reply = decoded.ok ? validate(envelopeFor(contract.reply), decoded.value) : undefined;
-  if (!reply?.ok) {
-    throw new RemoteError(wireError('invalid_payload', `reply on ${subject} does not match its contract`, { issues: reply?.issues }), subject);
+  if (!decoded.ok) throw new RemoteError({ ...decoded.error, message: `reply on ${subject}: ${decoded.error.message}` }, subject);
+  const reply = validate(envelopeFor(contract.reply), decoded.value);
+  if (!reply.ok) {
+    throw new RemoteError(wireError('invalid_payload', `reply on ${subject} does not match its contract`, { issues: reply.issues }), subject);
   }
   const env = reply.value as { ok: true; result: Static<Res> } | { ok: false; error: WireError };
   if (!env.ok) throw new RemoteError(env.error, subject);
@@ -65,9 +68,10 @@ export interface RequestContext {
 }
 
 /**
- * Answers a request contract on the service's queue group. Invalid requests get an
- * `invalid_payload` reply listing the problems; a thrown ReplyError is sent as is, a
- * StoredStateError as `corrupt_state` (not retryable); anything else
+ * Answers a request contract on the service's queue group. A request over the contract's limits
+ * gets a `payload_limit` reply naming the limit and path, before anything parses further; invalid
+ * requests get an `invalid_payload` reply listing the problems; a thrown ReplyError is sent as is,
+ * a StoredStateError as `corrupt_state` (not retryable); anything else
  * is logged and answered as `internal`. The handler never takes the subscription down.
  */
 export function serve<Req extends TSchema, Res extends TSchema>(
@@ -102,10 +106,11 @@ async function answer<Req extends TSchema, Res extends TSchema>(
   await context.with(trace.setSpan(parent, span), async () => {
     let body: unknown;
     const after: (() => void)[] = [];
-    const decoded = decodeJson(msg.data);
+    const decoded = decodeJson(msg.data, contract.limits);
     const checked = decoded.ok ? validate(contract.request, decoded.value) : undefined;
     if (!decoded.ok) {
-      body = { ok: false, error: wireError('invalid_payload', decoded.message) };
+      body = { ok: false, error: decoded.error };
+      bus.logger.warn({ subject: msg.subject, error: decoded.error }, 'undecodable request');
     } else if (!checked?.ok) {
       body = { ok: false, error: wireError('invalid_payload', `request on ${msg.subject} does not match ${contract.name}`, { issues: checked?.issues }) };
       bus.logger.warn({ subject: msg.subject, issues: checked?.issues }, 'invalid request');
@@ -132,7 +137,7 @@ async function answer<Req extends TSchema, Res extends TSchema>(
       }
     }
     try {
-      msg.respond(encodeJson(body));
+      msg.respond(encodeReply(bus, contract, body));
     } catch (err) {
       bus.logger.warn({ err, subject: msg.subject }, 'could not send reply');
     }
@@ -145,4 +150,14 @@ async function answer<Req extends TSchema, Res extends TSchema>(
     }
     span.end();
   });
+}
+
+/** The reply's bytes; a result JSON cannot encode (a cycle, nesting too deep) is answered as `internal`, never left unanswered. */
+function encodeReply(bus: Bus, contract: RequestContract, body: unknown): Uint8Array {
+  try {
+    return encodeJson(body);
+  } catch (err) {
+    bus.logger.error({ err, contract: contract.name }, 'reply cannot be encoded');
+    return encodeJson({ ok: false, error: wireError('internal', `${contract.responder} could not encode its ${contract.name} reply`) });
+  }
 }

@@ -258,7 +258,7 @@ export async function consumeContract<P extends TSchema>(
   handler: (payload: Static<P>, msg: JsMsg) => Promise<void | HandlerOutcome>,
 ): Promise<WorkConsumer> {
   return startWorkConsumer(bus, opts, async (msg) => {
-    const decoded = decodeJson(msg.data);
+    const decoded = decodeJson(msg.data, contract.limits);
     const checked = decoded.ok ? validate(contract.payload, decoded.value) : undefined;
     if (!checked?.ok) {
       const issues = decoded.ok ? (checked?.issues ?? []) : [{ path: '', message: decoded.message }];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorAsWire, InvalidMessageError, isRetryable, OutgoingPayloadError, RemoteError } from '@hermes/bus';
+import { errorAsWire, InvalidMessageError, isRetryable, OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
 import { wireError } from '@hermes/contracts';
 
 describe('isRetryable', () => {
@@ -9,6 +9,13 @@ describe('isRetryable', () => {
     for (const err of [new TypeError('x'), new RangeError('Maximum call stack size exceeded'), new ReferenceError('y'), new SyntaxError('z')]) expect(isRetryable(err), err.name).toBe(false);
     expect(isRetryable(new OutgoingPayloadError('runtimeResults', [{ path: '/x', message: 'bad' }]))).toBe(false);
     expect(isRetryable(new InvalidMessageError('runtimeJobs', [{ path: '/x', message: 'bad' }]))).toBe(false);
+  });
+
+  it('says no for a payload over its limits or one JSON cannot encode, and passes the payload_limit error on', () => {
+    const wire = wireError('payload_limit', 'too deep', { limit: 'maxDepth', path: '/a' });
+    expect(isRetryable(new PayloadLimitError('memoryWrite', wire))).toBe(false);
+    expect(errorAsWire(new PayloadLimitError('memoryWrite', wire))).toEqual(wire);
+    expect(isRetryable(new PayloadEncodingError(new RangeError('Maximum call stack size exceeded')))).toBe(false);
   });
 
   it('says yes for everything else, a retryable remote error included', () => {

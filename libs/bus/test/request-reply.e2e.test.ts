@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
-import { OutgoingPayloadError, RemoteError, ReplyError, decodeJson, encodeJson, request, serve } from '@hermes/bus';
-import { contracts, wireError, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
+import { OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError, ReplyError, consumeContract, decodeJson, encodeJson, request, serve } from '@hermes/bus';
+import { contracts, wireError, type MemoryWriteJob, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
-import { connectBus, runtimeJob, uniquePrefix } from './support.js';
+import { connectBus, eventually, runtimeJob, uniquePrefix } from './support.js';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -220,5 +220,81 @@ describe('outgoing payload checks', () => {
     expect(info.state.messages).toBe(0);
     const ack = await bus.publish(contracts.runtimeJobs, runtimeJob('j2'));
     expect(ack?.seq).toBe(1);
+  });
+});
+
+/** `depth` nested arrays as JSON text. */
+const deepText = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+describe('payload limits on the bus', () => {
+  it('a request nested 5,000 deep gets a payload_limit reply naming limit and path, and the responder keeps answering', async () => {
+    const bus = await open();
+    let handled = 0;
+    serve(bus, contracts.sessionRead, async () => {
+      handled++;
+      return { messages: [] };
+    });
+    const body = new TextEncoder().encode(`{"user_id":"alice","session_id":"s","extra":${deepText(5000)}}`);
+    const decoded = decodeJson((await bus.nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
+    expect(decoded).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 64, actual: 5001 } } } });
+    expect(handled).toBe(0);
+    await expect(request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 's' })).resolves.toEqual({ messages: [] });
+  });
+
+  it("a request is decoded within its contract's own limits (a memory write)", async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionAppend, async () => ({ messages: [] }));
+    // 43 levels: within the envelope's 64, over the 36 of a memory write.
+    const body = new TextEncoder().encode(`{"user_id":"u1","session_id":"s1","messages":[{"role":"user","content":"x","x":${deepText(40)}}]}`);
+    const raw = await bus.nc.request(bus.subjects.sessionAppend, body, { timeout: 5_000 });
+    expect(decodeJson(raw.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', details: { limit: 'maxDepth', max: 36, actual: 43, path: `/messages/0/x${'/0'.repeat(33)}` } } } });
+  });
+
+  it('bad UTF-8 gets invalid_payload, not a replaced character', async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionRead, async () => ({ messages: [] }));
+    const body = Uint8Array.from([...new TextEncoder().encode('{"user_id":"'), 0xff, ...new TextEncoder().encode('","session_id":"s"}')]);
+    const decoded = decodeJson((await bus.nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
+    expect(decoded).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', message: expect.stringMatching(/UTF-8/) } } });
+  });
+
+  it('publishing or requesting over a contract limit throws PayloadLimitError before anything is sent', async () => {
+    const bus = await open();
+    const polluted = JSON.parse('{"memory_id":"m1","user_id":"u1","source":{"__proto__":{"x":1}}}') as MemoryWriteJob;
+    await expect(bus.publish(contracts.memoryWrite, polluted)).rejects.toBeInstanceOf(PayloadLimitError);
+    await expect(bus.publish(contracts.memoryWrite, polluted)).rejects.toMatchObject({ wire: { code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/source/__proto__' } } });
+    const content = 'x'.repeat(1024 * 1024 + 1);
+    await expect(request(bus, contracts.sessionAppend, { user_id: 'u1', session_id: 's1', messages: [{ role: 'user', content }] })).rejects.toMatchObject({
+      name: 'PayloadLimitError',
+      wire: { details: { limit: 'maxStringLength', path: '/messages/0/content' } },
+    });
+  });
+
+  it('a value JSON cannot encode throws PayloadEncodingError, not a transport error', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => encodeJson(cyclic)).toThrow(PayloadEncodingError);
+    let deep: unknown = [];
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(() => encodeJson(deep)).toThrow(PayloadEncodingError);
+  });
+
+  it('a work message over its contract limits is terminated and reported, never handled', async () => {
+    const bus = await open();
+    await bus.ensureStreams(['memoryJobs']);
+    await bus.ensureConsumers(['memoryWrites']);
+    const invalid: string[] = [];
+    const handled: unknown[] = [];
+    const consumer = await consumeContract(
+      bus,
+      contracts.memoryWrite,
+      { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, onInvalid: async (_msg, issues) => void invalid.push(issues[0]!.message) },
+      async (job) => void handled.push(job),
+    );
+    await bus.js.publish(bus.subjects.memoryWrite, new TextEncoder().encode(`{"deep":${deepText(100_000)}}`));
+    await eventually(() => (invalid.length === 1 ? invalid : undefined), 10_000, 'the deep message reported');
+    expect(invalid[0]).toMatch(/nests 100001 levels deep, over the maximum of 36/);
+    expect(handled).toEqual([]);
+    await consumer.stop(1_000);
   });
 });

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { contracts, replyEnvelope, type MessageContract, type RequestContract, type ServiceName } from './catalog.js';
-import { taskIdFor } from './cloudevents.js';
+import { CLOUDEVENT_HEADER_MAX_CHARS, taskIdFor } from './cloudevents.js';
 import { ERROR_CODES } from './errors.js';
+import { FORBIDDEN_KEYS, PAYLOAD_LIMITS, type PayloadLimits, type ValueLimits } from './limits.js';
 import { subjectsFor, type Subjects } from './subjects.js';
 import { TASK_EVENT_KINDS, TERMINAL_EVENT_KINDS } from './schemas/task-events.js';
 import { TASK_SUBMIT_TYPE, TaskSubmitEvent } from './schemas/task-submission.js';
@@ -95,6 +96,7 @@ function addMessageContract(c: MessageContract, s: Subjects, out: Sections): voi
   const message: JsonObject = { name: c.name, title: titleOf(c.payload), contentType: 'application/json' };
   if (c.payload === TaskSubmitEvent) message.headers = taskSubmitHeaders();
   message.payload = out.schemas.ref(c.payload);
+  if (c.limits) message['x-hermes-limits'] = limitsObject(c.limits);
   out.messages[c.name] = message;
 
   const operation = (action: 'send' | 'receive', services: readonly ServiceName[]): JsonObject => ({
@@ -131,7 +133,13 @@ function addRequestContract(c: RequestContract, s: Subjects, out: Sections): voi
     'x-hermes-consumers': [...c.requesters],
   };
 
-  out.messages[requestName] = { name: requestName, title: titleOf(c.request), contentType: 'application/json', payload: out.schemas.ref(c.request) };
+  out.messages[requestName] = {
+    name: requestName,
+    title: titleOf(c.request),
+    contentType: 'application/json',
+    payload: out.schemas.ref(c.request),
+    ...(c.limits ? { 'x-hermes-limits': limitsObject(c.limits) } : {}),
+  };
   const envelope = { ...replyEnvelope(c.reply), title: `${titleOf(c.reply)}Envelope`, description: `{ ok: true, result: ${titleOf(c.reply)} } or { ok: false, error: WireError }` };
   out.messages[replyName] = { name: replyName, title: envelope.title, contentType: 'application/json', payload: out.schemas.ref(envelope) };
 
@@ -211,6 +219,22 @@ function taskSubmitHeaders(): JsonObject {
   return { type: 'object', properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, orderSchemaKeys(v as JsonObject)])) };
 }
 
+/** A message's payload limits as the document shows them (`x-hermes-limits`). */
+function limitsObject(limits: PayloadLimits): JsonObject {
+  const { members, ...own } = limits;
+  return { ...own, ...(members && Object.keys(members).length > 0 ? { members: Object.fromEntries(Object.entries(members).map(([k, v]) => [k, { ...v }])) } : {}) };
+}
+
+function limitsTable(): string {
+  const row = (kind: string, l: ValueLimits) => `| ${kind} | ${l.maxBytes} | ${l.maxDepth} | ${l.maxStringLength} | ${l.maxArrayLength} | ${l.maxKeys} |`;
+  const rows: string[] = [];
+  for (const [kind, limits] of Object.entries(PAYLOAD_LIMITS) as [string, PayloadLimits][]) {
+    rows.push(row(`\`${kind}\``, limits));
+    for (const [pointer, member] of Object.entries(limits.members ?? {})) rows.push(row(`\`${kind}\` \`${pointer}\``, member));
+  }
+  return ['| payload | maxBytes | maxDepth | maxStringLength | maxArrayLength | maxKeys |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
 function describeHermes(s: Subjects): string {
   const errorCodes = Object.entries(ERROR_CODES)
     .map(([code, e]) => `- \`${code}\` (${e.retryable ? 'retryable' : 'not retryable'}): ${e.summary}`)
@@ -239,6 +263,15 @@ function describeHermes(s: Subjects): string {
     '## Request/reply',
     '',
     'Request subjects are core NATS request/reply, served by one queue group per service. Every reply is an envelope: `{ "ok": true, "result": ... }` or `{ "ok": false, "error": { "code", "message", "retryable", "details"? } }`.',
+    '',
+    '## Payload limits',
+    '',
+    'Every payload is decoded within limits before anything else reads it; a message with limits of its own shows them under `x-hermes-limits`; every other one is bounded by the `envelope` limits. ' +
+      'A payload over a limit is refused with the non-retryable error `payload_limit`, whose `details` name the `limit`, the JSON Pointer `path`, the `max` and the `actual` value (a submission: a `rejected` event carrying that error). ' +
+      `Bytes are UTF-8 bytes of the JSON text, depth counts nested arrays and objects (\`{}\` is 1), string lengths are UTF-16 code units (keys too). Invalid UTF-8 is refused, and so are the keys ${FORBIDDEN_KEYS.map((k) => `\`${k}\``).join(', ')} anywhere (prototype pollution). ` +
+      `In binary mode each \`ce-*\` header value is at most ${CLOUDEVENT_HEADER_MAX_CHARS} characters. Tool arguments are bounded as \`toolArguments\` once parsed, tool results (built-in, remote provider, MCP server) as \`toolResult\`.`,
+    '',
+    limitsTable(),
     '',
     '## Error codes',
     '',

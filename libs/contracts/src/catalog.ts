@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { Subjects } from './subjects.js';
+import { PAYLOAD_LIMITS, type PayloadLimits } from './limits.js';
 import { WireError } from './schemas/common.js';
 import { TaskSubmitEvent } from './schemas/task-submission.js';
 import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
@@ -69,6 +70,8 @@ export interface MessageContract<P extends TSchema = TSchema> {
   readonly subject: (s: Subjects) => string;
   readonly stream?: (s: Subjects) => string;
   readonly payload: P;
+  /** Bounds the payload is decoded within; absent = PAYLOAD_LIMITS.envelope. */
+  readonly limits?: PayloadLimits;
   readonly producers: readonly ServiceName[];
   readonly consumers: readonly ServiceName[];
 }
@@ -80,6 +83,8 @@ export interface RequestContract<Req extends TSchema = TSchema, Res extends TSch
   readonly summary: string;
   readonly subject: (s: Subjects) => string;
   readonly request: Req;
+  /** Bounds the request is decoded within; absent = PAYLOAD_LIMITS.envelope. */
+  readonly limits?: PayloadLimits;
   readonly reply: Res;
   readonly responder: ServiceName;
   readonly requesters: readonly ServiceName[];
@@ -98,10 +103,14 @@ const request = <Req extends TSchema, Res extends TSchema>(c: Omit<RequestContra
   ...c,
 });
 
+/** A request carrying a tool call's `arguments` as an object: those are bounded as tool arguments. */
+const TOOL_ARGUMENTS_MEMBER: PayloadLimits = { ...PAYLOAD_LIMITS.envelope, members: { '/arguments': PAYLOAD_LIMITS.toolArguments } };
+
 /** Every subject Hermes uses and what travels on it. The AsyncAPI document is generated from this. */
 export const contracts = {
   taskSubmit: message({
     name: 'taskSubmit',
+    limits: PAYLOAD_LIMITS.taskSubmission,
     summary: 'Submit a task: a CloudEvent 1.0 (structured JSON, or binary with ce-* headers). Set Nats-Msg-Id to the event id so a retried publish is dropped.',
     subject: (s) => s.taskSubmit,
     stream: (s) => s.streams.taskSubmit,
@@ -246,6 +255,7 @@ export const contracts = {
   }),
   toolExec: request({
     name: 'toolExec',
+    limits: TOOL_ARGUMENTS_MEMBER,
     summary: 'The toolbus runs a validated call on the provider hosting the tool (queue group per provider).',
     subject: (s) => s.toolExec('{provider}'),
     request: ToolExecRequest,
@@ -290,6 +300,7 @@ export const contracts = {
   }),
   mcpCall: request({
     name: 'mcpCall',
+    limits: TOOL_ARGUMENTS_MEMBER,
     summary: "Call an MCP server's tool directly, bypassing the ToolBus's validation, permissions and records (debugging).",
     subject: (s) => s.mcpCall,
     request: McpCallRequest,
@@ -317,6 +328,7 @@ export const contracts = {
   }),
   sessionAppend: request({
     name: 'sessionAppend',
+    limits: PAYLOAD_LIMITS.memoryWrite,
     summary: "Append messages to a user's session.",
     subject: (s) => s.sessionAppend,
     request: SessionAppendRequest,
@@ -353,6 +365,7 @@ export const contracts = {
   }),
   sessionPin: request({
     name: 'sessionPin',
+    limits: PAYLOAD_LIMITS.memoryWrite,
     summary: 'Pin a fact, constraint or deadline to a session: it is in every context of the session from now on.',
     subject: (s) => s.sessionPin,
     request: SessionPinRequest,
@@ -416,6 +429,7 @@ export const contracts = {
   }),
   workingSet: request({
     name: 'workingSet',
+    limits: PAYLOAD_LIMITS.memoryWrite,
     summary: "Record entries in a task's working memory (per subtask and key; a later write of the same key replaces it).",
     subject: (s) => s.workingSet,
     request: WorkingSetRequest,
@@ -489,6 +503,7 @@ export const contracts = {
   }),
   memoryWrite: message({
     name: 'memoryWrite',
+    limits: PAYLOAD_LIMITS.memoryWrite,
     summary: 'One extracted memory to embed and store; nak-ed and retried with back-off while the vector store is down, then dead-lettered (kept on deadLetters, replayable) once its delivery bound is used up.',
     subject: (s) => s.memoryWrite,
     stream: (s) => s.streams.memoryJobs,

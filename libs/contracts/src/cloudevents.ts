@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { ValidationIssue } from './schemas/common.js';
+import type { ValidationIssue, WireError } from './schemas/common.js';
+import { PAYLOAD_LIMITS, checkLimits, decodeBoundedJson, limitValidationIssues, payloadLimitError, type BoundedDecode, type LimitIssue, type PayloadLimits } from './limits.js';
 
 /** Reads one NATS header (case-insensitively, as the server does not normalise them). */
 export type HeaderLookup = (name: string) => string | undefined;
@@ -15,36 +16,119 @@ export function taskIdFor(source: string, id: string): string {
   return `t_${createHash('sha256').update(source).update('\u0000').update(id).digest('hex').slice(0, 32)}`;
 }
 
-export type DecodedEvent = { ok: true; event: Record<string, unknown>; mode: 'structured' | 'binary' } | { ok: false; issues: ValidationIssue[] };
+export type DecodedEvent =
+  | { ok: true; event: Record<string, unknown>; mode: 'structured' | 'binary' }
+  /** `error` is set when the event is over a payload limit (code `payload_limit`, naming limit and path). */
+  | { ok: false; issues: ValidationIssue[]; error?: WireError; ref?: { source?: string; id?: string } };
+
+/** Longest `ce-*` (or content-type) header value read in binary mode; every attribute a submission needs is far shorter. */
+export const CLOUDEVENT_HEADER_MAX_CHARS = 4096;
 
 /**
- * Turns a NATS message into a structured CloudEvent object (not yet schema-validated).
+ * Turns a NATS message into a structured CloudEvent object (not yet schema-validated), within
+ * `limits` (by default those of a task submission) before anything else reads it.
  * Binary mode: attributes in `ce-*` headers, `data` as the body. Structured mode: the whole
  * event as JSON in the body.
  */
-export function decodeCloudEvent(body: Uint8Array, header: HeaderLookup): DecodedEvent {
-  const text = new TextDecoder().decode(body);
-  let parsed: unknown;
-  try {
-    parsed = text.length === 0 ? undefined : JSON.parse(text);
-  } catch (err) {
-    return { ok: false, issues: [{ path: '', message: `body is not valid JSON: ${(err as Error).message}`, keyword: 'json' }] };
-  }
-  if (header('ce-specversion') !== undefined) {
-    const event: Record<string, unknown> = {};
-    for (const attr of BINARY_ATTRIBUTES) {
-      const v = header(`ce-${attr}`);
-      if (v !== undefined) event[attr] = v;
-    }
-    const contentType = header('content-type');
-    if (contentType !== undefined) event.datacontenttype = contentType.split(';')[0]!.trim();
-    event.data = parsed;
-    return { ok: true, event, mode: 'binary' };
-  }
+export function decodeCloudEvent(body: Uint8Array, header: HeaderLookup, limits: PayloadLimits = PAYLOAD_LIMITS.taskSubmission): DecodedEvent {
+  if (header('ce-specversion') !== undefined) return decodeBinary(body, header, limits);
+  const decoded = decodeBoundedJson(body, limits, { what: 'task submission' });
+  // An event over a limit is never parsed, but its top-level source and id still name the task to reject.
+  if (!decoded.ok) return { ...failed(decoded), ...(decoded.reason === 'limit' ? { ref: topLevelRef(body) } : {}) };
+  const parsed = decoded.value;
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { ok: false, issues: [{ path: '', message: 'must be a CloudEvent JSON object (or use ce-* headers for binary mode)', keyword: 'type' }] };
   }
   return { ok: true, event: parsed as Record<string, unknown>, mode: 'structured' };
+}
+
+function decodeBinary(body: Uint8Array, header: HeaderLookup, limits: PayloadLimits): DecodedEvent {
+  const event: Record<string, unknown> = {};
+  const tooLong: LimitIssue[] = [];
+  const read = (name: string, path: string): string | undefined => {
+    const v = header(name);
+    if (v !== undefined && v.length > CLOUDEVENT_HEADER_MAX_CHARS) {
+      tooLong.push({ limit: 'maxStringLength', path, max: CLOUDEVENT_HEADER_MAX_CHARS, actual: v.length, message: `header ${name} is ${v.length} characters long, over the maximum of ${CLOUDEVENT_HEADER_MAX_CHARS}` });
+      return undefined;
+    }
+    return v;
+  };
+  for (const attr of BINARY_ATTRIBUTES) {
+    const v = read(`ce-${attr}`, `/${attr}`);
+    if (v !== undefined) event[attr] = v;
+  }
+  const contentType = read('content-type', '/datacontenttype');
+  if (tooLong.length > 0) return { ok: false, issues: limitValidationIssues(tooLong), error: payloadLimitError(tooLong, 'task submission') };
+  if (contentType !== undefined) event.datacontenttype = contentType.split(';')[0]!.trim();
+  // The body is the event's `data`, one level below the event's root; members are checked on the whole event below.
+  const bodyLimits = { ...limits, members: {} };
+  let data: unknown;
+  if (body.length > 0) {
+    const decoded = decodeBoundedJson(body, bodyLimits, { what: 'task submission', basePath: '/data' });
+    if (!decoded.ok) return failed(decoded);
+    data = decoded.value;
+  }
+  event.data = data;
+  // The whole event against the event's limits (members such as /data/inputs included): headers count towards its size.
+  const issues = checkLimits(event, limits);
+  if (issues.length > 0) return { ok: false, issues: limitValidationIssues(issues), error: payloadLimitError(issues, 'task submission') };
+  return { ok: true, event, mode: 'binary' };
+}
+
+function failed(decoded: BoundedDecode & { ok: false }): DecodedEvent {
+  return { ok: false, issues: decoded.issues, ...(decoded.reason === 'limit' ? { error: decoded.error } : {}) };
+}
+
+/**
+ * The top-level `source` and `id` strings of a structured event's JSON text, found by one scan
+ * without parsing the rest (which is over a limit). Values longer than the schema allows are skipped.
+ */
+function topLevelRef(body: Uint8Array): { source?: string; id?: string } {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    return {};
+  }
+  const found: Record<string, string> = {};
+  let depth = 0;
+  let key: string | undefined;
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      if (depth === 1 && expectKey) key = text.slice(i + 1, end);
+      else if (depth === 1 && key !== undefined && (key === 'source' || key === 'id') && end - i < 600) {
+        try {
+          found[key] = JSON.parse(text.slice(i, end + 1)) as string;
+        } catch {
+          // not a plain string: leave it unnamed
+        }
+      }
+      expectKey = false;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++;
+      expectKey = c === 0x7b && depth === 1;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    } else if (c === 0x2c && depth === 1) {
+      expectKey = true;
+      key = undefined;
+    }
+  }
+  return sourceAndId(found);
+}
+
+/** The index of the quote closing the string that opens at `start`. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i++;
+    else if (c === 0x22) return i;
+  }
+  return text.length;
 }
 
 /** Source and id of a possibly invalid event, when they are usable strings. */

@@ -6,6 +6,7 @@ import type { WireError } from './schemas/common.js';
  */
 export const ERROR_CODES = {
   invalid_payload: { retryable: false, summary: 'a message failed its JSON Schema' },
+  payload_limit: { retryable: false, summary: 'a payload is over one of its limits (size, nesting depth, string length, array length, keys per object) or uses a refused key (__proto__, constructor, prototype); details name the limit, the JSON Pointer path, the maximum and the actual value' },
   invalid_task_event: { retryable: false, summary: 'a task submission is not a valid CloudEvent or task request' },
   unauthorized: { retryable: false, summary: 'missing or unknown credentials' },
   forbidden: { retryable: false, summary: 'the caller may not do this' },

@@ -7,7 +7,22 @@ export type { ValidationResult } from './validate.js';
 export { ERROR_CODES, isCallerFault, wireError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 
-export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest } from './cloudevents.js';
+export {
+  PAYLOAD_LIMITS,
+  FORBIDDEN_KEYS,
+  MAX_LIMIT_ISSUES,
+  MAX_POINTER_CHARS,
+  checkLimits,
+  limitsAt,
+  decodeBoundedJson,
+  parseBoundedJson,
+  limitsError,
+  payloadLimitError,
+  limitValidationIssues,
+} from './limits.js';
+export type { ValueLimits, PayloadLimits, PayloadKind, LimitName, LimitIssue, BoundedDecode, DecodeOptions } from './limits.js';
+
+export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest, CLOUDEVENT_HEADER_MAX_CHARS } from './cloudevents.js';
 export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 
 export { contracts, replyEnvelope } from './catalog.js';

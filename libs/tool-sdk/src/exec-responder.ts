@@ -1,7 +1,7 @@
 import type { Msg } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { decodeJson, encodeJson, extractTraceContext, type Bus } from '@hermes/bus';
-import { ToolExecRequest, validate, wireError, type WireError } from '@hermes/contracts';
+import { ToolExecRequest, contracts, validate, wireError, type WireError } from '@hermes/contracts';
 import { hermesTracer } from '@hermes/telemetry';
 import type { CallMemory, RunOutcome } from './call-memory.js';
 import type { HostedTool, ToolContext } from './define-tool.js';
@@ -24,8 +24,8 @@ const encoder = new TextEncoder();
 
 /**
  * Answers toolExec requests with the `{ ok, result | error }` envelope, as `serve()` does for
- * other contracts: a request that fails its schema gets `invalid_payload` with the issues and
- * never reaches a handler; a handler's error becomes a structured `tool_failed`, never a stack.
+ * other contracts: a request over the toolExec limits gets `payload_limit` (naming the limit and
+ * path), one that fails its schema `invalid_payload` with the issues, and neither reaches a handler; a handler's error becomes a structured `tool_failed`, never a stack.
  */
 export class ExecResponder {
   private readonly inFlight = new Set<Promise<void>>();
@@ -71,8 +71,12 @@ export class ExecResponder {
   }
 
   private async replyTo(msg: Msg, span: Span): Promise<Uint8Array> {
-    const decoded = decodeJson(msg.data);
-    if (!decoded.ok) return errorReply(wireError('invalid_payload', decoded.message));
+    // Within the toolExec limits (arguments bounded as tool arguments) before a handler sees anything.
+    const decoded = decodeJson(msg.data, contracts.toolExec.limits);
+    if (!decoded.ok) {
+      this.o.bus.logger.warn({ subject: msg.subject, error: decoded.error }, 'undecodable tool exec request');
+      return errorReply(decoded.error);
+    }
     const checked = validate(ToolExecRequest, decoded.value);
     if (!checked.ok) {
       this.o.bus.logger.warn({ subject: msg.subject, issues: checked.issues }, 'invalid tool exec request');

@@ -302,6 +302,21 @@ describe('calls', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it('answer arguments over the tool-argument limits with payload_limit naming limit and path, and never run the handler', async () => {
+    const name = providerName('limits');
+    const { tool, calls } = countingTool();
+    await host({ provider: name, tools: [tool] });
+    let deep: unknown = 1;
+    for (let i = 0; i < 40; i++) deep = [deep];
+    const tooDeep = await exec(name, execRequest({ arguments: { a: 1, b: 2, c: deep } }));
+    expect(tooDeep).toMatchObject({ ok: false, error: { code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 32, actual: 41 } } });
+    expect((tooDeep as { error: WireError }).error.details?.path).toMatch(/^\/arguments\/c(\/0)+$/);
+    const polluted = JSON.parse('{"a":1,"b":2,"__proto__":{"isAdmin":true}}') as Record<string, unknown>;
+    expect(await exec(name, execRequest({ arguments: polluted }))).toMatchObject({ ok: false, error: { code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/arguments/__proto__' } } });
+    expect(calls).toHaveLength(0);
+    expect((await exec(name, execRequest())).ok).toBe(true);
+  });
+
   it('share calls between instances of one provider (one queue group), each call answered once', async () => {
     const name = providerName('shared');
     const a = countingTool();

@@ -54,7 +54,11 @@ export class TaskIntake {
     const submission = { stream_seq: msg.seq, ...(header('Nats-Msg-Id') ? { msg_id: header('Nats-Msg-Id')! } : {}) };
     const decoded = decodeCloudEvent(msg.data, header);
     // A binary-mode event names its task in the headers even when its body is unreadable.
-    if (!decoded.ok) return this.reject(sourceAndId({ source: header('ce-source'), id: header('ce-id') }), submission, rejection(decoded.issues));
+    if (!decoded.ok) {
+      // An event over a payload limit names its task from its top-level source and id, and its rejection the limit and path.
+      const ref = decoded.ref ?? sourceAndId({ source: header('ce-source'), id: header('ce-id') });
+      return this.reject(ref, submission, decoded.error ? { error: decoded.error, issues: decoded.issues } : rejection(decoded.issues));
+    }
     const ref = sourceAndId(decoded.event);
     const checked = validate(TaskSubmitEvent, decoded.event);
     if (!checked.ok) return this.reject(ref, submission, rejection(checked.issues));

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { RemoteError } from '@hermes/bus';
-import type { ValidationIssue, WireError } from '@hermes/contracts';
+import { PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
+import { limitValidationIssues, type LimitIssue, type ValidationIssue, type WireError } from '@hermes/contracts';
 
 /** The `error` member of every non-2xx JSON response. */
 export interface HttpErrorBody {
@@ -54,18 +54,30 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
   session_busy: 409,
 };
 
+/** A payload_limit error as the HTTP answer: 413 for size, 400 for every other limit (its details name limit and path); never retryable. */
+export function httpErrorForLimit(wire: WireError, options?: { cause?: unknown }): HttpError {
+  const limits = Array.isArray(wire.details?.issues) ? (wire.details.issues as LimitIssue[]) : [];
+  const body = { code: wire.code, message: wire.message, retryable: false, issues: limitValidationIssues(limits), ...(wire.details ? { details: wire.details } : {}) };
+  return new HttpError(wire.details?.limit === 'maxBytes' ? 413 : 400, body, {}, options);
+}
+
 /** Passes a bus-side failure on to the HTTP caller as its structured wire error. */
 export function httpErrorFromRemote(err: RemoteError): HttpError {
+  if (err.wire.code === 'payload_limit') return httpErrorForLimit(err.wire, { cause: err });
   const status = STATUS_BY_WIRE_CODE[err.wire.code] ?? 502;
   return new HttpError(status, wireBody(err.wire), status === 503 ? { 'retry-after': '1' } : {}, { cause: err });
 }
 
 /**
  * Any failure to get an answer over the bus (a request or a JetStream publish): the system's
- * fault, retryable. Structured remote errors keep their own code and status.
+ * fault, retryable. Structured remote errors keep their own code and status. A payload refused
+ * before it was sent (over its contract's limits, or not encodable as JSON) is the caller's input
+ * and answered 4xx: retrying it cannot help, so it must never pass for the bus being down.
  */
 export function httpErrorFromBus(err: unknown): HttpError {
   if (err instanceof RemoteError) return httpErrorFromRemote(err);
+  if (err instanceof PayloadLimitError) return httpErrorForLimit(err.wire, { cause: err });
+  if (err instanceof PayloadEncodingError) return new HttpError(400, { code: 'invalid_payload', message: err.message, retryable: false }, {}, { cause: err });
   const timedOut = (err as { name?: unknown }).name === 'TimeoutError';
   return new HttpError(
     503,

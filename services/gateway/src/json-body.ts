@@ -1,22 +1,31 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from './http-errors.js';
+import { PAYLOAD_LIMITS, decodeBoundedJson, type PayloadLimits } from '@hermes/contracts';
+import { HttpError, httpErrorForLimit } from './http-errors.js';
 
 /** Upper bound on a request body; a task's goal and inputs fit comfortably in 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-const tooLarge = (maxBytes: number) =>
-  new HttpError(413, { code: 'payload_too_large', message: `request body exceeds ${maxBytes} bytes` });
+const tooLarge = (maxBytes: number, actual?: number) =>
+  new HttpError(413, {
+    code: 'payload_limit',
+    message: `request body exceeds ${maxBytes} bytes`,
+    retryable: false,
+    details: { limit: 'maxBytes', path: '', max: maxBytes, ...(actual !== undefined ? { actual } : {}) },
+  });
 
 /**
- * Reads and parses a JSON request body of at most `maxBytes`. Stops buffering as soon as the limit
- * is passed (the rest is discarded by Node once the response is sent), so a large upload costs no
- * memory. Content-Type is not enforced: `curl -d` sends form encoding by default, and the body
- * is JSON or rejected as invalid_json either way.
+ * Reads and parses a JSON request body of at most `maxBytes`, within `limits` (the envelope bound
+ * unless the route says otherwise). Stops buffering as soon as the size is passed (the rest is
+ * discarded by Node once the response is sent), so a large upload costs no memory; nesting is
+ * measured before the body is parsed. Every refusal is a 4xx the caller should not retry: 413
+ * for size, 400 for any other limit (naming it and the path), invalid UTF-8 or text that is not
+ * JSON. Content-Type is not enforced: `curl -d` sends form encoding by default, and the body is
+ * JSON or rejected as invalid_json either way.
  */
-export async function readJsonBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES, limits: PayloadLimits = PAYLOAD_LIMITS.envelope): Promise<unknown> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
-  const text = await new Promise<string>((resolve, reject) => {
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes, declared);
+  const body = await new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
@@ -30,14 +39,13 @@ export async function readJsonBody(req: IncomingMessage, maxBytes = MAX_BODY_BYT
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.once('end', () => resolve(Buffer.concat(chunks)));
     req.once('error', reject);
     // A client that hangs up mid-upload ends with 'close' but no 'end'; do not wait forever.
     req.once('close', () => reject(new Error('client closed the connection before the body was complete')));
   });
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new HttpError(400, { code: 'invalid_json', message: `request body is not valid JSON: ${(err as Error).message}` });
-  }
+  const decoded = decodeBoundedJson(body, { ...limits, maxBytes: Math.min(limits.maxBytes, maxBytes) }, { what: 'request body' });
+  if (decoded.ok) return decoded.value;
+  if (decoded.reason === 'limit') throw httpErrorForLimit(decoded.error);
+  throw new HttpError(400, { code: 'invalid_json', message: decoded.message, retryable: false });
 }

@@ -1,7 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
-import { contracts, Id, isTerminalStatus, requestDigest, taskIdFor, TaskListRequest, TaskRequest, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEvent, type TaskView } from '@hermes/contracts';
+import {
+  contracts,
+  Id,
+  isTerminalStatus,
+  limitsAt,
+  PAYLOAD_LIMITS,
+  requestDigest,
+  taskIdFor,
+  TaskListRequest,
+  TaskRequest,
+  TERMINAL_EVENT_KINDS,
+  taskEventKind,
+  validate,
+  type TaskEvent,
+  type TaskView,
+} from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { Caller } from './auth.js';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
@@ -28,6 +43,8 @@ export interface TaskRouteDeps {
   acceptWaitMs: number;
   openEventStream(res: ServerResponse): SseStream;
 }
+
+const SUBMISSION_BODY_LIMITS = limitsAt(PAYLOAD_LIMITS.taskSubmission, '/data');
 
 /** Idempotency keys become CloudEvent ids: visible ASCII, at most the 256 characters an id may have. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,256}$/;
@@ -62,7 +79,8 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
         throw new HttpError(400, { code: 'invalid_idempotency_key', message: 'Idempotency-Key must be 1-256 visible ASCII characters' });
       }
-      const body = await readJsonBody(req, deps.maxBodyBytes);
+      // Bounded as the submission's `data` it becomes, so what passes here the dispatcher accepts.
+      const body = await readJsonBody(req, deps.maxBodyBytes, SUBMISSION_BODY_LIMITS);
       if (isObject(body) && body.user_id === undefined) body.user_id = caller.user_id;
       const checked = validate(TaskRequest, body);
       if (!checked.ok) {
@@ -82,8 +100,9 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
           : await submitTask(deps.bus, checked.value, { source, ...(idempotencyKey ? { id: idempotencyKey } : {}) });
       } catch (err) {
         if (err instanceof OutgoingPayloadError) throw err;
-        deps.logger.warn({ err }, 'task submission was not acknowledged');
-        throw httpErrorFromBus(err);
+        const answer = httpErrorFromBus(err);
+        if (answer.status >= 500) deps.logger.warn({ err }, 'task submission was not acknowledged');
+        throw answer;
       }
       // Published in the window JetStream de-duplicates in: the task may not exist yet, so wait for it.
       if (submitted.duplicate && !existing && idempotencyKey !== undefined) await refuseConflictingRetry(deps, submitted.taskId, checked.value, caller, { waitMs: deps.acceptWaitMs });

@@ -49,7 +49,7 @@ interface ApiBody {
   status: string;
   duplicate: boolean;
   links: Record<string, string>;
-  error: { code: string; message: string; retryable?: boolean; issues?: { path: string }[] };
+  error: { code: string; message: string; retryable?: boolean; issues?: { path: string }[]; details?: Record<string, unknown> };
 }
 
 /** Every submission stored in the submit stream for one task id (read back from JetStream). */
@@ -156,10 +156,40 @@ describe('POST /v1/tasks', () => {
     expect(event!.data.user_id).toBe('bob');
   });
 
-  it('answers 413 for a body over 1 MiB', async () => {
+  it('answers 413 payload_limit naming maxBytes for a body over 1 MiB', async () => {
     const { res, json } = await post({ goal: 'x'.repeat(1024 * 1024 + 10) });
     expect(res.status).toBe(413);
-    expect(json.error.code).toBe('payload_too_large');
+    expect(json.error).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxBytes', max: 1024 * 1024 } });
+  });
+
+  it('answers 400 payload_limit, not retryable, for inputs nested 5,000 deep, naming the limit and path', async () => {
+    const inputs = `${'{"a":'.repeat(4999)}{}${'}'.repeat(4999)}`;
+    const { res, json } = await post(`{"goal":"deep","inputs":${inputs}}`);
+    expect(res.status).toBe(400);
+    expect(json.error).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 34, actual: 5001 } });
+    expect(json.error.details?.path).toBe(`/inputs${'/a'.repeat(33)}`);
+    expect(json.error.issues).toEqual([expect.objectContaining({ keyword: 'maxDepth' })]);
+  });
+
+  it('answers 400 for inputs one level over the inputs depth limit, naming the inputs limit', async () => {
+    let deep: unknown = {};
+    for (let i = 1; i < 32; i++) deep = { a: deep };
+    const { res, json } = await post({ goal: 'deep', inputs: { a: deep } });
+    expect(res.status).toBe(400);
+    expect(json.error).toMatchObject({ code: 'payload_limit', details: { limit: 'maxDepth', max: 32, actual: 33, path: `/inputs${'/a'.repeat(32)}` } });
+  });
+
+  it('answers 400 for prototype-pollution keys and for bad UTF-8, never 5xx', async () => {
+    const polluted = await post('{"goal":"x","inputs":{"__proto__":{"admin":true}}}');
+    expect(polluted.res.status).toBe(400);
+    expect(polluted.json.error).toMatchObject({ code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/inputs/__proto__' } });
+    const res = await fetch(`${base}/v1/tasks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(ALICE) },
+      body: Uint8Array.from([...new TextEncoder().encode('{"goal":"'), 0xff, 0xfe, ...new TextEncoder().encode('"}')]),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ApiBody).error).toMatchObject({ code: 'invalid_json', retryable: false });
   });
 
   it('answers 413 for an oversized chunked body without buffering it', async () => {

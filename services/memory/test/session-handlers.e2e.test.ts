@@ -70,6 +70,20 @@ describe('memory session handlers over NATS', () => {
     expect((await append('u1', 's-after-invalid', 'still here')).messages).toHaveLength(1);
   });
 
+  it('refuses an append over the memory-write limits with payload_limit naming limit and path, stores nothing, and keeps serving', async () => {
+    const polluted = '{"user_id":"u1","session_id":"s-limits","messages":[{"role":"user","content":"x","__proto__":{"admin":true}}]}';
+    const deep = `{"user_id":"u1","session_id":"s-limits","messages":[{"role":"user","content":"x","x":${'['.repeat(5000)}${']'.repeat(5000)}}]}`;
+    for (const [body, limit, path] of [
+      [polluted, 'forbiddenKey', '/messages/0/__proto__'],
+      [deep, 'maxDepth', `/messages/0/x${'/0'.repeat(33)}`],
+    ] as const) {
+      const msg = await client.nc.request(client.subjects.sessionAppend, new TextEncoder().encode(body), { timeout: 5000 });
+      expect(decodeJson(msg.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit, path } } } });
+    }
+    expect((await request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-limits' })).messages).toEqual([]);
+    expect((await append('u1', 's-limits', 'within limits')).messages).toHaveLength(1);
+  });
+
   it("refuses another user's session with session_forbidden", async () => {
     await append('alice', 's-alice', 'mine');
     const err = await remoteError(request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-alice' }));

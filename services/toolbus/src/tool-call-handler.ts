@@ -113,7 +113,7 @@ export class ToolCallHandler {
     const denial = denialOf(tool.spec, access);
     if (denial) return this.finish(o, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false });
     const parsed = parseArguments(req.arguments);
-    if (!parsed.ok) return this.finish(o, withTool, invalidArguments(tool, [parsed.issue]));
+    if (!parsed.ok) return this.finish(o, withTool, invalidArguments(tool, parsed.issues));
     const issues = this.o.validator.check(tool.validate, parsed.value);
     if (issues.length) return this.finish(o, withTool, invalidArguments(tool, issues));
     const checked: CallRecord = { ...withTool, arguments: parsed.value };

@@ -4,6 +4,7 @@ import { RemoteError, request, type Bus } from '@hermes/bus';
 import { contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { activeToolCallId } from './tool-call-context.js';
 import { ToolArgumentError, ToolRefusedError } from './toolbus-errors.js';
+import { resultOverLimits } from './payload-limits.js';
 import type { BuiltinTool, CallContext, ExecOutcome, RegisteredTool, ToolArguments } from './tool-types.js';
 
 // Read once: the setting is process-wide (GenAI content capture, off by default).
@@ -22,8 +23,8 @@ export interface ExecuteOptions {
 
 /**
  * Runs one validated call where its tool lives — in process for built-ins, on the provider's
- * queue group for remote tools — always under the tool's timeout. Every failure comes back as a
- * ToolError; nothing is thrown.
+ * queue group for remote tools — always under the tool's timeout, its result within the
+ * tool-result limits. Every failure comes back as a ToolError; nothing is thrown.
  */
 export class ToolExecutor {
   constructor(private readonly o: { bus: Bus; mcp?: McpCaller }) {}
@@ -41,12 +42,15 @@ export class ToolExecutor {
     return hermesTracer().startActiveSpan(`execute_tool ${tool.spec.name}`, { attributes }, async (span) => {
       if (captureContent && span.isRecording()) span.setAttribute('gen_ai.tool.call.arguments', contentAttribute(args));
       const { host } = tool;
-      const outcome =
+      const ran =
         host.kind === 'builtin'
           ? await this.runBuiltin(tool, host.run, args, opts)
           : host.kind === 'mcp'
             ? await this.runMcp(tool, host, args, opts)
             : await this.runRemote(tool, host.provider, args, opts);
+      // Whatever hosts the tool, a result over the limits goes no further than this.
+      const overLimits = ran.ok ? resultOverLimits(tool.spec.name, ran.result) : undefined;
+      const outcome: ExecOutcome = overLimits ? { ok: false, error: overLimits } : ran;
       if (!outcome.ok) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error.message });
         span.setAttribute('error.type', outcome.error.code);

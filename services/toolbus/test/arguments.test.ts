@@ -24,8 +24,8 @@ describe('parseArguments', () => {
 
   it('rejects text that is not an object, saying what was expected and what came', () => {
     const parsed = parseArguments('[1, 2]');
-    expect(parsed).toMatchObject({ ok: false, issue: { path: '', message: 'arguments must be a JSON object', got: '"[1, 2]"' } });
-    expect(parsed.ok || parsed.issue.expected).toMatch(/JSON object/);
+    expect(parsed).toMatchObject({ ok: false, issues: [{ path: '', message: 'arguments must be a JSON object', got: '"[1, 2]"' }] });
+    expect(parsed.ok || parsed.issues[0]!.expected).toMatch(/JSON object/);
   });
 });
 
@@ -104,5 +104,30 @@ describe('closeObjectSchemas', () => {
     const combined = { type: 'object', allOf: [{ properties: { a: { type: 'string' } } }] };
     expect(closeObjectSchemas(open)).toEqual(open);
     expect(closeObjectSchemas(combined)).toEqual(combined);
+  });
+});
+
+describe('parseArguments within the tool-argument limits', () => {
+  it('refuses 5,000 and 100,000 levels of nesting on the text, before it is parsed or repaired', () => {
+    for (const depth of [5_000, 100_000]) {
+      const valid = `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+      const almost = `{'a': ${'['.repeat(depth)}`; // cut off: jsonrepair would be asked to close it
+      for (const raw of [valid, almost]) {
+        const parsed = parseArguments(raw);
+        // The key of the almost-JSON text is not a JSON string, so its pointer segment reads "?".
+        expect(parsed).toMatchObject({ ok: false, issues: [{ path: expect.stringMatching(new RegExp(`^/(a|\\?)(/0){31}$`)), expected: 'at most 32', got: String(depth + 1) }] });
+        expect(parsed.ok || parsed.issues[0]!.message).toMatch(/payload limit maxDepth/);
+      }
+    }
+  });
+
+  it('refuses prototype-pollution keys and over-long strings, naming the path', () => {
+    expect(parseArguments('{"q": {"__proto__": {"admin": true}}}')).toMatchObject({ ok: false, issues: [{ path: '/q/__proto__', expected: 'no such key' }] });
+    expect(parseArguments(JSON.stringify({ q: 'x'.repeat(256 * 1024 + 1) }))).toMatchObject({ ok: false, issues: [{ path: '/q', got: String(256 * 1024 + 1) }] });
+  });
+
+  it('accepts arguments exactly at the depth limit', () => {
+    const raw = `{"a":${'['.repeat(31)}${']'.repeat(31)}}`;
+    expect(parseArguments(raw).ok).toBe(true);
   });
 });

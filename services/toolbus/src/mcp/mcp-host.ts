@@ -5,6 +5,7 @@ import type { ToolSpec } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { ArgumentValidator } from '../argument-validator.js';
 import type { ExecOutcome, ToolArguments } from '../tool-types.js';
+import { resultOverLimits } from '../payload-limits.js';
 import type { SourcedTool, ToolSource } from '../tool-registry.js';
 import { loadMcpConfig, parseMcpConfig, sameServerConfig, type McpConfigProblem, type McpServerConfig } from './mcp-config.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
@@ -254,7 +255,10 @@ export class McpHost implements ToolSource {
     const server = this.servers.get(route.server);
     if (!server) return { ok: false, error: { code: 'provider_unavailable', message: `MCP server "${route.server}" is not configured any more`, retryable: true } };
     try {
-      return outcomeOfMcpResult(route.tool, await server.callTool(route.tool, args, opts));
+      const result = await server.callTool(route.tool, args, opts);
+      // Before the result is read (an error's structuredContent is stringified): the executor checks it again as a value, cheaply.
+      const overLimits = resultOverLimits(route.tool, result);
+      return overLimits ? { ok: false, error: overLimits } : outcomeOfMcpResult(route.tool, result);
     } catch (err) {
       if (err instanceof McpServerUnavailableError) return { ok: false, error: { code: 'provider_unavailable', message: err.message, retryable: true } };
       if (opts.signal?.aborted || err instanceof McpRequestTimeoutError) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };
