@@ -13,6 +13,8 @@ export interface Stack extends HermesStack {
 }
 
 export interface StackOptions {
+  /** Use this NATS (e.g. a cluster's comma-separated URLs) instead of starting a nats-server. */
+  natsUrl?: string;
   runtimeAckWaitMs?: number;
   runtimeReplicas?: number;
   /** Extra environment for every service, over the defaults below. */
@@ -32,6 +34,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     // Most tests script one agent loop per task; planning.e2e.test.ts turns planning on.
     env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single', ...opts.env },
     ...(opts.serviceEnv ? { serviceEnv: opts.serviceEnv } : {}),
+    ...(opts.natsUrl ? { natsUrl: opts.natsUrl } : {}),
     // Ten processes starting at once on a loaded 2-core CI machine can take longer than the kit's default.
     readyTimeoutMs: 60_000,
   });

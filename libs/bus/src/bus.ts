@@ -144,14 +144,31 @@ export class Bus {
   async kv(key: BucketKey, opts: { tuning?: StreamTuning } = {}): Promise<KV> {
     const { name, ...config } = bucketConfig(this.subjects, key, { ...this.tuning, ...opts.tuning });
     const create = () => new Kvm(this.js).create(name, config);
+    let kv: KV;
     try {
-      return await create();
+      kv = await create();
     } catch (err) {
       // Replicas starting together race to create the bucket's stream; the loser's create fails
       // ("subjects overlap", "already in use") although the bucket now exists: open it again.
       if (!/overlap|already in use/i.test(String((err as Error)?.message))) throw err;
-      return create();
+      kv = await create();
     }
+    await this.growReplicas(`KV_${name}`, config.replicas);
+    return kv;
+  }
+
+  /**
+   * Raises a stream's replicas in place when HERMES_JS_REPLICAS grew (an R1 deployment moving to a
+   * cluster): a stream update keeps every message, where re-creating the stream would lose them.
+   * Opening a bucket leaves an existing bucket's config as it is, so buckets need this; it is never
+   * lowered here (shrinking is an operator's decision: `nats stream edit --replicas`).
+   */
+  private async growReplicas(stream: string, replicas: number): Promise<void> {
+    if (replicas <= 1) return;
+    const info = await this.jsm.streams.info(stream);
+    if ((info.config.num_replicas ?? 1) >= replicas) return;
+    await this.jsm.streams.update(stream, { ...info.config, num_replicas: replicas });
+    this.logger.info({ stream, replicas }, 'stream replicas raised');
   }
 
   /**

@@ -24,6 +24,12 @@ export interface StreamTuning {
   maxDeliveries?: number;
   /** Longest a cached tool result is kept (the cache bucket's TTL). */
   toolCacheMaxTtlMs?: number;
+  /**
+   * Copies of every stream and bucket in a JetStream cluster (HERMES_JS_REPLICAS): 1 keeps each on
+   * one node, whose loss stops Hermes until it returns (and whose disk's loss loses its state); 3
+   * survives the loss of any one node.
+   */
+  replicas?: number;
 }
 
 const DAY = 86_400_000;
@@ -52,7 +58,7 @@ export const maxDeliverBackstop = (maxDeliveries: number): number => maxDeliveri
 export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}): Partial<StreamConfig> & { name: string; subjects: string[] } {
   // Only the submit stream's window is tunable: every service declares the shared streams, and
   // they must all compute the same config or each start would undo the others'.
-  const base = { storage: StorageType.File, num_replicas: 1, duplicate_window: nanos(120_000), discard: DiscardPolicy.Old };
+  const base = { storage: StorageType.File, num_replicas: t.replicas ?? 1, duplicate_window: nanos(120_000), discard: DiscardPolicy.Old };
   switch (key) {
     case 'taskSubmit':
       return {
@@ -104,20 +110,20 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
  * creates it and later opens keep that config, so every opener must compute the same one: a TTL
  * given by one and not another would depend on start order.
  */
-export function bucketConfig(s: Subjects, key: BucketKey, t: StreamTuning = {}): { name: string; history: 1; ttl?: number } {
-  const name = s.buckets[key];
+export function bucketConfig(s: Subjects, key: BucketKey, t: StreamTuning = {}): { name: string; history: 1; replicas: number; ttl?: number } {
+  const base = { name: s.buckets[key], history: 1 as const, replicas: t.replicas ?? 1 };
   switch (key) {
     // A checkpoint outlives any job (jobs are redelivered for at most the stream's 7 days).
     case 'checkpoints':
-      return { name, history: 1, ttl: 7 * DAY };
+      return { ...base, ttl: 7 * DAY };
     case 'toolCache':
-      return { name, history: 1, ttl: t.toolCacheMaxTtlMs ?? 3_600_000 };
+      return { ...base, ttl: t.toolCacheMaxTtlMs ?? 3_600_000 };
     case 'tasks':
     case 'taskIndex':
     case 'llmSemaphore':
     case 'toolCalls':
     case 'toolApprovals':
-      return { name, history: 1 };
+      return base;
   }
 }
 

@@ -28,6 +28,12 @@ export const commonSettings = {
     description: 'how user_id appears in log lines: as is, as a salted sha256 pseudonym (u_ + 16 hex), or not at all',
   }),
   LOG_USER_ID_SALT: Type.Optional(Type.String({ description: 'salt of LOG_USER_ID=hash (keep it secret, or hashes of guessable ids can be looked up)' })),
+  HERMES_JS_REPLICAS: Type.Integer({
+    default: 1,
+    minimum: 1,
+    maximum: 5,
+    description: 'copies of every JetStream stream and KV bucket (3 in a 3-node cluster survives the loss of any node); raised in place on start, same value for every service',
+  }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: 'bound on graceful shutdown after SIGTERM' }),
   HERMES_MAX_DELIVERIES: Type.Integer({
     default: 5,
