@@ -6,7 +6,7 @@ import { outcomeOf, submit, watchTask } from './tasks.js';
 
 /**
  * A dependency restarting under a running task costs the task time, not an attempt: the runtime
- * waits the outage out (RUNTIME_OUTAGE_BUDGET_MS) and reports what it waits for as `waiting` steps.
+ * waits the outage out (HERMES_OUTAGE_BUDGET_MS) and reports what it waits for as `waiting` steps.
  * Before, a toolbus or memory away for a couple of seconds failed tasks with `no_responders`.
  */
 let stack: Stack;

@@ -158,14 +158,14 @@ function endOf(events: TaskEvent[]): string {
 }
 
 /** Writes the reports of a `FAULT_SCALE=full` run where docs/operations.md's table is read from. */
-export function saveReports(reports: FaultReport[]): void {
+export function saveReports(reports: FaultReport[], name = 'faults'): void {
   if (process.env.FAULT_SCALE !== 'full') return;
   const dir = new URL('./results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(new URL('faults.json', dir), `${JSON.stringify({ at: new Date().toISOString(), reports }, null, 2)}\n`);
+  writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify({ at: new Date().toISOString(), reports }, null, 2)}\n`);
   const rows = reports.map((r) => `| ${r.scenario} | ${r.completed}/${r.tasks} | ${r.failed.length + r.stuck} | ${r.duplicate_keys} | ${r.reasked_steps} | ${r.recovery_ms} | ${r.stall_ms} |`);
   writeFileSync(
-    new URL('faults.md', dir),
+    new URL(`${name}.md`, dir),
     ['| fault | completed | failed or stuck | duplicate effects | steps asked again | first effect after (ms) | longest stall (ms) |', '|---|---|---|---|---|---|---|', ...rows, ''].join('\n'),
   );
 }

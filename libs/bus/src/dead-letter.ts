@@ -1,14 +1,31 @@
-import type { JsMsg, PubAck } from '@nats-io/jetstream';
-import { headers as natsHeaders } from '@nats-io/transport-node';
+import { JetStreamApiError, type JsMsg, type PubAck } from '@nats-io/jetstream';
+import { headers as natsHeaders, NoRespondersError, TimeoutError } from '@nats-io/transport-node';
 import { contracts, wireError, type DeadLetter, type WireError } from '@hermes/contracts';
 import { hermesMeter } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
-import { BusError, OutgoingPayloadError } from './bus-errors.js';
+import { BusError, OutgoingPayloadError, RemoteError } from './bus-errors.js';
 
 // Room left in max_payload for the JSON around the body and the record's own headers (traceparent, Nats-Msg-Id).
 const RECORD_OVERHEAD_BYTES = 4096;
 const MAX_MESSAGE_CHARS = 4000;
 const PROGRAMMING_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
+
+/**
+ * Whether an error says a dependency is away rather than that the work is wrong: a request nobody
+ * answered (a service restarting: `no_responders`, `unavailable`), or JetStream not answering (no
+ * stream leader during a cluster election, the server restarting, a request timed out on the way).
+ * Retrying the same work once it is back is safe: writes are compare-and-set, publishes
+ * de-duplicated by id.
+ */
+export function isDependencyOutage(err: unknown): boolean {
+  if (err instanceof RemoteError) return OUTAGE_CODES.has(err.code);
+  if (err instanceof NoRespondersError || err instanceof TimeoutError) return true;
+  if (err instanceof JetStreamApiError) return err.code === 503;
+  // The client's JetStreamNotEnabled and status errors ("leadership change") are not exported.
+  return err instanceof Error && (err.name === 'JetStreamNotEnabled' || /no responders|jetstream is not enabled|leadership change/i.test(err.message));
+}
+
+const OUTAGE_CODES: ReadonlySet<string> = new Set(['no_responders', 'unavailable', 'tool_unavailable', 'provider_unavailable']);
 
 /**
  * Whether delivering the message again can help. No when the error says so (`retryable ===

@@ -84,7 +84,7 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
     ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
     // A service's own tuning may set a bound of its own (the runtime's RUNTIME_MAX_ATTEMPTS).
-    tuning: { maxDeliveries: config.HERMES_MAX_DELIVERIES, replicas: config.HERMES_JS_REPLICAS, ...opts.tuning?.(config) },
+    tuning: { maxDeliveries: config.HERMES_MAX_DELIVERIES, replicas: config.HERMES_JS_REPLICAS, outageBudgetMs: config.HERMES_OUTAGE_BUDGET_MS, ...opts.tuning?.(config) },
     livenessAckWaits: config.HERMES_LIVENESS_ACK_WAITS,
   });
   live = () => consumerLiveness(bus);

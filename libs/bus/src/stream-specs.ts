@@ -22,6 +22,8 @@ export interface StreamTuning {
    * a little above it, as a backstop.
    */
   maxDeliveries?: number;
+  /** How long a work consumer keeps a delivery through a dependency's outage (HERMES_OUTAGE_BUDGET_MS). */
+  outageBudgetMs?: number;
   /** Longest a cached tool result is kept (the cache bucket's TTL). */
   toolCacheMaxTtlMs?: number;
   /**
@@ -33,6 +35,9 @@ export interface StreamTuning {
 }
 
 const DAY = 86_400_000;
+
+/** How long a delivery is kept through a dependency's outage when the service sets no budget. */
+export const DEFAULT_OUTAGE_BUDGET_MS = 300_000;
 
 /** Deliveries before a message is dead-lettered when the service sets no bound. */
 export const DEFAULT_MAX_DELIVERIES = 5;

@@ -8,8 +8,8 @@ import type { Bus } from './bus.js';
 import { InvalidMessageError } from './bus-errors.js';
 import { decodeJson } from './codec.js';
 import type { ConsumerTracker } from './consumer-progress.js';
-import { deliveriesExhausted, errorAsWire, isRetryable, publishDeadLetter, terminateDeadLetter } from './dead-letter.js';
-import { DEFAULT_MAX_DELIVERIES } from './stream-specs.js';
+import { deliveriesExhausted, errorAsWire, isDependencyOutage, isRetryable, publishDeadLetter, terminateDeadLetter } from './dead-letter.js';
+import { DEFAULT_MAX_DELIVERIES, DEFAULT_OUTAGE_BUDGET_MS } from './stream-specs.js';
 import { extractTraceContext } from './trace-headers.js';
 
 const PULL_EXPIRES_MS = 5_000;
@@ -43,6 +43,13 @@ export interface WorkConsumerOptions {
    * past it is dead-lettered without running the handler.
    */
   maxDeliveries?: number;
+  /**
+   * How long a delivery whose handler failed because a dependency is away (isDependencyOutage:
+   * nobody answering, no JetStream leader) is kept and handled again, with back-off, before the
+   * failure counts as a delivery (default: the connection's `outageBudgetMs`, HERMES_OUTAGE_BUDGET_MS,
+   * else 5 min). A restart or an election so costs time, not deliveries towards the dead-letter bound.
+   */
+  outageBudgetMs?: number;
   /** Reports each dead letter in the owning service's terms; see {@link DeadLetterHook}. */
   onDeadLetter?: DeadLetterHook;
   /**
@@ -184,7 +191,7 @@ async function handleOne(o: Settling, handler: RawHandler, msg: JsMsg): Promise<
       await settleDead(o, msg, deliveriesExhausted(msg, o.maxDeliveries), span);
       return;
     }
-    const outcome = await context.with(trace.setSpan(parent, span), () => handler(msg));
+    const outcome = await throughOutages(o, msg, () => context.with(trace.setSpan(parent, span), () => handler(msg)));
     if (outcome === 'leave') {
       // Another delivery holds it now: not progress of ours, and not ours to settle.
       o.tracker.released(msg);
@@ -232,6 +239,23 @@ async function settleDead(o: Settling, msg: JsMsg, error: WireError, span: Span)
   terminateDeadLetter(msg, error);
   o.tracker.settled(msg);
   bus.logger.warn({ stream: msg.info.stream, consumer: msg.info.consumer, seq: msg.seq, subject: msg.subject, deliveries: msg.info.deliveryCount, code: error.code }, 'message dead-lettered');
+}
+
+/** Runs the handler again, within this delivery, while it fails because a dependency is away (see outageBudgetMs). */
+async function throughOutages<T>(o: Settling, msg: JsMsg, run: () => Promise<T>): Promise<T> {
+  const budgetMs = o.opts.outageBudgetMs ?? o.bus.tuning.outageBudgetMs ?? DEFAULT_OUTAGE_BUDGET_MS;
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      const waited = Date.now() - started;
+      if (!isDependencyOutage(err) || waited >= budgetMs) throw err;
+      const delayMs = Math.min(Math.round(Math.min(5000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random())), budgetMs - waited);
+      o.bus.logger.warn({ err, subject: msg.subject, delivery: msg.info.deliveryCount, attempt, retry_in_ms: delayMs, waited_ms: waited }, 'dependency away; handling the message again (delivery kept)');
+      await new Promise((r) => setTimeout(r, delayMs));
+    }
+  }
 }
 
 function retryLater(o: Settling, msg: JsMsg): void {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
-import { consumeContract, encodeJson, startWorkConsumer, type WorkConsumer } from '@hermes/bus';
-import { contracts, type RuntimeJob } from '@hermes/contracts';
+import { consumeContract, encodeJson, RemoteError, startWorkConsumer, type WorkConsumer } from '@hermes/bus';
+import { contracts, wireError, type RuntimeJob } from '@hermes/contracts';
 import { startChildService } from '@hermes/testkit';
 import { connectBus, eventually, fixture, runtimeJob, storedDeadLetters, natsForFile, uniquePrefix } from './support.js';
 
@@ -49,6 +49,24 @@ describe('startWorkConsumer', () => {
     await eventually(async () => ((await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 2_000, 'the ack');
     expect(deliveries).toEqual([1, 2]);
     expect((await consumerState(bus)).num_ack_pending).toBe(0);
+  });
+
+  it('a handler failing because a dependency is away is handled again within the same delivery, which counts nothing towards the bound', async () => {
+    const bus = await jobsBus(uniquePrefix('outage'));
+    const seen: number[] = [];
+    await track(
+      startWorkConsumer(bus, { ...jobsConsumerOpts(bus), maxDeliveries: 1, outageBudgetMs: 30_000 }, async (msg) => {
+        seen.push(msg.info.deliveryCount);
+        // Three times nobody answers (a service restarting), then it is back.
+        if (seen.length <= 3) throw new RemoteError(wireError('no_responders', 'no memory replica is listening'), 'hermes.memory.session.lock');
+      }),
+    );
+
+    await bus.publish(contracts.runtimeJobs, runtimeJob('j-outage'));
+
+    await eventually(async () => ((await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 15_000, 'the ack');
+    expect(seen).toEqual([1, 1, 1, 1]);
+    expect(await storedDeadLetters(bus)).toEqual([]);
   });
 
   it('runs at most `concurrency` handlers at once', async () => {

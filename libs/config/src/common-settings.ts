@@ -28,6 +28,11 @@ export const commonSettings = {
     description: 'how user_id appears in log lines: as is, as a salted sha256 pseudonym (u_ + 16 hex), or not at all',
   }),
   LOG_USER_ID_SALT: Type.Optional(Type.String({ description: 'salt of LOG_USER_ID=hash (keep it secret, or hashes of guessable ids can be looked up)' })),
+  HERMES_OUTAGE_BUDGET_MS: Type.Integer({
+    default: 300_000,
+    minimum: 0,
+    description: "how long work waits out a dependency's outage (a service restarting, no JetStream leader) before its error counts: a work-queue delivery is kept and handled again, the runtime's requests are sent again",
+  }),
   HERMES_JS_REPLICAS: Type.Integer({
     default: 1,
     minimum: 1,

@@ -154,6 +154,7 @@ describe('commonSettings', () => {
       HERMES_SUBJECT_PREFIX: 'hermes',
       HERMES_BIND_HOST: '127.0.0.1',
       HERMES_JS_REPLICAS: 1,
+      HERMES_OUTAGE_BUDGET_MS: 300_000,
       HERMES_MAX_DELIVERIES: 5,
       HERMES_LIVENESS_ACK_WAITS: 3,
       HEALTH_PORT: 0,

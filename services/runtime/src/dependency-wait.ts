@@ -26,7 +26,7 @@ export interface DependencyWait {
 }
 
 export interface OutagePolicy {
-  /** How long one request may wait for its dependency to come back before its error stands (RUNTIME_OUTAGE_BUDGET_MS). */
+  /** How long one request may wait for its dependency to come back before its error stands (HERMES_OUTAGE_BUDGET_MS). */
   budgetMs: number;
   /** First pause; doubled per pause up to `maxDelayMs`, each with ±50 % jitter so replicas do not retry in step. */
   baseDelayMs?: number;

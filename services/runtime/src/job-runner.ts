@@ -1,8 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
-import { OutgoingPayloadError, RemoteError, request, type Bus, type HandlerOutcome } from '@hermes/bus';
-import { LlmError, type LlmClient } from '@hermes/llm';
+import { contracts, ERROR_CODES, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
+import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type HandlerOutcome } from '@hermes/bus';
+import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, jobRoles, type LoopLimits } from './agent-loop.js';
 import { recordAgentOutcome, runInAgentSpan, traceMemoryContext, traceMemoryRecall } from './agent-spans.js';
@@ -10,7 +10,7 @@ import { noWaiting, waitOutOutage, type OutagePolicy, type WaitOut } from './dep
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore, type JobCheckpoint } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
-import { assertOpeningFits, OpeningBudgetError } from './opening-budget.js';
+import { assertOpeningFits } from './opening-budget.js';
 import { openingMessages } from './prompt-builder.js';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
@@ -29,7 +29,7 @@ export interface JobRunnerOptions {
   maxAttempts: number;
   /** Default loop limits; a task's budget.max_steps overrides maxSteps. */
   limits: LoopLimits;
-  /** How long requests wait out a toolbus or memory outage (RUNTIME_OUTAGE_BUDGET_MS); without it an outage fails them at once. */
+  /** How long requests wait out a toolbus or memory outage (HERMES_OUTAGE_BUDGET_MS); without it an outage fails them at once. */
   outage?: OutagePolicy;
   /** Aborts jobs of cancelled tasks; without it jobs run to the end. */
   cancellations?: CancellationWatch;
@@ -151,8 +151,12 @@ export class JobRunner {
         return 'done';
       }
       // A payload that fails its own contract is a bug (or a model producing garbage); retrying cannot fix it.
-      const retryable = err instanceof LlmError || err instanceof RemoteError || err instanceof OpeningBudgetError ? err.retryable : !(err instanceof OutgoingPayloadError);
-      if (retryable && attempt < this.o.maxAttempts) {
+      // One rule for every work queue (libs/bus): an error that says it is not retryable, a payload
+      // that fails its own contract or a programming error fails now; anything else is retried.
+      const retryable = isRetryable(err);
+      // A dependency away (no JetStream leader, nobody answering): the work consumer keeps this
+      // delivery and runs it again once it is back, whatever attempt this is.
+      if ((retryable && attempt < this.o.maxAttempts) || isDependencyOutage(err)) {
         // The redelivered job (same task, so same lock group) takes the session up again at once;
         // releasing here would let another task's loop slip in between the two attempts.
         hold?.abandon();
@@ -171,7 +175,7 @@ export class JobRunner {
   /** The tool list and saved checkpoint of an agent job, asked for at once; awaited by `runLoop`. */
   /**
    * How this job's requests to the toolbus and memory wait out an outage of theirs (a restart):
-   * within RUNTIME_OUTAGE_BUDGET_MS, with each pause logged and published as a `waiting` step.
+   * within HERMES_OUTAGE_BUDGET_MS, with each pause logged and published as a `waiting` step.
    */
   private waitOutFor(job: RuntimeJob, events: StepEvents, log: Logger, signal?: AbortSignal): WaitOut {
     const outage = this.o.outage;
@@ -325,7 +329,7 @@ interface Prefetched {
 }
 
 function toWire(err: unknown): WireError {
-  if (err instanceof LlmError) return err.toWire();
-  if (err instanceof RemoteError || err instanceof OpeningBudgetError) return err.wire;
-  return wireError('internal', (err as Error)?.message ?? String(err));
+  const wire = errorAsWire(err);
+  // A code only our own errors carry reaches the task; anything else (a client library's) is internal.
+  return wire.code in ERROR_CODES ? wire : { ...wire, code: 'internal' };
 }

@@ -201,14 +201,16 @@ describe('JobRunner', () => {
     expect(await f.results()).toEqual([]);
   });
 
-  it('memory not answering on the last attempt publishes a failed result with no_responders', async () => {
+  it('memory not answering, even on the last attempt, is not a failure of the job: the error goes to the work consumer, which waits the outage out', async () => {
     const f = await runtimeFixture({ memory: false, maxAttempts: 1 });
     const j = job();
     const msg = await f.deliver(j);
 
-    await f.runner.run(j, msg);
+    const err = await rejectionOf(f.runner.run(j, msg));
 
-    expect(await f.results()).toMatchObject([{ outcome: 'failed', attempt: 1, error: { code: 'no_responders', retryable: true } }]);
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('no_responders');
+    expect(await f.results()).toEqual([]);
   });
 
   it("the opening context starts with the background long-term memory recalled for the goal", async () => {
