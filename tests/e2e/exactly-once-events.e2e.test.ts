@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TERMINAL_EVENT_KINDS, taskEventKind, type TaskEvent } from '@hermes/contracts';
+import { TERMINAL_EVENT_KINDS, taskEventData, taskEventKind, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { eventually } from '@hermes/testkit';
+import { collectTaskEvents } from './events.js';
 import { startStack, type Stack } from './stack.js';
-import { submit } from './tasks.js';
+import { outcomeOf, submit, watchTask } from './tasks.js';
+import { hermesCli } from './tool-fixtures.js';
 
 // The default mode, as users run it: each task is planned (one call), then its subtask runs.
 const TASKS = 500;
@@ -20,6 +22,39 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
+});
+
+describe('poison submissions', () => {
+  it('1,000 submissions nested 5,000 deep, then a good one: the good one completes, each poison one is rejected and dead-lettered with its reason, and hermes deadletter list shows them', async () => {
+    const POISON = 1000;
+    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+    const ids = Array.from({ length: POISON }, (_, i) => `poison-${i}-${Date.now()}`);
+    // A buggy publisher of another team: valid CloudEvents whose inputs nest past any sane depth.
+    await Promise.all(
+      ids.map((id) =>
+        stack.bus.js.publish(
+          stack.bus.subjects.taskSubmit,
+          new TextEncoder().encode(`{"specversion":"1.0","type":"io.hermes.task.submit","source":"/buggy-team","id":"${id}","data":{"user_id":"victim","goal":"poison","inputs":{"x":${deep}}}}`),
+        ),
+      ),
+    );
+    const good = await submit(stack.bus, { user_id: 'alice', goal: 'the good task after the poison' });
+    // Generous: a thousand rejections and dead letters ahead of it on a loaded 2-core machine.
+    const events = await watchTask(stack.bus, good, 180_000).done;
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed' });
+
+    const deadLetters = async () => (await stack.bus.jsm.streams.info(stack.bus.subjects.streams.deadLetters)).state.messages;
+    await eventually(async () => (await deadLetters()) >= POISON, 60_000, 'every poison submission to be dead-lettered');
+    const rejected = (await collectTaskEvents(stack.bus, taskIdFor('/buggy-team', ids[0]!), 5_000)).map((e) => taskEventData(e, 'rejected'));
+    expect(rejected).toMatchObject([{ error: { code: 'payload_limit', details: { limit: 'maxDepth' } } }]);
+    // The table (--json would print every record's body, 1,000 of 67 KB).
+    const { stdout } = await hermesCli(stack.natsUrl, ['deadletter', 'list', '--limit', String(POISON)]);
+    const rows = stdout.trim().split('\n').slice(1);
+    expect(rows).toHaveLength(POISON);
+    expect(rows.filter((r) => r.includes(stack.bus.subjects.streams.taskSubmit) && r.includes('payload_limit'))).toHaveLength(POISON);
+    // Nothing of them is left in the submit queue holding a slot.
+    expect((await stack.bus.jsm.streams.info(stack.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
+  }, 300_000);
 });
 
 describe('task events under a burst', () => {

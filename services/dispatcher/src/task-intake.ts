@@ -15,7 +15,7 @@ import {
   type WireError,
 } from '@hermes/contracts';
 import type { Static } from '@sinclair/typebox';
-import { contextFromTraceparent, type Bus } from '@hermes/bus';
+import { contextFromTraceparent, deadLetter, type Bus } from '@hermes/bus';
 import { context, trace } from '@opentelemetry/api';
 import { inSpan, withTaskFields, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
@@ -57,17 +57,17 @@ export class TaskIntake {
     if (!decoded.ok) {
       // An event over a payload limit names its task from its top-level source and id, and its rejection the limit and path.
       const ref = decoded.ref ?? sourceAndId({ source: header('ce-source'), id: header('ce-id') });
-      return this.reject(ref, submission, decoded.error ? { error: decoded.error, issues: decoded.issues } : rejection(decoded.issues));
+      return this.reject(msg, ref, submission, decoded.error ? { error: decoded.error, issues: decoded.issues } : rejection(decoded.issues));
     }
     const ref = sourceAndId(decoded.event);
     const checked = validate(TaskSubmitEvent, decoded.event);
-    if (!checked.ok) return this.reject(ref, submission, rejection(checked.issues));
+    if (!checked.ok) return this.reject(msg, ref, submission, rejection(checked.issues));
     const event = checked.value;
     const taskId = taskIdFor(event.source, event.id);
-    await acceptSpan(event, taskId, () => this.accept(event, taskId, submission));
+    await acceptSpan(event, taskId, () => this.accept(msg, event, taskId, submission));
   }
 
-  private async accept(event: TaskSubmitEvent, taskId: string, submission: Submission): Promise<void> {
+  private async accept(msg: JsMsg, event: TaskSubmitEvent, taskId: string, submission: Submission): Promise<void> {
     const { store } = this.o;
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
@@ -107,7 +107,7 @@ export class TaskIntake {
       const error = same
         ? wireError('duplicate', `task ${taskId} was already submitted with this source and id`, { task_id: taskId })
         : wireError('duplicate_conflict', `the source and id of task ${taskId} were re-used with a different request`, { task_id: taskId });
-      return this.reject({ source: event.source, id: event.id }, submission, { error, issues: [] }, { taskExists: true });
+      return this.reject(msg, { source: event.source, id: event.id }, submission, { error, issues: [] }, { taskExists: true });
     }
     if (!created && view.status !== 'accepted') {
       log.info({ status: view.status }, 'redelivered submission of a started task ignored');
@@ -124,8 +124,16 @@ export class TaskIntake {
    * Tells the submitter why a submission was refused. A task named by a readable source and id
    * gets `rejected` on its own subject — unless it exists: its stream is another submission's,
    * so the answer goes to the catch-all rejected subject, as for a submission naming no task.
+   * The message is then dead-lettered with the same error (a plain re-send of an existing task's
+   * request, `duplicate`, is not: nothing is wrong with it), so ops find what was refused and why
+   * with `hermes deadletter list`, and can replay it once the publisher is fixed.
    */
-  private async reject(ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean } = {}): Promise<void> {
+  private async reject(msg: JsMsg, ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean } = {}): Promise<void> {
+    await this.announceRejection(ref, submission, why, opts);
+    if (why.error.code !== 'duplicate') await deadLetter(this.o.bus, msg, why.error);
+  }
+
+  private async announceRejection(ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean }): Promise<void> {
     const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
     this.o.logger.warn({ task_id: taskId, source_event: ref, code: why.error.code, issues: why.issues, submission }, 'submission rejected');
     const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error: why.error, issues: why.issues, submission };

@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, TraceFlags, context, trace } from '@opentelemetry/api';
 import type { JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { encodeJson, startWorkConsumer, submitTask, type Bus, type WorkConsumer } from '@hermes/bus';
-import { contracts, taskEventData, taskIdFor, type RuntimeJob, type TaskEvent, type TaskSubmitEvent } from '@hermes/contracts';
+import { contracts, taskEventData, taskIdFor, type DeadLetter, type RuntimeJob, type TaskEvent, type TaskSubmitEvent } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
@@ -17,7 +17,7 @@ const consumers: WorkConsumer[] = [];
 async function intakeFixture() {
   const bus = await connectBus(nats.url, uniquePrefix('intake'));
   buses.push(bus);
-  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs']);
+  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'deadLetters']);
   await bus.ensureConsumers(['dispatcherIntake']);
   const { store, intake } = await assembleDispatcher({ bus, config: dispatcherConfig({ PLAN_MODE: 'single' }), logger: silentLogger });
   const consumer = await bus.js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
@@ -46,6 +46,7 @@ async function intakeFixture() {
       return msg;
     },
     jobs: async () => (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, headers: m.headers })),
+    deadLetters: async () => (await storedMessages(bus, bus.subjects.streams.deadLetters)).map((m) => m.value as DeadLetter),
     rejectedCatchAll: async () => (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected)).map((m) => m.value as TaskEvent),
     events: (taskId: string) => taskEvents(bus, taskId),
   };
@@ -241,6 +242,9 @@ describe('TaskIntake', () => {
     expect(data.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/goal', '/data/priority']));
     expect(await f.store.get(taskId)).toBeUndefined();
     expect(await f.jobs()).toEqual([]);
+    // Kept for ops with its reason, and gone from the submit queue.
+    expect(await f.deadLetters()).toMatchObject([{ stream: f.bus.subjects.streams.taskSubmit, stream_seq: data.submission!.stream_seq, error: { code: 'invalid_task_event' } }]);
+    expect((await f.bus.jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
   });
 
   it('an unparseable submission is rejected on the taskRejected subject', async () => {
@@ -327,6 +331,8 @@ describe('TaskIntake', () => {
       { task_id: taskId, error: { code: 'duplicate', retryable: false }, submission: { stream_seq: same.seq } },
       { task_id: taskId, error: { code: 'duplicate_conflict', retryable: false }, submission: { stream_seq: other.seq, msg_id: 'retry-7' } },
     ]);
+    // A plain re-send is no fault; a conflicting one is kept for ops.
+    expect((await f.deadLetters()).map((d) => [d.stream_seq, d.error.code])).toEqual([[other.seq, 'duplicate_conflict']]);
   });
 
   it("the submission's traceparent extension becomes the trace parent of the runtime job", async () => {
