@@ -15,7 +15,12 @@ await hostService({
     ...llmSettings,
     RUNTIME_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, description: 'jobs one replica runs at once' }),
     RUNTIME_ACK_WAIT_MS: Type.Integer({ default: 30_000, minimum: 1000, description: 'a job held this long without a heartbeat is redelivered' }),
-    RUNTIME_MAX_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, description: "deliveries of one job before it fails (the job consumer's dead-letter bound, in place of HERMES_MAX_DELIVERIES)" }),
+    RUNTIME_MAX_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, description: 'deliveries of one job within which a retryable failure (LLM 5xx, a timeout) is retried; on the last one it fails the job' }),
+    RUNTIME_MAX_DELIVERIES: Type.Integer({
+      default: 10,
+      minimum: 1,
+      description: "deliveries of one job, counting those a runtime died or stalled during, before it is dead-lettered (max_deliveries_exceeded): the job consumer's bound, in place of HERMES_MAX_DELIVERIES; at least RUNTIME_MAX_ATTEMPTS",
+    }),
     RUNTIME_STALL_AFTER_MS: Type.Integer({
       default: 900_000,
       minimum: 1000,
@@ -41,7 +46,7 @@ await hostService({
   uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
   consumers: ['runtimeJobs'],
   // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
-  tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: c.RUNTIME_MAX_ATTEMPTS }),
+  tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: Math.max(c.RUNTIME_MAX_DELIVERIES, c.RUNTIME_MAX_ATTEMPTS) }),
   start: async ({ bus, config, logger }) => {
     const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
     const cancellations = new CancellationWatch(bus);

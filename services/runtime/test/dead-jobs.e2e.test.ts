@@ -57,6 +57,7 @@ beforeAll(async () => {
       HERMES_MODEL_WORKER: MODEL,
       LLM_MAX_RETRIES: '0',
       RUNTIME_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+      RUNTIME_MAX_DELIVERIES: String(MAX_ATTEMPTS),
       LOG_LEVEL: 'warn',
       OTEL_SDK_DISABLED: 'true',
     },
