@@ -104,12 +104,24 @@ export class ToolExecutor {
   }
 
   private async runRemote(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome> {
+    const deadline = Date.now() + tool.timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.askProvider(tool, provider, args, opts, Math.max(1, deadline - Date.now()));
+      // Nobody was listening (the provider reconnecting to another NATS node, restarting): it never
+      // got the call, so asking again under the same key is safe, until the tool's own deadline.
+      const left = deadline - Date.now();
+      if (outcome.ok || outcome.error.code !== 'provider_unavailable' || left <= 50) return outcome;
+      await new Promise((r) => setTimeout(r, Math.min(left - 25, 100 * 2 ** Math.min(attempt - 1, 4))));
+    }
+  }
+
+  private async askProvider(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions, timeoutMs: number): Promise<ExecOutcome> {
     try {
       const reply = await request(
         this.o.bus,
         contracts.toolExec,
         { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: opts.context },
-        { timeoutMs: tool.timeoutMs, subject: this.o.bus.subjects.toolExec(provider) },
+        { timeoutMs, subject: this.o.bus.subjects.toolExec(provider) },
       );
       return { ok: true, result: reply.result };
     } catch (err) {

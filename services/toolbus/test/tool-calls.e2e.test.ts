@@ -115,9 +115,10 @@ describe('timeouts', () => {
     expect(aborted).toBe(true);
   });
 
-  it('reports a provider nobody serves as provider_unavailable, and a provider error as tool_failed', async () => {
+  it('reports a provider nobody serves, once its tool timeout has passed without one coming back, as provider_unavailable, and a provider error as tool_failed', async () => {
     const { bus } = await setup();
-    const gone = await provider(bus, bus, { provider: 'flaky', tools: [remoteTool('flaky_tool'), remoteTool('broken_tool')], run: async (r) => {
+    // A short tool timeout: the toolbus asks a provider nobody serves again until it runs out.
+    const gone = await provider(bus, bus, { provider: 'flaky', tools: [remoteTool('flaky_tool', { timeout_ms: 1500 }), remoteTool('broken_tool')], run: async (r) => {
       if (r.tool === 'broken_tool') throw new Error('database is read-only');
       return 'fine';
     } });
@@ -125,6 +126,17 @@ describe('timeouts', () => {
     gone.stop();
     // Still announced within its TTL, but nobody answers.
     expect((await callTool(bus, callRequest({ tool: 'flaky_tool' }))).error).toMatchObject({ code: 'provider_unavailable', retryable: true });
+  });
+
+  it('a provider nobody serves for a moment (reconnecting, restarting) is asked again under the same key and runs the call once', async () => {
+    const { bus } = await setup();
+    const first = await provider(bus, bus, { provider: 'blinking', tools: [remoteTool('blink_tool', { timeout_ms: 8000 })], run: async () => 'first' });
+    first.stop();
+    const call = callTool(bus, callRequest({ tool: 'blink_tool' }));
+    await new Promise((r) => setTimeout(r, 600));
+    const back = await provider(bus, bus, { provider: 'blinking', tools: [remoteTool('blink_tool', { timeout_ms: 8000 })], run: async () => 'back' });
+    expect(await call).toMatchObject({ status: 'ok', result: { result: 'back' } });
+    expect(back.received).toHaveLength(1);
   });
 });
 
