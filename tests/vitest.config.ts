@@ -3,5 +3,6 @@ import shared from '../vitest.shared.ts';
 
 // Each file starts a whole Hermes (nats-server, redis-server and every service as a process): run
 // them one at a time, so a 2-core machine does not time out processes of one file while starting another's.
-// deploy/: checks of the Helm chart, compose file and Dockerfile (no processes). faults/: the fault suite.
-export default mergeConfig(shared, defineConfig({ test: { fileParallelism: false, include: ['deploy/**/*.test.ts', 'faults/**/*.test.ts'] } }));
+// deploy/: checks of the Helm chart, compose file and Dockerfile (no processes). faults/ has its
+// own config (vitest.faults.config.ts, `npm run test:faults`).
+export default mergeConfig(shared, defineConfig({ test: { fileParallelism: false, include: ['deploy/**/*.test.ts'] } }));

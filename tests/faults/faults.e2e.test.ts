@@ -9,7 +9,7 @@ import { FaultModel, faultScale, runFault, saveReports, type FaultReport } from 
  * tool calls (a provider built with @hermes/tool-sdk that appends one line per execution with its
  * idempotency key) run while a process is paused, killed or restarted. Each fault must cost time,
  * never work: every task completes, every step's side effect happens exactly once.
- * `npm run test:faults` runs the issue's size (40 tasks of 5 calls); `npm test` a smaller one.
+ * `npm run test:faults` runs the issue's size (40 tasks of 5 calls); FAULT_SCALE=ci a smaller one.
  */
 const scale = faultScale();
 const reports: FaultReport[] = [];
