@@ -18,7 +18,7 @@ const PROGRAMMING_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
  * de-duplicated by id.
  */
 export function isDependencyOutage(err: unknown): boolean {
-  if (err instanceof RemoteError) return OUTAGE_CODES.has(err.code);
+  if (err instanceof RemoteError) return isUnansweredRequest(err);
   if (err instanceof NoRespondersError || err instanceof TimeoutError) return true;
   if (err instanceof JetStreamApiError) return err.code === 503;
   // The client's JetStreamNotEnabled and status errors ("leadership change") are not exported.
@@ -26,6 +26,11 @@ export function isDependencyOutage(err: unknown): boolean {
 }
 
 const OUTAGE_CODES: ReadonlySet<string> = new Set(['no_responders', 'unavailable', 'tool_unavailable', 'provider_unavailable']);
+
+/** A request nobody (or nobody able) answered: it never ran, so sending it again is safe. */
+export function isUnansweredRequest(err: unknown): err is RemoteError {
+  return err instanceof RemoteError && OUTAGE_CODES.has(err.code);
+}
 
 /**
  * Whether delivering the message again can help. No when the error says so (`retryable ===

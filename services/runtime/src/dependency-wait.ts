@@ -1,17 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RemoteError } from '@hermes/bus';
+import { isUnansweredRequest } from '@hermes/bus';
 
-/**
- * Answers that say a dependency is away (restarting, rolling over, not yet up), not that the
- * request was wrong: nobody was listening, or the service could not reach its own store. A request
- * that got one of these never ran, so sending it again is safe.
- */
-const OUTAGE_CODES: ReadonlySet<string> = new Set(['no_responders', 'unavailable', 'tool_unavailable', 'provider_unavailable']);
-
-/** Whether an error means the dependency is away (see OUTAGE_CODES). */
-export function isOutage(err: unknown): err is RemoteError {
-  return err instanceof RemoteError && OUTAGE_CODES.has(err.code);
-}
+/** Whether an error means the dependency is away: a request nobody answered (see isUnansweredRequest). */
+export const isOutage = isUnansweredRequest;
 
 /** One pause while a dependency is away, as reported to the task's events. */
 export interface DependencyWait {
