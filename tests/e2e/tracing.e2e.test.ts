@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts, taskEventData, TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { encodeJson, request } from '@hermes/bus';
-import { freePort, type RecordedRequest, type ScriptedResponse } from '@hermes/testkit';
+import { eventually, freePort, type RecordedRequest, type ScriptedResponse } from '@hermes/testkit';
 import { API_KEY, startStack, type Stack } from './stack.js';
 import { goalOf } from './model-script.js';
 import { collectTaskEvents } from './events.js';
@@ -164,7 +164,11 @@ describe('one trace per task across every service', () => {
     const view = await request(stack.bus, contracts.taskGet, { task_id: taskId });
     expect(view.trace_context?.trace_id).toBe(traceId);
 
-    const spans = await traceOf(traceId!, { wants: plannedTools });
+    // "task ended" is the dispatcher's last line for the task; the span it was logged in is exported
+    // after the line is written, so the trace is complete only once every logged span has arrived.
+    await eventually(() => taskLogLines('dispatcher', taskId).some((l) => l.msg === 'task ended'), 20_000, 'the dispatcher to log "task ended"');
+    const loggedSpans = () => ['dispatcher', 'runtime-1'].flatMap((n) => taskLogLines(n, taskId).map((l) => l.span_id as string));
+    const spans = await traceOf(traceId!, { wants: (s) => plannedTools(s) && loggedSpans().every((id) => s.some((x) => x.spanId === id)) });
     expect(otlp.contentTypes).toContain('application/json');
     // Every service contributes, and the only span without its parent in the set is the HTTP request.
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(SERVICES));
