@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { connect } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
-import { contracts, makeTaskEvent, taskIdFor } from '@hermes/contracts';
+import { contracts, DEFAULT_TEAM, makeTaskEvent, taskIdFor } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
 import type { HermesStack } from '@hermes/devstack';
 import { DistributedSemaphore } from '@hermes/semaphore';
@@ -206,10 +206,10 @@ async function measureHops(i: BreakdownInput, cpBytes: number): Promise<Record<s
   hops.tool_record_update = await timeEach(n, (k) => calls.update(keyOf(k), record, revs.get(k) ?? 0));
 
   // Step events: one JetStream publish, awaiting the ack, with validation and de-duplication id.
-  const taskId = taskIdFor('/bench/hops', stamp);
+  const taskId = taskIdFor(DEFAULT_TEAM, '/bench/hops', stamp);
   hops.step_event_publish = await timeEach(n, (k) =>
     bus.publish(contracts.taskEvents, makeTaskEvent('step', { id: `bench-hop-${stamp}-${k}`, source: 'hermes/bench', taskId, data: { task_id: taskId, subtask_id: 'main', step: 1, kind: 'tool_call', detail: { tool: 'echo', arguments: '{"text":"step 1"}' } } }), {
-      subject: bus.subjects.taskEvents(taskId),
+      subject: bus.subjects.taskEvents(DEFAULT_TEAM, taskId),
       msgId: `bench-hop-${stamp}-${k}`,
     }),
   );

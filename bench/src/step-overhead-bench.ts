@@ -2,7 +2,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import { Bus, followTaskEvents, submitTask } from '@hermes/bus';
-import { taskEventData, taskEventKind } from '@hermes/contracts';
+import { DEFAULT_TEAM, taskEventData, taskEventKind } from '@hermes/contracts';
 import { startHermesStack } from '@hermes/devstack';
 import { undiciFetch } from '@hermes/llm';
 import { createLogger } from '@hermes/telemetry';
@@ -189,11 +189,11 @@ async function runtimeRequestShape(model: ModelProcess, runId: string): Promise<
 
 export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: string; steps: number; timeoutMs?: number }): Promise<TaskRun> {
   const started = performance.now();
-  const { taskId } = await submitTask(o.bus, { user_id: USER, goal: goalFor(o.runId, o.steps), budget: { max_steps: o.steps } }, { source: '/bench/step-overhead', id: o.runId });
+  const { taskId } = await submitTask(o.bus, { user_id: USER, goal: goalFor(o.runId, o.steps), budget: { max_steps: o.steps } }, { team: DEFAULT_TEAM, source: '/bench/step-overhead', id: o.runId });
   const llmEvents: number[] = [];
   let outcome: { kind: string; detail: string } | undefined;
   const signal = AbortSignal.timeout(o.timeoutMs ?? 120_000);
-  for await (const { event } of followTaskEvents(o.bus, taskId, { signal })) {
+  for await (const { event } of followTaskEvents(o.bus, { team: DEFAULT_TEAM, task_id: taskId }, { signal })) {
     const kind = taskEventKind(event);
     const step = kind === 'step' ? taskEventData(event, 'step') : undefined;
     if (step?.kind === 'llm_call' && step.subtask_id !== 'plan') llmEvents.push(performance.now());

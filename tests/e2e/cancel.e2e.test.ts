@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contracts, taskEventKind, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import { request, submitTask } from '@hermes/bus';
 import { lastUserMessageText } from '@hermes/testkit';
 import { API_KEY, startStack, type Stack } from './stack.js';
@@ -27,7 +27,7 @@ describe('cancellation', () => {
   it('DELETE /v1/tasks/:id stops a running task at once: its LLM call is aborted and it ends cancelled', async () => {
     const goal = 'think for a very long time';
     stack.llm.setResponder(({ body }) => (lastUserMessageText(body) === goal ? { content: 'too late', delayMs: 30_000 } : { content: 'ok' }));
-    const { taskId } = await submitTask(stack.bus, { user_id: 'alice', goal }, { source: '/e2e/cancel', id: 'cancel-1' });
+    const { taskId } = await submitTask(stack.bus, { user_id: 'alice', goal }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: 'cancel-1' });
     await until(() => stack.llm.inFlight === 1, 15_000);
 
     const res = await fetch(`${stack.gatewayUrl}/v1/tasks/${taskId}?reason=${encodeURIComponent('changed my mind')}`, {
@@ -51,7 +51,7 @@ describe('cancellation', () => {
 
   it("cancelling another user's task looks like a missing task, and an ended task is returned unchanged", async () => {
     stack.llm.setResponder(() => ({ content: 'done quickly' }));
-    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'quick one' }, { source: '/e2e/cancel', id: 'cancel-2' });
+    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'quick one' }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: 'cancel-2' });
     const events = await collectTaskEvents(stack.bus, taskId);
     expect(events.map(taskEventKind).at(-1)).toBe('completed');
 

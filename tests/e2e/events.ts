@@ -1,11 +1,11 @@
 import { followTaskEvents, type Bus } from '@hermes/bus';
-import { taskEventKind, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, taskEventKind, type TaskEvent } from '@hermes/contracts';
 
 /** Collects a task's events until its terminal event (or fails after `timeoutMs`). */
 export async function collectTaskEvents(bus: Bus, taskId: string, timeoutMs = 20_000): Promise<TaskEvent[]> {
   const signal = AbortSignal.timeout(timeoutMs);
   const events: TaskEvent[] = [];
-  for await (const { event } of followTaskEvents(bus, taskId, { signal })) events.push(event);
+  for await (const { event } of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: taskId }, { signal })) events.push(event);
   if (signal.aborted) throw new Error(`task ${taskId} did not end within ${timeoutMs} ms; saw ${events.map(taskEventKind).join(', ')}`);
   return events;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TERMINAL_EVENT_KINDS, taskEventData, taskEventKind, taskIdFor, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, TERMINAL_EVENT_KINDS, taskEventData, taskEventKind, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { eventually } from '@hermes/testkit';
 import { collectTaskEvents } from './events.js';
 import { startStack, type Stack } from './stack.js';
@@ -33,7 +33,7 @@ describe('poison submissions', () => {
     await Promise.all(
       ids.map((id) =>
         stack.bus.js.publish(
-          stack.bus.subjects.taskSubmit,
+          stack.bus.subjects.taskSubmit(DEFAULT_TEAM),
           new TextEncoder().encode(`{"specversion":"1.0","type":"io.hermes.task.submit","source":"/buggy-team","id":"${id}","data":{"user_id":"victim","goal":"poison","inputs":{"x":${deep}}}}`),
         ),
       ),
@@ -45,7 +45,7 @@ describe('poison submissions', () => {
 
     const deadLetters = async () => (await stack.bus.jsm.streams.info(stack.bus.subjects.streams.deadLetters)).state.messages;
     await eventually(async () => (await deadLetters()) >= POISON, 60_000, 'every poison submission to be dead-lettered');
-    const rejected = (await collectTaskEvents(stack.bus, taskIdFor('/buggy-team', ids[0]!), 5_000)).map((e) => taskEventData(e, 'rejected'));
+    const rejected = (await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, '/buggy-team', ids[0]!), 5_000)).map((e) => taskEventData(e, 'rejected'));
     expect(rejected).toMatchObject([{ error: { code: 'payload_limit', details: { limit: 'maxDepth' } } }]);
     // The table (--json would print every record's body, 1,000 of 67 KB).
     const { stdout } = await hermesCli(stack.natsUrl, ['deadletter', 'list', '--limit', String(POISON)]);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { Bus, encodeJson, followTaskEvents, request, submitTask } from '@hermes/bus';
-import { contracts, taskEventData, taskEventKind, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventData, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import { HERMES_SERVICES, inboxPrefixFor, NATS_USERS, passwordVariableFor, type NatsUser } from '@hermes/contracts/nats-permissions';
 import { startHermesStack, type HermesStack } from '@hermes/devstack';
 import { createLogger } from '@hermes/telemetry';
@@ -74,7 +74,7 @@ const denied = (op: 'Publish' | 'Subscription', subject: string) =>
 async function collect(bus: Bus, taskId: string, timeoutMs = 30_000): Promise<TaskEvent[]> {
   const signal = AbortSignal.timeout(timeoutMs);
   const events: TaskEvent[] = [];
-  for await (const { event } of followTaskEvents(bus, taskId, { signal })) events.push(event);
+  for await (const { event } of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: taskId }, { signal })) events.push(event);
   if (signal.aborted) throw new Error(`task ${taskId} did not end; saw ${events.map(taskEventKind).join(', ')}`);
   return events;
 }
@@ -114,7 +114,7 @@ afterAll(async () => {
 describe('generated NATS users: every service works as its own user', () => {
   it('a task submitted by the submitter user is planned, calls a tool and completes, and the submitter reads its state', async () => {
     const submitter = await connectAs('submitter');
-    const { taskId } = await submitTask(submitter, { user_id: 'team-a', goal: 'prove least privilege works' }, { source: '/teams/a', id: randomUUID() });
+    const { taskId } = await submitTask(submitter, { user_id: 'team-a', goal: 'prove least privilege works' }, { team: DEFAULT_TEAM, source: '/teams/a', id: randomUUID() });
     submitted = taskId;
     const events = await collect(submitter, taskId);
     expect(events.map(taskEventKind)).toEqual(expect.arrayContaining(['accepted', 'planned', 'started', 'completed']));
@@ -123,7 +123,7 @@ describe('generated NATS users: every service works as its own user', () => {
     const results = events.flatMap((e) => taskEventData(e, 'step') ?? []).filter((s) => s.kind === 'tool_result');
     expect(results.map((s) => (s.detail as { tool: string; status: string }).status)).toEqual(['ok']);
 
-    const view = await request(submitter, contracts.taskGet, { task_id: taskId });
+    const view = await request(submitter, contracts.teamTaskGet, { task_id: taskId }, { subject: submitter.subjects.teamTaskGet(DEFAULT_TEAM) });
     expect(view).toMatchObject({ status: 'completed', user_id: 'team-a' });
   });
 
@@ -172,7 +172,7 @@ describe('generated NATS users: each is denied what it should not do', () => {
 
   it('the submitter cannot forge a task event, and cannot read the audit stream or the runtime jobs', async () => {
     const submitter = await connectAs('submitter');
-    await expect(submitter.js.publish(submitter.subjects.taskEvents('t_0123'), encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
+    await expect(submitter.js.publish(submitter.subjects.taskEvents(DEFAULT_TEAM, 't_0123'), encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
       /permissions violation for publish/i,
     );
     // Reading a stream means creating a consumer on it: the JetStream API request itself is refused.

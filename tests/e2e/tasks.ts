@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { followTaskEvents, submitTask, type Bus } from '@hermes/bus';
-import { taskEventData, taskEventKind, type TaskEvent, type TaskRequest } from '@hermes/contracts';
+import { DEFAULT_TEAM, taskEventData, taskEventKind, type TaskEvent, type TaskRequest } from '@hermes/contracts';
 
 /** Submits a task on the bus under a fresh CloudEvent id and returns its id. */
 export async function submit(bus: Bus, request: TaskRequest): Promise<string> {
-  const { taskId } = await submitTask(bus, request, { source: '/e2e/tools', id: randomUUID() });
+  const { taskId } = await submitTask(bus, request, { team: DEFAULT_TEAM, source: '/e2e/tools', id: randomUUID() });
   return taskId;
 }
 
@@ -27,7 +27,7 @@ export function watchTask(bus: Bus, taskId: string, timeoutMs = 30_000): TaskWat
   let ended = false;
   const done = (async () => {
     try {
-      for await (const { event } of followTaskEvents(bus, taskId, { signal })) {
+      for await (const { event } of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: taskId }, { signal })) {
         events.push(event);
         listeners.forEach((l) => l());
       }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contracts, taskEventData, TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventData, TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { encodeJson, request } from '@hermes/bus';
 import { eventually, freePort, type RecordedRequest, type ScriptedResponse } from '@hermes/testkit';
 import { API_KEY, startStack, type Stack } from './stack.js';
@@ -261,7 +261,7 @@ describe('one trace per task across every service', () => {
     const parentSpanId = randomUUID().replace(/-/g, '').slice(0, 16);
     const id = randomUUID();
     const source = '/e2e/tracing';
-    const taskId = taskIdFor(source, id);
+    const taskId = taskIdFor(DEFAULT_TEAM, source, id);
     const event = {
       specversion: '1.0',
       type: TASK_SUBMIT_TYPE,
@@ -272,7 +272,7 @@ describe('one trace per task across every service', () => {
       data: { user_id: 'alice', goal: `trace a bus task ${id.slice(0, 8)}` },
     };
     // Published raw: no trace headers, so only the CloudEvent names the trace.
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(event), { msgID: taskId });
+    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
     const events = await collectTaskEvents(stack.bus, taskId, 30_000);
     expect(outcomeOf(events).kind).toBe('completed');
     expect(traceIdOf(events)).toBe(traceId);

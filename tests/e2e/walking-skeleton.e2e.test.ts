@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import { contracts, taskEventData, taskIdFor, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { encodeJson, request, submitTask } from '@hermes/bus';
 import { lastUserMessageText } from '@hermes/testkit';
 import { API_KEY, replicasOf, runtimeHolding, startStack, type Stack } from './stack.js';
@@ -31,7 +31,7 @@ const outputOf = (events: TaskEvent[]) => {
 
 describe('walking skeleton: one task through all five services', () => {
   it('a CloudEvent published on NATS ends in completed with the model answer', async () => {
-    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'say hello from NATS' }, { source: '/e2e/nats', id: 'nats-1' });
+    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'say hello from NATS' }, { team: DEFAULT_TEAM, source: '/e2e/nats', id: 'nats-1' });
     const events = await collectTaskEvents(stack.bus, taskId);
     expect(kinds(events)).toEqual(['accepted', 'started', 'step', 'completed']);
     expect(outputOf(events)).toBe('Scripted answer: say hello from NATS');
@@ -79,13 +79,13 @@ describe('walking skeleton: one task through all five services', () => {
       id: 'dup-1',
       data: { user_id: 'carol', goal: 'count me once' },
     };
-    const taskId = taskIdFor(event.source, event.id);
-    const first = await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(event), { msgID: taskId });
-    const second = await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(event), { msgID: taskId });
+    const taskId = taskIdFor(DEFAULT_TEAM, event.source, event.id);
+    const first = await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
+    const second = await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
     expect(first.duplicate).toBe(false);
     expect(second.duplicate).toBe(true);
     // Even a resend with another Nats-Msg-Id (say, after the window) names the same task.
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(event), { msgID: `${taskId}-late` });
+    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: `${taskId}-late` });
 
     const events = await collectTaskEvents(stack.bus, taskId);
     expect(kinds(events)).toEqual(['accepted', 'started', 'step', 'completed']);
@@ -96,16 +96,16 @@ describe('walking skeleton: one task through all five services', () => {
 
   it('a malformed event is rejected with its errors and the services keep serving', async () => {
     const bad = { specversion: '1.0', type: 'io.hermes.task.submit', source: '/e2e/bad', id: 'bad-1', data: { user_id: 'dave', priority: 'urgent' } };
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(bad));
-    const rejected = await collectTaskEvents(stack.bus, taskIdFor(bad.source, bad.id));
+    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(bad));
+    const rejected = await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, bad.source, bad.id));
     expect(kinds(rejected)).toEqual(['rejected']);
     const data = taskEventData(rejected[0]!, 'rejected')!;
     expect(data.error.code).toBe('invalid_task_event');
     expect(data.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/goal', '/data/priority']));
 
     // Not even JSON: reported on the catch-all rejected subject.
-    const sub = stack.bus.nc.subscribe(stack.bus.subjects.taskRejected, { max: 1 });
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit, new TextEncoder().encode('{not json'));
+    const sub = stack.bus.nc.subscribe(stack.bus.subjects.taskRejected(DEFAULT_TEAM), { max: 1 });
+    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), new TextEncoder().encode('{not json'));
     for await (const m of sub) {
       expect((m.json() as { data: { issues: { message: string }[] } }).data.issues[0]!.message).toMatch(/not valid JSON/);
     }
@@ -117,8 +117,8 @@ describe('walking skeleton: one task through all five services', () => {
     h.set('ce-source', '/e2e/binary');
     h.set('ce-id', 'bin-1');
     h.set('content-type', 'application/json');
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson({ user_id: 'dave', goal: 'binary mode works' }), { headers: h });
-    const events = await collectTaskEvents(stack.bus, taskIdFor('/e2e/binary', 'bin-1'));
+    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'dave', goal: 'binary mode works' }), { headers: h });
+    const events = await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, '/e2e/binary', 'bin-1'));
     expect(outputOf(events)).toBe('Scripted answer: binary mode works');
   });
 
@@ -130,7 +130,7 @@ describe('walking skeleton: one task through all five services', () => {
       if (text === goal && seen++ === 0) return { content: 'too late', delayMs: 10_000 };
       return { content: `Scripted answer: ${text}` };
     });
-    const { taskId } = await submitTask(stack.bus, { user_id: 'erin', goal }, { source: '/e2e/crash', id: 'crash-1' });
+    const { taskId } = await submitTask(stack.bus, { user_id: 'erin', goal }, { team: DEFAULT_TEAM, source: '/e2e/crash', id: 'crash-1' });
 
     // Kill the replica only once its LLM call is in flight, i.e. truly mid-job.
     await waitFor(() => stack.llm.requests.some((r) => lastUserMessageText(r.body) === goal), 15_000);

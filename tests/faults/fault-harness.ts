@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { submitTask } from '@hermes/bus';
-import { taskEventData, taskEventKind, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, taskEventData, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import type { RecordedRequest, ScriptedResponse } from '@hermes/testkit';
 import { goalOf, toolMessages } from '../e2e/model-script.js';
 import type { Stack } from '../e2e/stack.js';
@@ -98,7 +98,7 @@ export async function runFault(o: {
   const { stack, ledger, scale } = o;
   const started = Date.now();
   const goals = Array.from({ length: scale.tasks }, (_, i) => `fault ${o.scenario} ${started.toString(36)} task ${i}`);
-  const ids = await Promise.all(goals.map((goal, i) => submitTask(stack.bus, { user_id: `faulty${i % 4}`, goal }, { source: '/faults', id: randomUUID() }).then((s) => s.taskId)));
+  const ids = await Promise.all(goals.map((goal, i) => submitTask(stack.bus, { user_id: `faulty${i % 4}`, goal }, { team: DEFAULT_TEAM, source: '/faults', id: randomUUID() }).then((s) => s.taskId)));
   const watches = ids.map((id) => watchTask(stack.bus, id, o.timeoutMs ?? 240_000).done.catch(() => undefined));
   const effects = () => ledger.lines().filter((l) => ids.includes(l.task_id));
   const total = scale.tasks * scale.callsPerTask;

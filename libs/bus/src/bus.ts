@@ -10,6 +10,7 @@ import { encodeJson } from './codec.js';
 import { OutgoingPayloadError, PayloadLimitError } from './bus-errors.js';
 import { injectTraceContext } from './trace-headers.js';
 import { bucketConfig, consumerConfig, streamConfig, type BucketKey, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
+import { contractSubject } from './contract-subject.js';
 import { ConsumerProgress } from './consumer-progress.js';
 
 export interface BusOptions {
@@ -181,7 +182,7 @@ export class Bus {
     if (overLimit) throw new PayloadLimitError(contract.name, overLimit);
     const checked = validate(contract.payload, payload);
     if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
-    const subject = opts.subject ?? contract.subject(this.subjects);
+    const subject = contractSubject(contract, this.subjects, opts.subject);
     if (!opts.span) return this.send(contract, subject, payload, opts);
     const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'send', ...(opts.msgId ? { 'messaging.message.id': opts.msgId } : {}) };
     return inSpan(`publish ${contract.name}`, { kind: SpanKind.PRODUCER, attributes }, () => this.send(contract, subject, payload, opts));

@@ -6,6 +6,7 @@ import { hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { decodeJson, encodeJson } from './codec.js';
 import { OutgoingPayloadError, PayloadLimitError, RemoteError, ReplyError } from './bus-errors.js';
+import { contractSubject } from './contract-subject.js';
 import { extractTraceContext, injectTraceContext } from './trace-headers.js';
 
 const envelopes = new WeakMap<TSchema, TSchema>();
@@ -30,7 +31,7 @@ export async function request<Req extends TSchema, Res extends TSchema>(
   const checked = validate(contract.request, payload);
   if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
   // A parameterised subject (e.g. one provider's toolExec) is given by the caller.
-  const subject = opts.subject ?? contract.subject(bus.subjects);
+  const subject = contractSubject(contract, bus.subjects, opts.subject);
   const h = natsHeaders();
   injectTraceContext(h);
   let msg: Msg;
@@ -73,13 +74,15 @@ export interface RequestContext {
  * requests get an `invalid_payload` reply listing the problems; a thrown ReplyError is sent as is,
  * a StoredStateError as `corrupt_state` (not retryable); anything else
  * is logged and answered as `internal`. The handler never takes the subscription down.
+ * A parameterised subject (one team's `teamTaskGet`) is served for every value of its
+ * parameters; the handler reads them from `ctx.subject`.
  */
 export function serve<Req extends TSchema, Res extends TSchema>(
   bus: Bus,
   contract: RequestContract<Req, Res>,
   handler: (req: Static<Req>, ctx: RequestContext) => Promise<Static<Res>>,
 ): Subscription {
-  const subject = contract.subject(bus.subjects);
+  const subject = contract.subject(bus.subjects).replace(/\{[^}]+\}/g, '*');
   return bus.nc.subscribe(subject, {
     queue: bus.subjects.queueGroup(contract.responder),
     callback: (err, msg) => {

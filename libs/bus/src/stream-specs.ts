@@ -69,7 +69,8 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
       return {
         ...base,
         name: s.streams.taskSubmit,
-        subjects: [s.taskSubmit],
+        // The bare subject is the default team's, as publishers of the release before teams send it.
+        subjects: [s.taskSubmitAll, s.taskSubmitLegacy],
         retention: RetentionPolicy.Workqueue,
         max_age: nanos(7 * DAY),
         duplicate_window: nanos(t.duplicateWindowMs ?? 120_000),
@@ -78,7 +79,7 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
       return {
         ...base,
         name: s.streams.taskEvents,
-        subjects: [s.taskEventsAll, s.taskRejected],
+        subjects: [s.taskEventsAll, s.taskRejectedAll],
         retention: RetentionPolicy.Limits,
         max_age: nanos(t.eventsMaxAgeMs ?? 7 * DAY),
       };

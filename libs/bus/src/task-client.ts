@@ -16,6 +16,8 @@ import { followSubject } from './event-follower.js';
 import { currentTraceparent } from './trace-headers.js';
 
 export interface SubmitOptions {
+  /** The team the task is for: the subject it is published on says so (see docs/deploy.md). */
+  team: string;
   /** CloudEvents source naming the submitter, e.g. `/hermes/gateway/<user>`. */
   source: string;
   /** CloudEvents id; reuse it when retrying so the retry is the same task. Random by default. */
@@ -36,8 +38,8 @@ export interface Submitted {
  */
 export async function submitTask(bus: Bus, data: TaskRequest, opts: SubmitOptions): Promise<Submitted> {
   const id = opts.id ?? randomUUID();
-  const taskId = taskIdFor(opts.source, id);
-  const subject = bus.subjects.taskSubmit;
+  const taskId = taskIdFor(opts.team, opts.source, id);
+  const subject = bus.subjects.taskSubmit(opts.team);
   const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'send', 'messaging.message.id': taskId, 'hermes.task.id': taskId };
   return inSpan('publish taskSubmit', { kind: SpanKind.PRODUCER, attributes }, async () => {
     const traceparent = currentTraceparent();
@@ -51,7 +53,7 @@ export async function submitTask(bus: Bus, data: TaskRequest, opts: SubmitOption
       ...(traceparent ? { traceparent } : {}),
       data,
     };
-    const ack = await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
+    const ack = await bus.publish(contracts.taskSubmit, event, { subject, msgId: taskId });
     return { taskId, eventId: id, duplicate: ack?.duplicate ?? false };
   });
 }
@@ -64,7 +66,7 @@ export interface TaskEventWithSeq {
 /** Replays a task's events from the start (or after `afterSeq`), then follows live ones until a terminal event. */
 export async function* followTaskEvents(
   bus: Bus,
-  taskId: string,
+  task: { team: string; task_id: string },
   opts: { afterSeq?: number; signal?: AbortSignal } = {},
 ): AsyncGenerator<TaskEventWithSeq> {
   const isTerminal = (v: unknown) => {
@@ -73,7 +75,7 @@ export async function* followTaskEvents(
   };
   for await (const m of followSubject(bus, {
     stream: bus.subjects.streams.taskEvents,
-    subject: bus.subjects.taskEvents(taskId),
+    subject: bus.subjects.taskEvents(task.team, task.task_id),
     until: isTerminal,
     ...opts,
   })) {

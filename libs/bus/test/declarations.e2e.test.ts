@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus} from '@hermes/bus';
 import { OutgoingPayloadError, maxDeliverBackstop, submitTask } from '@hermes/bus';
-import { contracts, makeTaskEvent, type TaskRequest } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
@@ -102,9 +102,9 @@ describe('submitTask', () => {
     const bus = await open(uniquePrefix('sub'));
     await bus.ensureStreams(['taskSubmit']);
 
-    const first = await submitTask(bus, request, { source: '/hermes/test', id: 'evt-1' });
-    const second = await submitTask(bus, request, { source: '/hermes/test', id: 'evt-1' });
-    const other = await submitTask(bus, request, { source: '/hermes/test', id: 'evt-2' });
+    const first = await submitTask(bus, request, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'evt-1' });
+    const second = await submitTask(bus, request, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'evt-1' });
+    const other = await submitTask(bus, request, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'evt-2' });
 
     expect(first).toMatchObject({ eventId: 'evt-1', duplicate: false });
     expect(second).toEqual({ ...first, duplicate: true });
@@ -118,7 +118,7 @@ describe('submitTask', () => {
     await bus.ensureStreams(['taskSubmit']);
     const invalid = { user_id: 'has spaces', goal: '' } as TaskRequest;
 
-    const err: unknown = await submitTask(bus, invalid, { source: '/hermes/test' }).catch((e: unknown) => e);
+    const err: unknown = await submitTask(bus, invalid, { team: DEFAULT_TEAM, source: '/hermes/test' }).catch((e: unknown) => e);
 
     expect(err).toBeInstanceOf(OutgoingPayloadError);
     expect((err as OutgoingPayloadError).issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/user_id', '/data/goal']));
@@ -132,7 +132,7 @@ describe('publish without an ack', () => {
     const bus = await open(uniquePrefix('noack'));
     await bus.ensureStreams(['taskEvents']);
     const event = makeTaskEvent('step', { id: 'step-1', source: 'hermes/test', taskId: 't_noack', data: { task_id: 't_noack', subtask_id: 'main', step: 1, kind: 'llm_call' } });
-    const subject = bus.subjects.taskEvents('t_noack');
+    const subject = bus.subjects.taskEvents(DEFAULT_TEAM, 't_noack');
 
     expect(await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false })).toBeUndefined();
     await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
 import { encodeJson, followSubject, followTaskEvents, type TaskEventWithSeq } from '@hermes/bus';
-import { contracts, makeTaskEvent, taskEventKind, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
@@ -30,7 +30,7 @@ const completed = (taskId: string) =>
   });
 
 async function emit(bus: Bus, event: TaskEvent): Promise<number> {
-  const ack = await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(event.subject) });
+  const ack = await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(DEFAULT_TEAM, event.subject) });
   return ack!.seq;
 }
 
@@ -58,7 +58,7 @@ describe('followTaskEvents', () => {
     await emit(bus, accepted('t_other'));
     await emit(bus, started('t_a'));
 
-    const following = collect(followTaskEvents(bus, 't_a'));
+    const following = collect(followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: 't_a' }));
     await sleep(100);
     await emit(bus, started('t_other'));
     await emit(bus, started('t_a', 2));
@@ -79,7 +79,7 @@ describe('followTaskEvents', () => {
     await emit(bus, started('t_b', 2));
     await emit(bus, completed('t_b'));
 
-    const events = await collect(followTaskEvents(bus, 't_b', { afterSeq: startedSeq }));
+    const events = await collect(followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: 't_b' }, { afterSeq: startedSeq }));
 
     expect(kinds(events)).toEqual(['started', 'completed']);
     expect(events[0]!.seq).toBeGreaterThan(startedSeq);
@@ -93,7 +93,7 @@ describe('followTaskEvents', () => {
     const seen: string[] = [];
 
     const following = (async () => {
-      for await (const e of followTaskEvents(bus, 't_c', { signal: abort.signal })) {
+      for await (const e of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: 't_c' }, { signal: abort.signal })) {
         seen.push(taskEventKind(e.event));
         if (seen.length === 1) abort.abort();
       }
@@ -107,7 +107,7 @@ describe('followTaskEvents', () => {
 describe('followSubject', () => {
   it('yields undecodable bodies instead of stopping, and stops where `until` says', async () => {
     const bus = await open();
-    const subject = bus.subjects.taskEvents('t_raw');
+    const subject = bus.subjects.taskEvents(DEFAULT_TEAM, 't_raw');
     await bus.js.publish(subject, encodeJson({ n: 1 }));
     await bus.js.publish(subject, new TextEncoder().encode('{broken'));
     await bus.js.publish(subject, encodeJson({ n: 2, last: true }));
@@ -128,7 +128,7 @@ describe('following across a server restart', () => {
     await emit(bus, accepted('t_r'));
     const seen: string[] = [];
     const following = (async () => {
-      for await (const e of followTaskEvents(bus, 't_r')) seen.push(taskEventKind(e.event));
+      for await (const e of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: 't_r' })) seen.push(taskEventKind(e.event));
     })();
     await emit(bus, started('t_r'));
     while (seen.length < 2) await sleep(20);

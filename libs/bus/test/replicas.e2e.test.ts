@@ -1,3 +1,4 @@
+import { DEFAULT_TEAM } from '@hermes/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus } from '@hermes/bus';
 import { cleanupAll, startNatsCluster, type NatsClusterHandle } from '@hermes/testkit';
@@ -23,7 +24,7 @@ describe('HERMES_JS_REPLICAS on a 3-node cluster', () => {
     await r1.ensureStreams(['taskSubmit', 'taskEvents']);
     const tasks = await r1.kv('tasks');
     await tasks.put('t1', '{"kept":true}');
-    await r1.js.publish(r1.subjects.taskEvents('t1'), '{"kept":true}');
+    await r1.js.publish(r1.subjects.taskEvents(DEFAULT_TEAM, 't1'), '{"kept":true}');
     expect((await r1.jsm.streams.info(r1.subjects.streams.taskEvents)).config.num_replicas).toBe(1);
 
     const r3 = await connectBus(cluster.url, { prefix, tuning: { replicas: 3 } });

@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, context, trace, type Span } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Bus} from '@hermes/bus';
 import { request, serve, startWorkConsumer, submitTask } from '@hermes/bus';
-import { contracts } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, eventually, runtimeJob, uniquePrefix } from './support.js';
@@ -97,7 +97,7 @@ describe('trace context over NATS', () => {
     const bus = await open();
     await bus.ensureStreams(['taskSubmit']);
 
-    const { span, result } = await inSpan('submit', () => submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { source: '/hermes/test', id: 'e1' }));
+    const { span, result } = await inSpan('submit', () => submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'e1' }));
 
     const stored = await bus.jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq: 1 });
     const caller = span.spanContext();

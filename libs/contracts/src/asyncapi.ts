@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { contracts, replyEnvelope, type MessageContract, type RequestContract, type ServiceName } from './catalog.js';
 import { CLOUDEVENT_HEADER_MAX_CHARS, taskIdFor } from './cloudevents.js';
+import { DEFAULT_TEAM } from './owner.js';
 import { ERROR_CODES } from './errors.js';
 import { FORBIDDEN_KEYS, PAYLOAD_LIMITS, type PayloadLimits, type ValueLimits } from './limits.js';
 import { subjectsFor, type Subjects } from './subjects.js';
@@ -179,6 +180,7 @@ const insiders = (services: readonly ServiceName[]): string[] => services.filter
 
 const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   provider: 'The name a remote tool provider announced (`ToolProviderAnnouncement.provider`).',
+  team: "The team (lower case, digits, `-`). A team's NATS account reaches only its own: it publishes `tasks.submit` and reads `tasks.events.>`, mapped to these subjects (docs/deploy.md).",
 };
 
 /** The AsyncAPI parameters for the `{name}` placeholders of an address, if any. */
@@ -194,7 +196,7 @@ function parametersOf(address: string): JsonObject | undefined {
 
 function taskIdParameter(): JsonObject {
   return {
-    description: 'The task id: `t_` and the first 32 hex digits of sha256(source + NUL + id) of the submission event (`taskIdFor`).',
+    description: 'The task id: `t_` and the first 32 hex digits of a sha256 of the team and the submission event\'s source and id (`taskIdFor(team, source, id)`).',
     examples: [exampleTaskId()],
   };
 }
@@ -244,21 +246,27 @@ function describeHermes(s: Subjects): string {
     '',
     '## Submitting a task',
     '',
-    `Publish a CloudEvents 1.0 event of type \`${TASK_SUBMIT_TYPE}\` to \`${s.taskSubmit}\` (JetStream stream \`${s.streams.taskSubmit}\`), in either mode:`,
+    `Publish a CloudEvents 1.0 event of type \`${TASK_SUBMIT_TYPE}\` to \`${s.taskSubmit('{team}')}\` (JetStream stream \`${s.streams.taskSubmit}\`), in either mode:`,
     '',
     '- **structured**: the whole event as one JSON object in the body;',
     '- **binary**: the attributes as `ce-*` NATS headers (`ce-specversion`, `ce-type`, `ce-source`, `ce-id`, ...), `content-type: application/json`, and the task request (the event `data`) as the JSON body.',
     '',
-    'Set the `Nats-Msg-Id` header to the event `id`: JetStream then drops a retried publish within its duplicate window.',
+    'Set the `Nats-Msg-Id` header to the task id: JetStream then drops a retried publish within its duplicate window.',
+    '',
+    '## Teams',
+    '',
+    `A task belongs to a team and a user: its owner is (team, user_id), and a user id means something only inside its team. The team is never read from a payload: it is the last token of the subject a submission or request arrived on. ` +
+      `Each team has a NATS account of its own that publishes \`tasks.submit\` (mapped to \`${s.taskSubmit('{team}')}\`), reads \`tasks.events.>\` (its own \`${s.teamTaskEvents('{team}')}\`), \`tasks.rejected\`, and requests \`tasks.get\`, \`tasks.list\`, \`tasks.cancel\` (mapped to \`${s.teamTaskGet('{team}')}\` and so on), answered only from the team's tasks. ` +
+      `Users inside the HERMES account (the gateway, the \`submitter\` user) submit for the default team \`${DEFAULT_TEAM}\`, or for the team an HTTP API key names.`,
     '',
     '## Task ids and task events',
     '',
-    'The task id is a pure function of the event `source` and `id` (`taskIdFor(source, id)`): `t_` and the first 32 hex digits of sha256(source + NUL + id).',
-    `For example source \`https://example.com/team-a\` and id \`evt-0001\` name task \`${exampleTaskId()}\`. A retry therefore names the same task, and a submitter knows the id before publishing.`,
+    `The task id is a pure function of the team and the event \`source\` and \`id\` (\`taskIdFor(team, source, id)\`): \`t_\` and the first 32 hex digits of sha256(source + NUL + id) in the team \`${DEFAULT_TEAM}\`, of sha256 of the JSON array [team, source, id] in any other, so two teams never name the same task.`,
+    `For example team \`team-a\`, source \`https://example.com/team-a\` and id \`evt-0001\` name task \`${exampleTaskId()}\`. A retry therefore names the same task, and a submitter knows the id before publishing.`,
     '',
-    `Every event about a task is published, in order, to \`${s.taskEvents('{task_id}')}\` (stream \`${s.streams.taskEvents}\`; subscribe, or replay from the stream). ` +
+    `Every event about a task is published, in order, to \`${s.taskEvents('{team}', '{task_id}')}\` (stream \`${s.streams.taskEvents}\`; subscribe, or replay from the stream). ` +
       `Kinds: ${TASK_EVENT_KINDS.map((k) => `\`${k}\``).join(', ')}; after ${TERMINAL_EVENT_KINDS.map((k) => `\`${k}\``).join(', ')} nothing more is published. ` +
-      `Submissions too malformed to name a task are reported on \`${s.taskRejected}\`.`,
+      `A team's submissions too malformed to name a task are reported on \`${s.taskRejected('{team}')}\`.`,
     '',
     '## Request/reply',
     '',
@@ -281,7 +289,7 @@ function describeHermes(s: Subjects): string {
 }
 
 function exampleTaskId(): string {
-  return taskIdFor('https://example.com/team-a', 'evt-0001');
+  return taskIdFor('team-a', 'https://example.com/team-a', 'evt-0001');
 }
 
 /**

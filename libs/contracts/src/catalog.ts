@@ -106,13 +106,50 @@ const request = <Req extends TSchema, Res extends TSchema>(c: Omit<RequestContra
 /** A request carrying a tool call's `arguments` as an object: those are bounded as tool arguments. */
 const TOOL_ARGUMENTS_MEMBER: PayloadLimits = { ...PAYLOAD_LIMITS.envelope, members: { '/arguments': PAYLOAD_LIMITS.toolArguments } };
 
+/** Task queries for any team: operators and Hermes services, inside the HERMES account. */
+const taskQueries = {
+  taskGet: request({
+    name: 'taskGet',
+    summary: "Read any team's task (operators and Hermes services, inside the HERMES account).",
+    subject: (s) => s.taskGet,
+    request: TaskGetRequest,
+    reply: TaskView,
+    responder: 'dispatcher',
+    requesters: ['cli'],
+  }),
+  taskList: request({
+    name: 'taskList',
+    summary: "List a user's tasks (or everyone's, of every team, for operators), newest first, optionally by status, one page at a time.",
+    subject: (s) => s.taskList,
+    request: TaskListRequest,
+    reply: TaskListReply,
+    responder: 'dispatcher',
+    requesters: ['cli'],
+  }),
+  taskCancel: request({
+    name: 'taskCancel',
+    summary: 'Cancel any task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
+    subject: (s) => s.taskCancel,
+    request: TaskCancelRequest,
+    reply: TaskView,
+    responder: 'dispatcher',
+    requesters: ['cli'],
+  }),
+};
+
+/** A task query on a team's own subject (the only one the team's account reaches), answered only from the team's tasks. */
+function forTeam<K extends keyof typeof taskQueries>(bare: K, summary: string, subject: (s: Subjects) => string): (typeof taskQueries)[K] {
+  return { ...taskQueries[bare], name: `team${bare[0]!.toUpperCase()}${bare.slice(1)}`, summary, subject, requesters: ['gateway', 'submitter'] };
+}
+
 /** Every subject Hermes uses and what travels on it. The AsyncAPI document is generated from this. */
 export const contracts = {
   taskSubmit: message({
     name: 'taskSubmit',
     limits: PAYLOAD_LIMITS.taskSubmission,
-    summary: 'Submit a task: a CloudEvent 1.0 (structured JSON, or binary with ce-* headers). Set Nats-Msg-Id to the event id so a retried publish is dropped.',
-    subject: (s) => s.taskSubmit,
+    summary:
+      "Submit a task for a team: a CloudEvent 1.0 (structured JSON, or binary with ce-* headers). The team is the subject's last token (a team's account maps its own `tasks.submit` here), never the payload. Set Nats-Msg-Id to the task id so a retried publish is dropped.",
+    subject: (s) => s.taskSubmit('{team}'),
     stream: (s) => s.streams.taskSubmit,
     payload: TaskSubmitEvent,
     producers: ['submitter', 'gateway', 'cli'],
@@ -120,8 +157,8 @@ export const contracts = {
   }),
   taskEvents: message({
     name: 'taskEvents',
-    summary: "Everything that happens to one task, in order. Subscribe (or replay from the stream) with the task id from the submission's source and id.",
-    subject: (s) => s.taskEvents('{task_id}'),
+    summary: "Everything that happens to one task of a team, in order. Subscribe (or replay from the stream) with the task id from the team, the submission's source and id.",
+    subject: (s) => s.taskEvents('{team}', '{task_id}'),
     stream: (s) => s.streams.taskEvents,
     payload: TaskEvent,
     // The toolbus publishes the approval-request step events of parked tool calls.
@@ -130,8 +167,8 @@ export const contracts = {
   }),
   taskRejected: message({
     name: 'taskRejected',
-    summary: 'Submissions too malformed to name a task (no usable source or id) are reported here.',
-    subject: (s) => s.taskRejected,
+    summary: "A team's submissions too malformed to name a task (no usable source or id), or naming one that exists, are reported here.",
+    subject: (s) => s.taskRejected('{team}'),
     stream: (s) => s.streams.taskEvents,
     payload: TaskRejectedEvent,
     producers: ['dispatcher'],
@@ -157,34 +194,12 @@ export const contracts = {
     producers: ['runtime', 'cli'],
     consumers: ['dispatcher'],
   }),
-  taskGet: request({
-    name: 'taskGet',
-    summary: "Read a task's current state.",
-    subject: (s) => s.taskGet,
-    request: TaskGetRequest,
-    reply: TaskView,
-    responder: 'dispatcher',
-    // The runtime asks before starting a job whether its task already ended.
-    requesters: ['gateway', 'submitter', 'cli'],
-  }),
-  taskList: request({
-    name: 'taskList',
-    summary: "List a user's tasks (or everyone's, for admins), newest first, optionally by status, one page at a time.",
-    subject: (s) => s.taskList,
-    request: TaskListRequest,
-    reply: TaskListReply,
-    responder: 'dispatcher',
-    requesters: ['gateway', 'cli'],
-  }),
-  taskCancel: request({
-    name: 'taskCancel',
-    summary: 'Cancel a task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
-    subject: (s) => s.taskCancel,
-    request: TaskCancelRequest,
-    reply: TaskView,
-    responder: 'dispatcher',
-    requesters: ['gateway', 'cli', 'submitter'],
-  }),
+  ...taskQueries,
+  teamTaskGet: forTeam('taskGet', "Read one of the team's tasks; a task of another team (or, with user_id, of another user) is not found.", (s) => s.teamTaskGet('{team}')),
+  teamTaskList: forTeam('taskList', "List a user's tasks of the team (every user's of the team when user_id is null), newest first, optionally by status, one page at a time.", (s) =>
+    s.teamTaskList('{team}'),
+  ),
+  teamTaskCancel: forTeam('taskCancel', "Cancel one of the team's tasks (another team's is not found), as taskCancel.", (s) => s.teamTaskCancel('{team}')),
   taskCancelled: message({
     name: 'taskCancelled',
     summary: 'A task was cancelled; runtimes abort its jobs (LLM calls, permit waits, tool waits) at once.',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ValidationIssue, WireError } from './schemas/common.js';
+import { DEFAULT_TEAM } from './owner.js';
 import { PAYLOAD_LIMITS, checkLimits, decodeBoundedJson, limitValidationIssues, payloadLimitError, type BoundedDecode, type LimitIssue, type PayloadLimits } from './limits.js';
 
 /** Reads one NATS header (case-insensitively, as the server does not normalise them). */
@@ -8,12 +9,20 @@ export type HeaderLookup = (name: string) => string | undefined;
 const BINARY_ATTRIBUTES = ['specversion', 'type', 'source', 'id', 'time', 'subject', 'dataschema', 'traceparent', 'tracestate'];
 
 /**
- * The task id for a submission: a pure function of the CloudEvent's (source, id), which the
- * CloudEvents spec makes unique. A retried publish therefore names the same task even when the
- * JetStream duplicate window has passed, and a submitter can compute the id before publishing.
+ * The task id for a submission: a pure function of the team it was submitted for and the
+ * CloudEvent's (source, id), which the CloudEvents spec makes unique. A retried publish therefore
+ * names the same task even when the JetStream duplicate window has passed, a submitter can
+ * compute the id before publishing, and two teams using the same source and id name two tasks:
+ * no team can pre-create (or collide with) another's. The default team keeps the hash of the
+ * release before teams (sha256 of source NUL id), so a submission redelivered across the upgrade
+ * names its task; any other team hashes the JSON array [team, source, id], which never contains
+ * the raw NUL the default form does, so the two forms never meet.
  */
-export function taskIdFor(source: string, id: string): string {
-  return `t_${createHash('sha256').update(source).update('\u0000').update(id).digest('hex').slice(0, 32)}`;
+export function taskIdFor(team: string, source: string, id: string): string {
+  const hash = createHash('sha256');
+  if (team === DEFAULT_TEAM) hash.update(source).update('\u0000').update(id);
+  else hash.update(JSON.stringify([team, source, id]));
+  return `t_${hash.digest('hex').slice(0, 32)}`;
 }
 
 export type DecodedEvent =

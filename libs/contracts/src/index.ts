@@ -1,4 +1,6 @@
 export { subjectsFor } from './subjects.js';
+export { DEFAULT_TEAM, Team, isTeamName, ownerFields, ownerOf, ownerKey, sameOwner, teamField, teamOfSubject } from './owner.js';
+export type { Owner } from './owner.js';
 export type { Subjects } from './subjects.js';
 
 export { validate, precompile } from './validate.js';

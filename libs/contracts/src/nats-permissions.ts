@@ -1,5 +1,6 @@
 import { contracts, type MessageContract, type RequestContract, type ServiceName } from './catalog.js';
 import { subjectsFor, type Subjects } from './subjects.js';
+import { DEFAULT_TEAM } from './owner.js';
 
 /** The five deployables, in start order (the dispatcher declares the streams the others use). */
 export const HERMES_SERVICES = ['dispatcher', 'gateway', 'runtime', 'toolbus', 'memory'] as const;
@@ -95,8 +96,12 @@ export interface NatsPermissionOptions {
  */
 export const inboxPrefixFor = (user: NatsUser): string => `_INBOX_${user}`;
 
-/** A catalog subject as a permission: parameters (`{task_id}`, `{provider}`) become `*`. */
-const pattern = (subject: string) => subject.replace(/\{[^}]+\}/g, '*');
+/**
+ * A catalog subject as a permission: parameters (`{task_id}`, `{provider}`) become `*`. The
+ * `submitter` user lives in the HERMES account and submits for the default team only; other
+ * teams are accounts of their own (see nats-accounts.ts), so its `{team}` is `default`.
+ */
+const pattern = (subject: string, user: NatsUser) => (user === 'submitter' ? subject.replaceAll('{team}', DEFAULT_TEAM) : subject).replace(/\{[^}]+\}/g, '*');
 
 type Contract = MessageContract | RequestContract;
 
@@ -108,7 +113,7 @@ function catalogRights(user: NatsUser, s: Subjects): { publish: string[]; subscr
   let responds = false;
   const me = user as ServiceName;
   for (const c of Object.values(contracts) as Contract[]) {
-    const subject = pattern(c.subject(s));
+    const subject = pattern(c.subject(s), user);
     if (c.kind === 'request') {
       if (c.requesters.includes(me)) publish.push(subject);
       if (c.responder === me) {

@@ -4,20 +4,31 @@ const PREFIX_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 /** Every subject, stream, consumer and bucket name Hermes uses, derived from one prefix. */
 export interface Subjects {
   readonly prefix: string;
-  /** JetStream (work queue): CloudEvents task submissions. */
-  readonly taskSubmit: string;
-  /** JetStream (limits): every event about one task. */
-  taskEvents(taskId: string): string;
+  /** JetStream (work queue): CloudEvents task submissions of one team (the dispatcher takes the team from the subject). */
+  taskSubmit(team: string): string;
+  /** Every team's submit subject (what the submit stream captures). */
+  readonly taskSubmitAll: string;
+  /** The bare submit subject of the release before teams: read as the default team's. */
+  readonly taskSubmitLegacy: string;
+  /** JetStream (limits): every event about one task of one team. */
+  taskEvents(team: string, taskId: string): string;
+  /** Every event of one team's tasks (what a team account imports). */
+  teamTaskEvents(team: string): string;
   /** Wildcard over all task event subjects. */
   readonly taskEventsAll: string;
-  /** JetStream: submissions too malformed to name a task (no usable `source`/`id`). */
-  readonly taskRejected: string;
-  /** Request/reply to the dispatcher: read a task's state. */
+  /** JetStream: a team's submissions that cannot be answered on a task's own subject. */
+  taskRejected(team: string): string;
+  readonly taskRejectedAll: string;
+  /** Request/reply to the dispatcher: read any task's state (operators, Hermes services). */
   readonly taskGet: string;
-  /** Request/reply to the dispatcher: list tasks. */
+  /** Request/reply to the dispatcher: list tasks of any team. */
   readonly taskList: string;
-  /** Request/reply to the dispatcher: cancel a task. */
+  /** Request/reply to the dispatcher: cancel any task. */
   readonly taskCancel: string;
+  /** Request/reply to the dispatcher for one team: answered only from that team's tasks. */
+  teamTaskGet(team: string): string;
+  teamTaskList(team: string): string;
+  teamTaskCancel(team: string): string;
   /** Core pub/sub: a task was cancelled (runtimes stop its jobs). */
   taskCancelled(taskId: string): string;
   readonly taskCancelledAll: string;
@@ -122,13 +133,20 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
   const upper = prefix.toUpperCase().replace(/-/g, '_');
   return {
     prefix,
-    taskSubmit: `${prefix}.tasks.submit`,
-    taskEvents: (taskId: string) => `${prefix}.tasks.events.${taskId}`,
+    taskSubmit: (team: string) => `${prefix}.tasks.submit.${team}`,
+    taskSubmitAll: `${prefix}.tasks.submit.*`,
+    taskSubmitLegacy: `${prefix}.tasks.submit`,
+    taskEvents: (team: string, taskId: string) => `${prefix}.tasks.events.${team}.${taskId}`,
+    teamTaskEvents: (team: string) => `${prefix}.tasks.events.${team}.>`,
     taskEventsAll: `${prefix}.tasks.events.>`,
-    taskRejected: `${prefix}.tasks.rejected`,
+    taskRejected: (team: string) => `${prefix}.tasks.rejected.${team}`,
+    taskRejectedAll: `${prefix}.tasks.rejected.*`,
     taskGet: `${prefix}.tasks.get`,
     taskList: `${prefix}.tasks.list`,
     taskCancel: `${prefix}.tasks.cancel`,
+    teamTaskGet: (team: string) => `${prefix}.tasks.get.${team}`,
+    teamTaskList: (team: string) => `${prefix}.tasks.list.${team}`,
+    teamTaskCancel: (team: string) => `${prefix}.tasks.cancel.${team}`,
     taskCancelled: (taskId: string) => `${prefix}.tasks.cancelled.${taskId}`,
     taskCancelledAll: `${prefix}.tasks.cancelled.>`,
     runtimeJobs: `${prefix}.runtime.jobs`,

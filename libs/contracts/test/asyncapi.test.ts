@@ -87,7 +87,7 @@ describe('buildAsyncApi', () => {
 
   it('explains submission, task ids and the reply envelope in info.description', () => {
     const description = String(object(doc.info, 'info').description);
-    for (const phrase of ['CloudEvents 1.0', 'ce-*', 'Nats-Msg-Id', 'taskIdFor', 'sha256', '"ok": true', '"ok": false', subjects.taskEvents('{task_id}')]) {
+    for (const phrase of ['CloudEvents 1.0', 'ce-*', 'Nats-Msg-Id', 'taskIdFor', 'sha256', '"ok": true', '"ok": false', subjects.taskEvents('{team}', '{task_id}'), subjects.taskSubmit('{team}'), 'team']) {
       expect(description).toContain(phrase);
     }
   });
@@ -117,10 +117,11 @@ describe('buildAsyncApi', () => {
     }
   });
 
-  it('gives the taskEvents channel a task_id parameter', () => {
+  it('gives the taskEvents channel a team and a task_id parameter', () => {
     const taskEvents = object(channels.taskEvents, 'taskEvents');
-    expect(taskEvents.address).toBe('hermes.tasks.events.{task_id}');
+    expect(taskEvents.address).toBe('hermes.tasks.events.{team}.{task_id}');
     expect(object(taskEvents.parameters, 'parameters')).toHaveProperty('task_id');
+    expect(object(taskEvents.parameters, 'parameters')).toHaveProperty('team');
   });
 
   it('declares exactly the parameters each address uses', () => {
@@ -197,7 +198,7 @@ describe('buildAsyncApi', () => {
     const other = buildAsyncApi({ prefix: 'acme', version: '9.9.9' }) as JsonObject;
     expect(object(other.info, 'info').version).toBe('9.9.9');
     const taskSubmit = object(object(other.channels, 'channels').taskSubmit, 'taskSubmit');
-    expect(taskSubmit.address).toBe('acme.tasks.submit');
+    expect(taskSubmit.address).toBe('acme.tasks.submit.{team}');
     expect(taskSubmit['x-hermes-stream']).toBe('ACME_TASK_SUBMIT');
     expect(JSON.stringify(other)).not.toContain('hermes.tasks');
   });

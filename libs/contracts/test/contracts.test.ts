@@ -2,6 +2,11 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_TEAM,
+  isTeamName,
+  ownerKey,
+  ownerOf,
+  teamOfSubject,
   ERROR_CODES,
   Id,
   TASK_EVENT_KINDS,
@@ -174,28 +179,72 @@ describe('decodeCloudEvent', () => {
 });
 
 describe('taskIdFor', () => {
-  it('is a pure function of source and id', () => {
-    expect(taskIdFor('urn:team:a', 'evt-1')).toBe(taskIdFor('urn:team:a', 'evt-1'));
+  it('is a pure function of team, source and id', () => {
+    expect(taskIdFor('team-a', 'urn:team:a', 'evt-1')).toBe(taskIdFor('team-a', 'urn:team:a', 'evt-1'));
   });
 
-  it('is t_ and the first 32 hex digits of sha256(source NUL id)', () => {
+  it('is, in the default team, t_ and the first 32 hex digits of sha256(source NUL id), as before teams', () => {
     const digest = createHash('sha256').update('urn:team:a\u0000evt-1').digest('hex');
-    expect(taskIdFor('urn:team:a', 'evt-1')).toBe(`t_${digest.slice(0, 32)}`);
+    expect(taskIdFor(DEFAULT_TEAM, 'urn:team:a', 'evt-1')).toBe(`t_${digest.slice(0, 32)}`);
+  });
+
+  it('is, in any other team, t_ and the first 32 hex digits of sha256 of [team, source, id] as JSON', () => {
+    const digest = createHash('sha256').update(JSON.stringify(['team-a', 'urn:team:a', 'evt-1'])).digest('hex');
+    expect(taskIdFor('team-a', 'urn:team:a', 'evt-1')).toBe(`t_${digest.slice(0, 32)}`);
+  });
+
+  it('differs by team for the same source and id, so no team can name (or pre-create) another team\'s task', () => {
+    const ids = new Set(['team-a', 'team-b', DEFAULT_TEAM].map((team) => taskIdFor(team, '/hermes/gateway/alice', 'order-77')));
+    expect(ids.size).toBe(3);
+  });
+
+  it('never gives a default-team source and id the id of another team\'s task', () => {
+    // The default form hashes source NUL id: a source that spells out another team's JSON array still differs.
+    expect(taskIdFor(DEFAULT_TEAM, '["team-a","s"', '"i"]')).not.toBe(taskIdFor('team-a', 's', 'i'));
   });
 
   it('differs by source for the same event id', () => {
-    expect(taskIdFor('urn:team:a', 'evt-1')).not.toBe(taskIdFor('urn:team:b', 'evt-1'));
+    expect(taskIdFor(DEFAULT_TEAM, 'urn:team:a', 'evt-1')).not.toBe(taskIdFor(DEFAULT_TEAM, 'urn:team:b', 'evt-1'));
   });
 
   it('does not confuse where source ends and id begins', () => {
-    expect(taskIdFor('ab', 'c')).not.toBe(taskIdFor('a', 'bc'));
+    expect(taskIdFor(DEFAULT_TEAM, 'ab', 'c')).not.toBe(taskIdFor(DEFAULT_TEAM, 'a', 'bc'));
+    expect(taskIdFor('team-a', 'ab', 'c')).not.toBe(taskIdFor('team-a', 'a', 'bc'));
   });
 
   it('is one NATS subject token and a valid Id', () => {
-    const id = taskIdFor('https://example.com/a.b.c', 'weird id with spaces.*>');
-    expect(id).toMatch(/^t_[0-9a-f]{32}$/);
-    expect(id).not.toMatch(/[.*>\s]/);
-    expect(validate(Id, id).ok).toBe(true);
+    for (const team of [DEFAULT_TEAM, 'team-a']) {
+      const id = taskIdFor(team, 'https://example.com/a.b.c', 'weird id with spaces.*>');
+      expect(id).toMatch(/^t_[0-9a-f]{32}$/);
+      expect(id).not.toMatch(/[.*>\s]/);
+      expect(validate(Id, id).ok).toBe(true);
+    }
+  });
+});
+
+describe('owners', () => {
+  it('keys the default team\'s users by their bare id (what stores held before teams) and others by team/user', () => {
+    expect(ownerKey({ team: DEFAULT_TEAM, user_id: 'alice' })).toBe('alice');
+    expect(ownerKey({ team: 'team-a', user_id: 'alice' })).toBe('team-a/alice');
+    expect(ownerKey({ team: 'team-a', user_id: 'alice' })).not.toBe(ownerKey({ team: 'team-b', user_id: 'alice' }));
+  });
+
+  it('reads a record without a team as the default team\'s', () => {
+    expect(ownerOf({ user_id: 'alice' })).toEqual({ team: DEFAULT_TEAM, user_id: 'alice' });
+    expect(ownerOf({ user_id: 'alice', team: 'team-a' })).toEqual({ team: 'team-a', user_id: 'alice' });
+  });
+
+  it('takes the team from the last token of a subject, the bare subject being the default team\'s', () => {
+    expect(teamOfSubject('hermes.tasks.submit.team-a', 'hermes.tasks.submit')).toBe('team-a');
+    expect(teamOfSubject('hermes.tasks.submit', 'hermes.tasks.submit')).toBe(DEFAULT_TEAM);
+    for (const bad of ['hermes.tasks.submit.Team-A', 'hermes.tasks.submit.a.b', 'hermes.tasks.submit.', 'hermes.tasks.get.team-a', 'hermes.tasks.submitx']) {
+      expect(teamOfSubject(bad, 'hermes.tasks.submit'), bad).toBeUndefined();
+    }
+  });
+
+  it('accepts as team names only one lower-case subject token', () => {
+    for (const good of ['team-a', 'a', 'x'.repeat(32), DEFAULT_TEAM]) expect(isTeamName(good), good).toBe(true);
+    for (const bad of ['', 'Team', 'a.b', '*', '>', '-a', 'a_b', 'x'.repeat(33), 'a/b']) expect(isTeamName(bad), bad).toBe(false);
   });
 });
 
@@ -203,9 +252,12 @@ describe('subjectsFor', () => {
   it('defaults to the hermes prefix', () => {
     const s = subjectsFor();
     expect(s.prefix).toBe('hermes');
-    expect(s.taskSubmit).toBe('hermes.tasks.submit');
-    expect(s.taskEvents('t_1')).toBe('hermes.tasks.events.t_1');
+    expect(s.taskSubmit('team-a')).toBe('hermes.tasks.submit.team-a');
+    expect(s.taskSubmitLegacy).toBe('hermes.tasks.submit');
+    expect(s.taskEvents('team-a', 't_1')).toBe('hermes.tasks.events.team-a.t_1');
+    expect(s.teamTaskEvents('team-a')).toBe('hermes.tasks.events.team-a.>');
     expect(s.taskEventsAll).toBe('hermes.tasks.events.>');
+    expect(s.teamTaskGet('team-a')).toBe('hermes.tasks.get.team-a');
   });
 
   it.each(['a.b', 'hermes.', '*', '>', '', 'has space', 'x'.repeat(33)])('rejects the prefix %j', (prefix) => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { contracts, subjectsFor } from '../src/index.js';
+import { DEFAULT_TEAM, contracts, subjectsFor } from '../src/index.js';
 import { HERMES_SERVICES, JETSTREAM_ROLES, NATS_USERS, inboxPrefixFor, natsPermissions, passwordVariableFor, renderNatsUsersConf } from '../src/nats-permissions.js';
 
 const confPath = fileURLToPath(new URL('../../../deploy/nats/hermes-users.conf', import.meta.url));
@@ -50,7 +50,8 @@ describe('natsPermissions', () => {
   it('lets each party publish what the catalog says it produces or requests, and nothing of the others', () => {
     for (const user of NATS_USERS) {
       for (const c of Object.values(contracts)) {
-        const subject = c.subject(s).replace(/\{[^}]+\}/g, 'x1');
+        // The submitter user submits and reads for the default team only (teams are accounts of their own).
+        const subject = c.subject(s).replace('{team}', user === 'submitter' ? DEFAULT_TEAM : 'team-a').replace(/\{[^}]+\}/g, 'x1');
         const sends = c.kind === 'request' ? (c.requesters as readonly string[]).includes(user) : (c.producers as readonly string[]).includes(user);
         expect(mayPublish(user, subject), `${user} publish ${c.name}`).toBe(sends);
       }
@@ -79,9 +80,16 @@ describe('natsPermissions', () => {
 
   it('keeps the toolbus from publishing task results and the submitter away from jobs, audit, KV and other streams', () => {
     expect(mayPublish('toolbus', s.runtimeResults)).toBe(false);
-    expect(mayPublish('submitter', s.taskSubmit)).toBe(true);
-    expect(mayPublish('submitter', s.taskEvents('t_1'))).toBe(false);
-    expect(mayPublish('submitter', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('t_1')}`)).toBe(true);
+    // The submitter user is inside the HERMES account: it submits and reads for the default team only.
+    expect(mayPublish('submitter', s.taskSubmit(DEFAULT_TEAM))).toBe(true);
+    expect(mayPublish('submitter', s.taskSubmit('team-a'))).toBe(false);
+    expect(mayPublish('submitter', s.taskSubmitLegacy)).toBe(false);
+    expect(mayPublish('submitter', s.taskEvents(DEFAULT_TEAM, 't_1'))).toBe(false);
+    expect(mayPublish('submitter', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents(DEFAULT_TEAM, 't_1')}`)).toBe(true);
+    expect(mayPublish('submitter', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('team-a', 't_1')}`)).toBe(false);
+    expect(mayPublish('submitter', s.teamTaskGet(DEFAULT_TEAM))).toBe(true);
+    expect(mayPublish('submitter', s.teamTaskGet('team-a'))).toBe(false);
+    expect(mayPublish('submitter', s.taskGet)).toBe(false);
     for (const denied of [
       `$JS.API.CONSUMER.CREATE.${s.streams.toolAudit}.c1.${s.toolAudit('t_1')}`,
       `$JS.API.CONSUMER.MSG.NEXT.${s.streams.runtimeJobs}.${s.consumers.runtimeJobs}`,
@@ -99,7 +107,7 @@ describe('natsPermissions', () => {
 
   it('lets the CLI read audit records, task events and dead letters, manage LLM pools and replay work, but not run as a service', () => {
     expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.toolAudit}.c1.${s.toolAudit('t_1')}`)).toBe(true);
-    expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('t_1')}`)).toBe(true);
+    expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}.c1.${s.taskEvents('team-a', 't_1')}`)).toBe(true);
     expect(mayPublish('cli', `$KV.${s.buckets.llmSemaphore}.pool`)).toBe(true);
     expect(mayPublish('cli', `$KV.${s.buckets.tasks}.t_1`)).toBe(false);
     expect(mayPublish('cli', `$JS.API.CONSUMER.CREATE.${s.streams.deadLetters}.c1.${s.deadLetterAll}`)).toBe(true);
@@ -109,7 +117,7 @@ describe('natsPermissions', () => {
     // ...but the CLI neither takes work from a queue nor writes dead letters or task events.
     expect(mayPublish('cli', `$JS.API.CONSUMER.MSG.NEXT.${s.streams.runtimeJobs}.${s.consumers.runtimeJobs}`)).toBe(false);
     expect(mayPublish('cli', s.deadLetter(s.streams.runtimeJobs))).toBe(false);
-    expect(mayPublish('cli', s.taskEvents('t_1'))).toBe(false);
+    expect(mayPublish('cli', s.taskEvents('team-a', 't_1'))).toBe(false);
     expect(maySubscribe('cli', s.toolCall)).toBe(false);
     expect(perms.cli.allowResponses).toBe(false);
   });

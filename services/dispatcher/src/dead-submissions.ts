@@ -1,5 +1,5 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, decodeCloudEvent, makeTaskEvent, sourceAndId, taskIdFor, validate, ValidationIssue, type TaskRejectedEvent } from '@hermes/contracts';
+import { contracts, decodeCloudEvent, makeTaskEvent, sourceAndId, taskIdFor, teamOfSubject, validate, ValidationIssue, type TaskRejectedEvent } from '@hermes/contracts';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Bus, DeadLetterHook } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
@@ -16,8 +16,11 @@ const Issues = Type.Array(ValidationIssue);
  */
 export function rejectDeadSubmission(o: { bus: Bus; logger: Logger; taskExists: (taskId: string) => Promise<boolean> }): DeadLetterHook {
   return async (msg, error) => {
+    const team = teamOfSubject(msg.subject, o.bus.subjects.taskSubmitLegacy);
+    // A subject naming no team has no submitter who could read an answer (see TaskIntake).
+    if (team === undefined) return;
     const ref = readableRef(msg);
-    const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
+    const taskId = ref.source && ref.id ? taskIdFor(team, ref.source, ref.id) : undefined;
     const msgId = header(msg, 'nats-msg-id');
     const issues = validate(Issues, error.details?.issues);
     const data = {
@@ -29,12 +32,12 @@ export function rejectDeadSubmission(o: { bus: Bus; logger: Logger; taskExists: 
     };
     if (taskId !== undefined && !(await o.taskExists(taskId))) {
       const id = `${taskId}:rejected`;
-      await o.bus.publish(contracts.taskEvents, makeTaskEvent('rejected', { id, source: 'hermes/dispatcher', taskId, data }), { subject: o.bus.subjects.taskEvents(taskId), msgId: id });
+      await o.bus.publish(contracts.taskEvents, makeTaskEvent('rejected', { id, source: 'hermes/dispatcher', taskId, data }), { subject: o.bus.subjects.taskEvents(team, taskId), msgId: id });
       return;
     }
     const id = `${taskId ?? 'unknown'}:rejected:${msg.seq}`;
     const event = makeTaskEvent('rejected', { id, source: 'hermes/dispatcher', taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
-    await o.bus.publish(contracts.taskRejected, event, { msgId: id });
+    await o.bus.publish(contracts.taskRejected, event, { subject: o.bus.subjects.taskRejected(team), msgId: id });
     o.logger.warn({ task_id: taskId, seq: msg.seq }, 'dead-lettered submission answered on the rejected subject (it names no new task)');
   };
 }

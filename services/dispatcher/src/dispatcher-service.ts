@@ -1,11 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
 import type { Logger } from '@hermes/telemetry';
-import { contracts } from '@hermes/contracts';
+import { contracts, ownerKey } from '@hermes/contracts';
 import { consumeContract, serve, startWorkConsumer, type Bus, type HostServiceOptions } from '@hermes/bus';
 import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
-import { getTask, listTasks } from './task-queries.js';
+import { getTask, listTasks, teamOfRequest } from './task-queries.js';
 import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
@@ -16,7 +16,7 @@ const settings = Type.Object({
     DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
     HERMES_USER_ROLES: Type.Object(
       { default: Type.Array(Type.String(), { default: ['user'] }), users: Type.Record(Type.String(), Type.Array(Type.String()), { default: {} }) },
-      { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles] } }: roles tools are checked against' },
+      { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles], "<team>/<user_id>": [roles] } }: roles tools are checked against (a bare user id is a user of the default team)' },
     ),
     TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
     PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], { default: 'auto', description: 'auto: a planner splits each task into a DAG of subtasks (a simple task is one subtask); single: one agent job with the goal, no planning (docs/planning.md)' }),
@@ -47,7 +47,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
     store,
     index,
     logger,
-    rolesOf: (userId) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default,
+    rolesOf: (owner) => config.HERMES_USER_ROLES.users[ownerKey(owner)] ?? config.HERMES_USER_ROLES.default,
     settings: {
       maxSubtasks: config.PLAN_MAX_SUBTASKS,
       maxRetries: config.SUBTASK_MAX_RETRIES,
@@ -70,10 +70,18 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
     const { store, index, coordinator, intake } = await assembleDispatcher({ bus, config, logger });
-    const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
-    const listing = serve(bus, contracts.taskList, (req) => listTasks(store, index, req));
+    const s = bus.subjects;
+    // The bare subjects answer for every team (operators inside the HERMES account); a team's own
+    // subjects, the only ones its account can reach, only from that team's tasks.
+    const subscriptions = [
+      serve(bus, contracts.taskGet, (req) => getTask(store, req)),
+      serve(bus, contracts.taskList, (req) => listTasks(store, index, req)),
+      serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req)),
+      serve(bus, contracts.teamTaskGet, (req, ctx) => getTask(store, req, teamOfRequest(ctx.subject, s.taskGet))),
+      serve(bus, contracts.teamTaskList, (req, ctx) => listTasks(store, index, req, teamOfRequest(ctx.subject, s.taskList))),
+      serve(bus, contracts.teamTaskCancel, (req, ctx) => coordinator.cancel(req, teamOfRequest(ctx.subject, s.taskCancel))),
+    ];
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
-    const cancelling = serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req));
     const intakeConsumer = await startWorkConsumer(
       bus,
       {
@@ -95,7 +103,7 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
         await sweeper.stop();
         coordinator.stop();
         await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs)]);
-        await Promise.all([queries.drain(), listing.drain(), cancelling.drain()]);
+        await Promise.all(subscriptions.map((sub) => sub.drain()));
       },
     };
   },

@@ -1,4 +1,4 @@
-import type { CoordinationJob, RuntimeJob, SubtaskState, TaskView } from '@hermes/contracts';
+import { ownerOf, teamField, type CoordinationJob, type RuntimeJob, type SubtaskState, type TaskView } from '@hermes/contracts';
 
 /** What a job is built from besides the task: the dispatcher's view of the user's roles and plan limits. */
 export interface JobContext {
@@ -24,6 +24,7 @@ function jobOf(v: TaskView, ctx: JobContext, job: Pick<RuntimeJob, 'job_id' | 's
   return {
     task_id: v.task_id,
     user_id: v.user_id,
+    ...teamField(ownerOf(v).team),
     roles: ctx.roles,
     session_id: v.session_id,
     ...job,

@@ -1,10 +1,11 @@
-import { contracts, isTerminalStatus, wireError, type RuntimeResult, type TaskCancelRequest, type TaskView } from '@hermes/contracts';
+import { contracts, isTerminalStatus, ownerKey, ownerOf, teamField, wireError, type Owner, type RuntimeResult, type TaskCancelRequest, type TaskView } from '@hermes/contracts';
 import { ReplyError, request, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
 import { acceptedData, emitTaskEvent, taskEventsPublished } from './task-events.js';
 import type { TaskMetrics } from './task-metrics.js';
+import { visibleTo } from './task-visibility.js';
 import { inTaskTrace } from './task-trace.js';
 import { advance, applyResult, begin, cancel, terminalActions, type Action, type PlanSettings, type Step } from './plan-scheduler.js';
 
@@ -14,7 +15,8 @@ export interface PlanCoordinatorOptions {
   index: TaskIndex;
   logger: Logger;
   settings: PlanSettings;
-  rolesOf: (userId: string) => string[];
+  /** The roles of a user of a team (a user id means something only inside its team). */
+  rolesOf: (owner: Owner) => string[];
   metrics?: TaskMetrics;
 }
 
@@ -40,13 +42,13 @@ export class PlanCoordinator {
   async onResult(result: RuntimeResult): Promise<void> {
     this.o.metrics?.jobResult(result);
     const written = await this.transition(result.task_id, (v) => applyResult(v, result, this.ctx(v)));
-    if (written) this.o.metrics?.taskTokens(result, written.user_id);
+    if (written) this.o.metrics?.taskTokens(result, ownerKey(ownerOf(written)));
   }
 
-  /** Cancels a task of the caller; an ended task is returned as it is. */
-  async cancel(req: TaskCancelRequest): Promise<TaskView> {
+  /** Cancels a task of the caller (of `team` when the request came on a team's subject); an ended task is returned as it is. */
+  async cancel(req: TaskCancelRequest, team?: string): Promise<TaskView> {
     const found = await this.o.store.get(req.task_id);
-    if (!found || (req.user_id && found.view.user_id !== req.user_id)) {
+    if (!found || !visibleTo(found.view, req.user_id, team)) {
       throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
     }
     const written = await this.transition(req.task_id, (v) => cancel(v, req.reason), 'cancel');
@@ -71,12 +73,12 @@ export class PlanCoordinator {
     const quiet = Date.now() - Date.parse(view.updated_at) >= this.o.settings.redispatchAfterMs;
     if (isTerminalStatus(view.status)) {
       if (!quiet) return;
-      const published = await taskEventsPublished(this.o.bus, taskId);
+      const published = await taskEventsPublished(this.o.bus, view);
       if (published.lastKind === view.status) await this.o.index.deactivate(taskId);
       else await this.perform(view, terminalActions(view), 'announce', { repeat: true });
       return;
     }
-    if (quiet && firstJobUnsent(view) && !(await taskEventsPublished(this.o.bus, taskId)).any) {
+    if (quiet && firstJobUnsent(view) && !(await taskEventsPublished(this.o.bus, view)).any) {
       // The replica that started the task died before announcing it: `accepted` comes first.
       await this.perform(view, [{ kind: 'accepted' }], 'announce');
     }
@@ -100,7 +102,7 @@ export class PlanCoordinator {
   }
 
   private ctx(v: TaskView) {
-    return { now: Date.now(), settings: this.o.settings, roles: this.o.rolesOf(v.user_id) };
+    return { now: Date.now(), settings: this.o.settings, roles: this.o.rolesOf(ownerOf(v)) };
   }
 
   /** Writes the scheduler's step with compare-and-set and, if this write won, performs its actions. */
@@ -134,7 +136,7 @@ export class PlanCoordinator {
     const taskId = view.task_id;
     const log = logger.child({ task_id: taskId });
     // `accepted` must be out before any job, whose `started` would otherwise come first.
-    if (actions.some((a) => a.kind === 'accepted')) await emitTaskEvent(bus, 'accepted', taskId, acceptedData(view));
+    if (actions.some((a) => a.kind === 'accepted')) await emitTaskEvent(bus, 'accepted', view, acceptedData(view));
     await Promise.all(
       actions.map(async (a) => {
         switch (a.kind) {
@@ -147,18 +149,18 @@ export class PlanCoordinator {
             log.info({ job_id: a.job.job_id, kind: a.job.kind, subtask_id: a.job.subtask_id }, 'job dispatched');
             return;
           case 'planned':
-            await emitTaskEvent(bus, 'planned', taskId, a.data, `${taskId}:planned:${a.data.replans}`);
+            await emitTaskEvent(bus, 'planned', view, a.data, `${taskId}:planned:${a.data.replans}`);
             if (a.data.replans > 0) this.o.metrics?.replanned();
             log.info({ subtasks: a.data.subtasks.map((s) => s.id), replans: a.data.replans }, 'task planned');
             return;
           case 'completed':
           case 'failed':
           case 'cancelled':
-            await emitTaskEvent(bus, a.kind, taskId, a.data as never);
+            await emitTaskEvent(bus, a.kind, view, a.data as never);
             if (!opts.repeat) this.o.metrics?.taskEnded({ status: a.kind, created_at: view.created_at }, a.kind === 'failed' ? a.data.error.code : a.kind === 'cancelled' ? 'cancelled' : undefined);
             await this.o.index.deactivate(taskId);
             // Best effort: entries also expire on their own (MEMORY_WORKING_TTL_MS).
-            await request(bus, contracts.workingClear, { user_id: a.userId, task_id: taskId }).catch((err: unknown) =>
+            await request(bus, contracts.workingClear, { user_id: a.userId, ...teamField(ownerOf(view).team), task_id: taskId }).catch((err: unknown) =>
               log.debug({ err }, 'working memory not cleared; it will expire'),
             );
             log.info({ status: a.kind }, 'task ended');
@@ -212,3 +214,4 @@ function firstJobUnsent(v: TaskView): boolean {
   if (plan.stage === 'planning' && plan.replans === 0 && plan.subtasks.length === 0) return plan.job?.attempt === 1 && !plan.job.dispatched_at;
   return plan.origin === 'single' && plan.subtasks.length === 1 && plan.subtasks[0]!.attempts === 1 && !plan.subtasks[0]!.dispatched_at && plan.subtasks[0]!.status === 'running';
 }
+

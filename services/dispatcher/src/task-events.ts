@@ -1,12 +1,18 @@
-import { contracts, makeTaskEvent, taskEventKind, type TaskEvent, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
+import { contracts, makeTaskEvent, ownerOf, taskEventKind, teamField, type TaskEvent, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 
 const SOURCE = 'hermes/dispatcher';
 
+/** Which task an event is about: its id and its team (none: the default team). */
+export type TaskRef = { readonly task_id: string; readonly team?: string | undefined };
+
+/** The subject of a task's events: under its team's. */
+export const taskEventsSubject = (bus: Bus, task: TaskRef): string => bus.subjects.taskEvents(ownerOf({ ...task, user_id: '' }).team, task.task_id);
+
 /** Publishes a dispatcher event on the task's subject, de-duplicated by a stable event id. */
-export async function emitTaskEvent<K extends TaskEventKind>(bus: Bus, kind: K, taskId: string, data: TaskEventDataByKind[K], id = `${taskId}:${kind}`): Promise<void> {
-  await bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id, source: SOURCE, taskId, data }), {
-    subject: bus.subjects.taskEvents(taskId),
+export async function emitTaskEvent<K extends TaskEventKind>(bus: Bus, kind: K, task: TaskRef, data: TaskEventDataByKind[K], id = `${task.task_id}:${kind}`): Promise<void> {
+  await bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id, source: SOURCE, taskId: task.task_id, data }), {
+    subject: taskEventsSubject(bus, task),
     msgId: id,
   });
 }
@@ -16,6 +22,7 @@ export function acceptedData(view: TaskView): TaskEventDataByKind['accepted'] {
   return {
     task_id: view.task_id,
     user_id: view.user_id,
+    ...teamField(ownerOf(view).team),
     session_id: view.session_id,
     goal: view.goal,
     source_event: view.source_event,
@@ -28,8 +35,8 @@ export function acceptedData(view: TaskView): TaskEventDataByKind['accepted'] {
  * kind of the last. Asked only on recovery, to tell an announcement a dead replica made from one
  * it never made.
  */
-export async function taskEventsPublished(bus: Bus, taskId: string): Promise<{ any: boolean; lastKind?: TaskEventKind }> {
-  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
+export async function taskEventsPublished(bus: Bus, task: TaskRef): Promise<{ any: boolean; lastKind?: TaskEventKind }> {
+  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: taskEventsSubject(bus, task) });
   if (!last) return { any: false };
   return { any: true, lastKind: taskEventKind(last.json<TaskEvent>()) };
 }

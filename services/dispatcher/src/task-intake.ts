@@ -6,6 +6,8 @@ import {
   requestDigest,
   sourceAndId,
   taskIdFor,
+  teamField,
+  teamOfSubject,
   validate,
   wireError,
   TaskSubmitEvent,
@@ -52,22 +54,25 @@ export class TaskIntake {
   async handle(msg: JsMsg): Promise<void> {
     const header = (name: string) => headerIgnoringCase(msg, name);
     const submission = { stream_seq: msg.seq, ...(header('Nats-Msg-Id') ? { msg_id: header('Nats-Msg-Id')! } : {}) };
+    // The team is the subject's, never the payload's: a team's account can publish only on its own.
+    const team = teamOfSubject(msg.subject, this.o.bus.subjects.taskSubmitLegacy);
+    if (team === undefined) return this.refuseTeamless(msg, submission);
     const decoded = decodeCloudEvent(msg.data, header);
     // A binary-mode event names its task in the headers even when its body is unreadable.
     if (!decoded.ok) {
       // An event over a payload limit names its task from its top-level source and id, and its rejection the limit and path.
       const ref = decoded.ref ?? sourceAndId({ source: header('ce-source'), id: header('ce-id') });
-      return this.reject(msg, ref, submission, decoded.error ? { error: decoded.error, issues: decoded.issues } : rejection(decoded.issues));
+      return this.reject(msg, team, ref, submission, decoded.error ? { error: decoded.error, issues: decoded.issues } : rejection(decoded.issues));
     }
     const ref = sourceAndId(decoded.event);
     const checked = validate(TaskSubmitEvent, decoded.event);
-    if (!checked.ok) return this.reject(msg, ref, submission, rejection(checked.issues));
+    if (!checked.ok) return this.reject(msg, team, ref, submission, rejection(checked.issues));
     const event = checked.value;
-    const taskId = taskIdFor(event.source, event.id);
-    await acceptSpan(event, taskId, () => this.accept(msg, event, taskId, submission));
+    const taskId = taskIdFor(team, event.source, event.id);
+    await acceptSpan(event, taskId, () => this.accept(msg, team, event, taskId, submission));
   }
 
-  private async accept(msg: JsMsg, event: TaskSubmitEvent, taskId: string, submission: Submission): Promise<void> {
+  private async accept(msg: JsMsg, team: string, event: TaskSubmitEvent, taskId: string, submission: Submission): Promise<void> {
     const { store } = this.o;
     const nowMs = Date.now();
     const now = new Date(nowMs).toISOString();
@@ -84,6 +89,7 @@ export class TaskIntake {
     const { view, created } = await store.createOrGet({
       task_id: taskId,
       user_id: d.user_id,
+      ...teamField(team),
       session_id: d.session_id ?? taskId,
       goal: d.goal,
       status: 'accepted',
@@ -107,7 +113,7 @@ export class TaskIntake {
       const error = same
         ? wireError('duplicate', `task ${taskId} was already submitted with this source and id`, { task_id: taskId })
         : wireError('duplicate_conflict', `the source and id of task ${taskId} were re-used with a different request`, { task_id: taskId });
-      return this.reject(msg, { source: event.source, id: event.id }, submission, { error, issues: [] }, { taskExists: true });
+      return this.reject(msg, team, { source: event.source, id: event.id }, submission, { error, issues: [] }, { taskExists: true });
     }
     if (!created && view.status !== 'accepted') {
       log.info({ status: view.status }, 'redelivered submission of a started task ignored');
@@ -128,23 +134,33 @@ export class TaskIntake {
    * request, `duplicate`, is not: nothing is wrong with it), so ops find what was refused and why
    * with `hermes deadletter list`, and can replay it once the publisher is fixed.
    */
-  private async reject(msg: JsMsg, ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean } = {}): Promise<void> {
-    await this.announceRejection(ref, submission, why, opts);
+  private async reject(msg: JsMsg, team: string, ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean } = {}): Promise<void> {
+    await this.announceRejection(team, ref, submission, why, opts);
     if (why.error.code !== 'duplicate') await deadLetter(this.o.bus, msg, why.error);
   }
 
-  private async announceRejection(ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean }): Promise<void> {
-    const taskId = ref.source && ref.id ? taskIdFor(ref.source, ref.id) : undefined;
+  /**
+   * A message on a submit subject whose last token is no team name (upper case, say): no team's
+   * account can publish there, so nobody could read an answer; it is only dead-lettered, for ops.
+   */
+  private async refuseTeamless(msg: JsMsg, submission: Submission): Promise<void> {
+    const error = wireError('invalid_task_event', `${msg.subject} names no team`, { subject: msg.subject });
+    this.o.logger.warn({ subject: msg.subject, submission }, 'submission on a subject naming no team');
+    await deadLetter(this.o.bus, msg, error);
+  }
+
+  private async announceRejection(team: string, ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean }): Promise<void> {
+    const taskId = ref.source && ref.id ? taskIdFor(team, ref.source, ref.id) : undefined;
     this.o.logger.warn({ task_id: taskId, source_event: ref, code: why.error.code, issues: why.issues, submission }, 'submission rejected');
     const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error: why.error, issues: why.issues, submission };
     const ownSubject = taskId !== undefined && !opts.taskExists && !(await this.o.store.get(taskId));
     if (ownSubject) {
-      await emitTaskEvent(this.o.bus, 'rejected', taskId, data);
+      await emitTaskEvent(this.o.bus, 'rejected', { task_id: taskId, ...teamField(team) }, data);
       return;
     }
     const eventId = `${taskId ?? 'unknown'}:rejected:${submission.stream_seq}`;
     const event = makeTaskEvent('rejected', { id: eventId, source: 'hermes/dispatcher', taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
-    await this.o.bus.publish(contracts.taskRejected, event, { msgId: eventId });
+    await this.o.bus.publish(contracts.taskRejected, event, { subject: this.o.bus.subjects.taskRejected(team), msgId: eventId });
   }
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { encodeJson, startWorkConsumer, type Bus, type WorkConsumer } from '@hermes/bus';
-import { contracts, taskEventData, taskIdFor, type DeadLetter, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type DeadLetter, type TaskEvent } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { rejectDeadSubmission } from '../src/dead-submissions.js';
 import { connectBus, eventually, kinds, silentLogger, storedMessages, submission, taskEvents, uniquePrefix } from './support.js';
@@ -42,7 +42,7 @@ afterAll(async () => {
 describe('a dead-lettered submission', () => {
   it('gets a rejected event on its task subject with the real error and the message it answers', async () => {
     const { event, taskId } = submission();
-    await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
+    await bus.publish(contracts.taskSubmit, event, { subject: bus.subjects.taskSubmit(DEFAULT_TEAM), msgId: taskId });
 
     const [rejected] = await eventually(async () => {
       const events = await taskEvents(bus, taskId);
@@ -63,9 +63,9 @@ describe('a dead-lettered submission', () => {
   it('names its task from the ce-* headers of a binary-mode event', async () => {
     const h = natsHeaders();
     for (const [k, v] of Object.entries({ 'ce-specversion': '1.0', 'ce-type': 'io.hermes.task.submit', 'ce-source': '/binary', 'ce-id': 'b-1' })) h.set(k, v);
-    await bus.js.publish(bus.subjects.taskSubmit, encodeJson({ user_id: 'u_alice', goal: 'binary' }), { headers: h });
+    await bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'u_alice', goal: 'binary' }), { headers: h });
 
-    const taskId = taskIdFor('/binary', 'b-1');
+    const taskId = taskIdFor(DEFAULT_TEAM, '/binary', 'b-1');
     const events = await eventually(async () => {
       const e = await taskEvents(bus, taskId);
       return e.length > 0 ? e : undefined;
@@ -76,8 +76,8 @@ describe('a dead-lettered submission', () => {
   it('of a task that already exists, or without a readable source and id, is answered on the rejected subject', async () => {
     const { event, taskId } = submission();
     existing.add(taskId);
-    await bus.publish(contracts.taskSubmit, event, { msgId: taskId });
-    await bus.js.publish(bus.subjects.taskSubmit, encodeJson({ specversion: '1.0', data: {} }), { msgID: 'nameless' });
+    await bus.publish(contracts.taskSubmit, event, { subject: bus.subjects.taskSubmit(DEFAULT_TEAM), msgId: taskId });
+    await bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ specversion: '1.0', data: {} }), { msgID: 'nameless' });
 
     await eventually(async () => {
       const d = await deadLetters();
@@ -85,7 +85,7 @@ describe('a dead-lettered submission', () => {
     }, 10_000, 'both dead letters');
     expect(await taskEvents(bus, taskId)).toEqual([]);
     const answers = await eventually(async () => {
-      const r = (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected)).map((m) => taskEventData(m.value as TaskEvent, 'rejected')!);
+      const r = (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) => taskEventData(m.value as TaskEvent, 'rejected')!);
       return r.length === 2 ? r : undefined;
     }, 10_000, 'two answers on the rejected subject');
     expect(answers.map((a) => [a.task_id, a.submission?.msg_id, a.error.code])).toEqual(

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { TASK_SUBMIT_TYPE, taskIdFor } from '@hermes/contracts';
+import { DEFAULT_TEAM, TASK_SUBMIT_TYPE, taskIdFor } from '@hermes/contracts';
 
 /** One message a buggy or hostile publisher could put on the submit subject, and where its rejection must appear. */
 export interface HostileSubmission {
@@ -40,7 +40,7 @@ function nested(n: number, kind: string): string {
 function structured(dataText: string, id = nextId(), extra = ''): { text: string; taskId: string } {
   return {
     text: `{"specversion":"1.0","type":"${TASK_SUBMIT_TYPE}","source":"${SOURCE}","id":"${id}"${extra},"data":${dataText}}`,
-    taskId: taskIdFor(SOURCE, id),
+    taskId: taskIdFor(DEFAULT_TEAM, SOURCE, id),
   };
 }
 
@@ -61,7 +61,7 @@ const deepBinary = fc.tuple(depth, structure).map(([n, kind]): HostileSubmission
     kind: `binary deep ${kind} ${n}`,
     body: encoder.encode(`{"user_id":"u_fuzz","goal":"g","inputs":${nested(n, kind)}}`),
     headers: { 'ce-specversion': '1.0', 'ce-type': TASK_SUBMIT_TYPE, 'ce-source': SOURCE, 'ce-id': id, 'content-type': 'application/json' },
-    taskId: taskIdFor(SOURCE, id),
+    taskId: taskIdFor(DEFAULT_TEAM, SOURCE, id),
     code: 'payload_limit',
     limit: 'maxDepth',
   };
@@ -103,7 +103,7 @@ const badUtf8Binary = badBytes.map((bytes): HostileSubmission => {
     kind: `binary bad utf-8 ${bytes.join(',')}`,
     body: Uint8Array.from([...encoder.encode('{"user_id":"u_fuzz","goal":"'), ...bytes, ...encoder.encode('"}')]),
     headers: { 'ce-specversion': '1.0', 'ce-type': TASK_SUBMIT_TYPE, 'ce-source': SOURCE, 'ce-id': id },
-    taskId: taskIdFor(SOURCE, id),
+    taskId: taskIdFor(DEFAULT_TEAM, SOURCE, id),
     code: 'invalid_task_event',
   };
 });
@@ -174,7 +174,7 @@ const binaryHeaders = fc
       body: encoder.encode(h.body),
       headers,
       // An over-long ce-source still names the task (the rejection must reach whoever waits on it).
-      ...(h.sourceLength > 0 ? { taskId: taskIdFor(source, id) } : {}),
+      ...(h.sourceLength > 0 ? { taskId: taskIdFor(DEFAULT_TEAM, source, id) } : {}),
       code: tooLong ? 'payload_limit' : 'invalid_task_event',
       ...(tooLong ? { limit: 'maxStringLength' } : {}),
     };

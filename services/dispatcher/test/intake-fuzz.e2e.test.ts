@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { submitTask, type Bus } from '@hermes/bus';
-import { TaskRejectedEvent, validate, type TaskEvent, type TaskEventDataByKind } from '@hermes/contracts';
+import { DEFAULT_TEAM, TaskRejectedEvent, validate, type TaskEvent, type TaskEventDataByKind } from '@hermes/contracts';
 import { cleanupAll, freePort, startChildService, startNatsServer, type ChildService } from '@hermes/testkit';
 import { hostileSubmissions, type HostileSubmission } from './hostile-submissions.js';
 import { connectBus, eventually, storedMessages, uniquePrefix } from './support.js';
@@ -42,7 +42,7 @@ async function publishAll(messages: readonly HostileSubmission[], width = 32): P
       const m = messages[next++]!;
       const h = natsHeaders();
       for (const [k, v] of Object.entries(m.headers)) h.set(k, v);
-      await bus.js.publish(bus.subjects.taskSubmit, m.body, { headers: h, timeout: 30_000 });
+      await bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), m.body, { headers: h, timeout: 30_000 });
     }
   };
   await Promise.all(Array.from({ length: width }, worker));
@@ -58,7 +58,7 @@ describe('dispatcher intake under hostile submissions', () => {
     const unnamed: TaskEvent[] = [];
     const onEvent = (into: (e: TaskEvent) => void) => (_err: unknown, msg: { json<T>(): T }) => into(msg.json<TaskEvent>());
     const named = bus.nc.subscribe(bus.subjects.taskEventsAll, { callback: onEvent((e) => void rejections.set(e.subject ?? '', e)) });
-    const anonymous = bus.nc.subscribe(bus.subjects.taskRejected, { callback: onEvent((e) => void unnamed.push(e)) });
+    const anonymous = bus.nc.subscribe(bus.subjects.taskRejected(DEFAULT_TEAM), { callback: onEvent((e) => void unnamed.push(e)) });
     await bus.nc.flush();
 
     await publishAll(hostile);
@@ -85,9 +85,9 @@ describe('dispatcher intake under hostile submissions', () => {
     expect(dispatcher.logs.join('\n')).not.toMatch(/RangeError|Maximum call stack|uncaught/i);
 
     // Nothing hostile is left in the intake's ack-pending slots, and a normal task goes through.
-    const good = await submitTask(bus, { user_id: 'u_good', goal: 'a normal task after the storm', inputs: { n: 1 } }, { source: 'urn:fuzz-good' });
+    const good = await submitTask(bus, { user_id: 'u_good', goal: 'a normal task after the storm', inputs: { n: 1 } }, { team: DEFAULT_TEAM, source: 'urn:fuzz-good' });
     const accepted = await eventually(async () => {
-      const events = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(good.taskId));
+      const events = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(DEFAULT_TEAM, good.taskId));
       return events.find((m) => (m.value as TaskEvent).type.endsWith('.accepted'));
     }, 30_000, 'the good task accepted');
     expect(accepted).toBeDefined();

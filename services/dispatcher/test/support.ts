@@ -1,6 +1,7 @@
+import { expect } from 'vitest';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { Bus, type StreamTuning } from '@hermes/bus';
-import { TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent, type TaskRequest, type TaskSubmitEvent, type TaskView } from '@hermes/contracts';
+import { DEFAULT_TEAM, TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent, type TaskRequest, type TaskSubmitEvent, type TaskView } from '@hermes/contracts';
 import { createLogger, type Logger } from '@hermes/telemetry';
 
 export const silentLogger: Logger = createLogger({ service: 'dispatcher-test', level: 'silent' });
@@ -37,9 +38,9 @@ export async function storedMessages(bus: Bus, stream: string, subject?: string)
   return out;
 }
 
-/** The events stored on one task's subject, oldest first. */
-export async function taskEvents(bus: Bus, taskId: string): Promise<TaskEvent[]> {
-  const stored = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(taskId));
+/** The events stored on one task's subject (of `team`, by default the default team's), oldest first. */
+export async function taskEvents(bus: Bus, taskId: string, team = DEFAULT_TEAM): Promise<TaskEvent[]> {
+  const stored = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(team, taskId));
   return stored.map((m) => m.value as TaskEvent);
 }
 
@@ -50,7 +51,7 @@ export function kinds(events: readonly TaskEvent[]): string[] {
 
 let events = 0;
 
-/** A valid structured-mode submission and the id of the task it names (`taskIdFor(source, id)`). */
+/** A valid structured-mode submission and the id of the task it names (`taskIdFor(DEFAULT_TEAM, source, id)`). */
 export function submission(data: Partial<TaskRequest> = {}, attrs: Partial<TaskSubmitEvent> = {}): { event: TaskSubmitEvent; taskId: string } {
   const event: TaskSubmitEvent = {
     specversion: '1.0',
@@ -60,7 +61,7 @@ export function submission(data: Partial<TaskRequest> = {}, attrs: Partial<TaskS
     ...attrs,
     data: { user_id: 'u_alice', goal: 'summarise the release notes', ...data },
   };
-  return { event, taskId: taskIdFor(event.source, event.id) };
+  return { event, taskId: taskIdFor(DEFAULT_TEAM, event.source, event.id) };
 }
 
 /** A task state that satisfies TaskView. */
@@ -84,3 +85,13 @@ export function taskView(overrides: Partial<TaskView> = {}): TaskView {
 
 /** Polls until `check` returns a value (shared from the test kit). */
 export { eventually } from '@hermes/testkit';
+
+/** What a promise is rejected with, checked to be an instance of `type` (fails the test if it resolves). */
+export async function rejectionOf<E>(p: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(type);
+  return err as E;
+}

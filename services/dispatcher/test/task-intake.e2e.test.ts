@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, TraceFlags, context, trace } from '@opentelemetry/api';
 import type { JsMsg } from '@nats-io/jetstream';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { encodeJson, startWorkConsumer, submitTask, type Bus, type WorkConsumer } from '@hermes/bus';
-import { contracts, taskEventData, taskIdFor, type DeadLetter, type RuntimeJob, type TaskEvent, type TaskSubmitEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type DeadLetter, type RuntimeJob, type TaskEvent, type TaskSubmitEvent } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
@@ -32,11 +32,11 @@ async function intakeFixture() {
     store,
     intake,
     next,
-    submit: (event: TaskSubmitEvent) => bus.publish(contracts.taskSubmit, event),
+    submit: (event: TaskSubmitEvent) => bus.publish(contracts.taskSubmit, event, { subject: bus.subjects.taskSubmit(DEFAULT_TEAM) }),
     publishRaw: (body: Uint8Array, headers?: Record<string, string>) => {
       const h = natsHeaders();
       for (const [k, v] of Object.entries(headers ?? {})) h.set(k, v);
-      return bus.js.publish(bus.subjects.taskSubmit, body, { headers: h });
+      return bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), body, { headers: h });
     },
     /** Takes the next submission, handles it and acks it, as the intake consumer does. */
     handleNext: async (): Promise<JsMsg> => {
@@ -47,7 +47,7 @@ async function intakeFixture() {
     },
     jobs: async () => (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, headers: m.headers })),
     deadLetters: async () => (await storedMessages(bus, bus.subjects.streams.deadLetters)).map((m) => m.value as DeadLetter),
-    rejectedCatchAll: async () => (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected)).map((m) => m.value as TaskEvent),
+    rejectedCatchAll: async () => (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) => m.value as TaskEvent),
     events: (taskId: string) => taskEvents(bus, taskId),
   };
 }
@@ -192,7 +192,7 @@ describe('TaskIntake', () => {
 
   it('a binary-mode submission (ce-* headers, request as body) is accepted and dispatched', async () => {
     const f = await intakeFixture();
-    const taskId = taskIdFor('/team/binary', 'bin-1');
+    const taskId = taskIdFor(DEFAULT_TEAM, '/team/binary', 'bin-1');
     await f.publishRaw(encodeJson({ user_id: 'u_dave', goal: 'binary mode works' }), {
       'ce-specversion': '1.0',
       'ce-type': 'io.hermes.task.submit',
@@ -210,7 +210,7 @@ describe('TaskIntake', () => {
 
   it('binary-mode headers are matched case-insensitively (Ce-Specversion, Content-Type)', async () => {
     const f = await intakeFixture();
-    const taskId = taskIdFor('/team/canonical', 'bin-2');
+    const taskId = taskIdFor(DEFAULT_TEAM, '/team/canonical', 'bin-2');
     await f.publishRaw(encodeJson({ user_id: 'u_carol', goal: 'canonical header case' }), {
       'Ce-Specversion': '1.0',
       'Ce-Type': 'io.hermes.task.submit',
@@ -264,7 +264,7 @@ describe('TaskIntake', () => {
 
   it('a binary-mode submission whose body is not JSON is rejected on the subject of the task its headers name', async () => {
     const f = await intakeFixture();
-    const taskId = taskIdFor('/team/binary', 'bin-broken');
+    const taskId = taskIdFor(DEFAULT_TEAM, '/team/binary', 'bin-broken');
     await f.publishRaw(new TextEncoder().encode('goal: do it'), {
       'ce-specversion': '1.0',
       'ce-type': 'io.hermes.task.submit',
@@ -361,8 +361,8 @@ describe('TaskIntake', () => {
       await startWorkConsumer(f.bus, { stream: f.bus.subjects.streams.taskSubmit, durable: f.bus.subjects.consumers.dispatcherIntake }, (msg) => f.intake.handle(msg)),
     );
 
-    const a = await submitTask(f.bus, { user_id: 'u_bob', goal: 'first' }, { source: '/team/wired', id: 'w-1' });
-    const b = await submitTask(f.bus, { user_id: 'u_bob', goal: 'second' }, { source: '/team/wired', id: 'w-2' });
+    const a = await submitTask(f.bus, { user_id: 'u_bob', goal: 'first' }, { team: DEFAULT_TEAM, source: '/team/wired', id: 'w-1' });
+    const b = await submitTask(f.bus, { user_id: 'u_bob', goal: 'second' }, { team: DEFAULT_TEAM, source: '/team/wired', id: 'w-2' });
 
     const jobs = await eventually(async () => {
       const all = await f.jobs();

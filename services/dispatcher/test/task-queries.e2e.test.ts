@@ -4,7 +4,7 @@ import { contracts } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { TaskStore } from '../src/task-store.js';
 import { getTask } from '../src/task-queries.js';
-import { connectBus, taskView, uniquePrefix } from './support.js';
+import { connectBus, taskView, uniquePrefix, rejectionOf } from './support.js';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -14,15 +14,6 @@ async function queriesFixture() {
   buses.push(bus);
   const store = new TaskStore(await bus.kv('tasks'));
   return { bus, store };
-}
-
-async function replyErrorOf(p: Promise<unknown>): Promise<ReplyError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ReplyError);
-  return err as ReplyError;
 }
 
 beforeAll(async () => {
@@ -48,7 +39,7 @@ describe('getTask', () => {
   it('a missing task is a not_found ReplyError', async () => {
     const { store } = await queriesFixture();
 
-    const err = await replyErrorOf(getTask(store, { task_id: 't_nope' }));
+    const err = await rejectionOf(getTask(store, { task_id: 't_nope' }), ReplyError);
 
     expect(err.wire).toMatchObject({ code: 'not_found', retryable: false, details: { task_id: 't_nope' } });
   });
@@ -57,8 +48,8 @@ describe('getTask', () => {
     const { store } = await queriesFixture();
     await store.createOrGet(taskView({ task_id: 't_q2', user_id: 'u_alice' }));
 
-    const foreign = await replyErrorOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }));
-    const missing = await replyErrorOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }));
+    const foreign = await rejectionOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }), ReplyError);
+    const missing = await rejectionOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }), ReplyError);
 
     expect(foreign.wire.code).toBe('not_found');
     expect(foreign.wire.message.replace('t_q2', 'ID')).toBe(missing.wire.message.replace('t_q2x', 'ID'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, context } from '@opentelemetry/api';
 import type { Bus } from '@hermes/bus';
-import { contracts, taskEventData, type RuntimeJob, type TaskView } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, taskEventData, type RuntimeJob, type TaskView } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { TaskStore } from '../src/task-store.js';
@@ -46,7 +46,7 @@ describe('a task keeps its trace', () => {
     const f = await plannerFixture();
     const submitterTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const { event, taskId } = submission({ goal: 'two steps' }, { traceparent: `00-${submitterTrace}-00f067aa0ba902b7-01` });
-    await f.bus.publish(contracts.taskSubmit, event);
+    await f.bus.publish(contracts.taskSubmit, event, { subject: f.bus.subjects.taskSubmit(DEFAULT_TEAM) });
     const msg = await f.consumer.next({ expires: 2_000 });
     await f.intake.handle(msg!);
     msg!.ack();
@@ -78,7 +78,7 @@ describe('a task keeps its trace', () => {
   it('a task stored without a trace context (created before tracing) is scheduled as before, in whatever trace is active', async () => {
     const f = await plannerFixture();
     const { event, taskId } = submission({ goal: 'old task' });
-    await f.bus.publish(contracts.taskSubmit, event);
+    await f.bus.publish(contracts.taskSubmit, event, { subject: f.bus.subjects.taskSubmit(DEFAULT_TEAM) });
     const msg = await f.consumer.next({ expires: 2_000 });
     await f.intake.handle(msg!);
     msg!.ack();

@@ -1,5 +1,5 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { ApprovalDecision, contracts, validate } from '@hermes/contracts';
+import { ApprovalDecision, contracts, ownerKey, validate } from '@hermes/contracts';
 import { Type } from '@sinclair/typebox';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
 import { readJsonBody } from './json-body.js';
@@ -34,7 +34,7 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
           task_id: taskId,
           call_id: callId,
           decision,
-          decided_by: caller.user_id,
+          decided_by: ownerKey(caller),
           ...(reason !== undefined ? { reason } : {}),
         });
         sendJson(res, 200, reply);

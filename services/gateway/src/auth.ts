@@ -1,11 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { DEFAULT_TEAM } from '@hermes/contracts';
 import type { ApiKeyEntry } from './settings.js';
 
 /** Who is calling, as established from their API key. */
 export interface Caller {
   readonly user_id: string;
+  /** The team of the key: the caller reads and acts only on that team's tasks, sessions and memories. */
+  readonly team: string;
   readonly roles: readonly string[];
-  /** Admins may act for other users and read every task. */
+  /** Admins may act for other users of their team and read every task of it. */
   readonly isAdmin: boolean;
 }
 
@@ -23,7 +26,7 @@ const digest = (key: string) => createHash('sha256').update(key, 'utf8').digest(
 export function createAuthenticator(entries: readonly ApiKeyEntry[]): Authenticator {
   const known = entries.map((e) => ({
     digest: digest(e.key),
-    caller: { user_id: e.user_id, roles: [...e.roles], isAdmin: e.roles.includes('admin') } satisfies Caller,
+    caller: { user_id: e.user_id, team: e.team ?? DEFAULT_TEAM, roles: [...e.roles], isAdmin: e.roles.includes('admin') } satisfies Caller,
   }));
   return (authorization) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');

@@ -4,7 +4,7 @@ import { httpErrorFromBus, sendJson } from './http-errors.js';
 import { taskIdParam, type RouteHandler } from './task-routes.js';
 
 /**
- * `DELETE /v1/tasks/:id`: cancels the task (the caller's own, or any for an admin) and answers
+ * `DELETE /v1/tasks/:id`: cancels the task (the caller's own, or any of the team for an admin) and answers
  * with its state. Cancelling a task that already ended changes nothing and returns it as it is.
  */
 export function createCancelRoute(deps: { bus: Bus }): RouteHandler {
@@ -12,11 +12,12 @@ export function createCancelRoute(deps: { bus: Bus }): RouteHandler {
     const taskId = taskIdParam(params[0]);
     const reason = new URL(req.url ?? '/', 'http://x').searchParams.get('reason') ?? `cancelled by ${caller.user_id}`;
     try {
-      const view = await request(deps.bus, contracts.taskCancel, {
-        task_id: taskId,
-        user_id: caller.isAdmin ? null : caller.user_id,
-        reason: reason.slice(0, 2000),
-      });
+      const view = await request(
+        deps.bus,
+        contracts.teamTaskCancel,
+        { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id, reason: reason.slice(0, 2000) },
+        { subject: deps.bus.subjects.teamTaskCancel(caller.team) },
+      );
       sendJson(res, 200, view);
     } catch (err) {
       if (err instanceof OutgoingPayloadError) throw err;

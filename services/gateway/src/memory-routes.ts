@@ -1,5 +1,5 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { contracts, Id, validate } from '@hermes/contracts';
+import { contracts, Id, teamField, validate } from '@hermes/contracts';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
 import type { RouteHandler } from './task-routes.js';
 
@@ -23,7 +23,7 @@ export function createForgetRoute(deps: { bus: Bus }): RouteHandler {
       throw new HttpError(403, { code: 'forbidden', message: "only the user or an admin may delete a user's memory" });
     }
     try {
-      sendJson(res, 200, await request(deps.bus, contracts.memoryForget, { user_id: userId }, { timeoutMs: FORGET_TIMEOUT_MS }));
+      sendJson(res, 200, await request(deps.bus, contracts.memoryForget, { user_id: userId, ...teamField(caller.team) }, { timeoutMs: FORGET_TIMEOUT_MS }));
     } catch (err) {
       if (err instanceof OutgoingPayloadError) throw err;
       throw httpErrorFromBus(err);

@@ -1,5 +1,5 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { contracts, Id, SessionListRequest, validate } from '@hermes/contracts';
+import { contracts, Id, SessionListRequest, teamField, validate } from '@hermes/contracts';
 import type { Caller } from './auth.js';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
 import type { RouteHandler } from './task-routes.js';
@@ -25,6 +25,7 @@ export function createSessionRoutes(deps: { bus: Bus }): { list: RouteHandler; r
       const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
       const body = {
         user_id: userId,
+        ...teamField(caller.team),
         ...(query.get('limit') ? { limit: Number(query.get('limit')) } : {}),
         ...(query.get('cursor') ? { cursor: query.get('cursor') } : {}),
       };
@@ -42,7 +43,7 @@ export function createSessionRoutes(deps: { bus: Bus }): { list: RouteHandler; r
       if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000)) {
         throw new HttpError(400, { code: 'invalid_query', message: 'limit must be a whole number from 1 to 1000' });
       }
-      const reply = await ask(() => request(deps.bus, contracts.sessionRead, { user_id: userId, session_id: sessionId, ...(limit !== undefined ? { limit } : {}) }));
+      const reply = await ask(() => request(deps.bus, contracts.sessionRead, { user_id: userId, ...teamField(caller.team), session_id: sessionId, ...(limit !== undefined ? { limit } : {}) }));
       sendJson(res, 200, { session_id: sessionId, messages: reply.messages });
     },
 
@@ -50,7 +51,7 @@ export function createSessionRoutes(deps: { bus: Bus }): { list: RouteHandler; r
     async remove({ res, caller, params }) {
       const userId = actingFor(params[0], caller);
       const sessionId = idParam(params[1], 'session');
-      const reply = await ask(() => request(deps.bus, contracts.sessionDelete, { user_id: userId, session_id: sessionId }));
+      const reply = await ask(() => request(deps.bus, contracts.sessionDelete, { user_id: userId, ...teamField(caller.team), session_id: sessionId }));
       if (!reply.deleted) throw new HttpError(404, { code: 'not_found', message: `no session ${sessionId}` });
       sendJson(res, 200, { session_id: sessionId, ...reply });
     },

@@ -1,12 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { Id } from '@hermes/contracts';
+import { Id, Team } from '@hermes/contracts';
 
-/** One API key: who presents it and which roles they hold (`admin` may act for any user). */
+/** One API key: who presents it, the team they belong to and which roles they hold (`admin` may act for any user of the team). */
 export const ApiKeyEntry = Type.Object(
   {
     // A floor on key length keeps guessable keys ("test", "secret") out of a deployment.
     key: Type.String({ minLength: 16, description: 'the bearer token, at least 16 characters' }),
     user_id: Id,
+    // The key acts only inside its team (default: the default team).
+    team: Type.Optional(Team),
     roles: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 32 }),
   },
   { additionalProperties: false },
@@ -21,7 +23,7 @@ export const gatewaySettings = Type.Object(
     GATEWAY_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'HTTP API port; 0 picks a free one' }),
     GATEWAY_HOST: Type.Optional(Type.String({ minLength: 1, description: 'interface the HTTP API listens on (default HERMES_BIND_HOST)' })),
     HERMES_API_KEYS: Type.Optional(
-      Type.Array(ApiKeyEntry, { minItems: 1, description: 'JSON array of { key, user_id, roles }; or use HERMES_API_KEYS_FILE' }),
+      Type.Array(ApiKeyEntry, { minItems: 1, description: 'JSON array of { key, user_id, team?, roles }; or use HERMES_API_KEYS_FILE' }),
     ),
     HERMES_API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'path to a JSON file holding the same array as HERMES_API_KEYS' })),
   },

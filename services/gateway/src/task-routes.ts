@@ -6,6 +6,7 @@ import {
   Id,
   isTerminalStatus,
   limitsAt,
+  ownerOf,
   PAYLOAD_LIMITS,
   requestDigest,
   taskIdFor,
@@ -67,7 +68,7 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       const checked = validate(TaskListRequest, body);
       if (!checked.ok) throw new HttpError(400, { code: 'invalid_query', message: 'invalid status, limit or cursor', issues: checked.issues });
       try {
-        sendJson(res, 200, await request(deps.bus, contracts.taskList, checked.value));
+        sendJson(res, 200, await request(deps.bus, contracts.teamTaskList, checked.value, { subject: deps.bus.subjects.teamTaskList(caller.team) }));
       } catch (err) {
         if (err instanceof OutgoingPayloadError) throw err;
         throw httpErrorFromBus(err);
@@ -89,15 +90,17 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       if (checked.value.user_id !== caller.user_id && !caller.isAdmin) {
         throw new HttpError(403, { code: 'forbidden', message: 'only an admin may submit a task for another user' });
       }
-      // The source names the caller, so idempotency keys of different callers never collide.
+      // The source names the caller and the task id hashes the team in too, so idempotency keys of
+      // different callers never collide, and no team can pre-create another team's task.
       const source = `/hermes/gateway/${caller.user_id}`;
+      const team = caller.team;
       // A retry of a task that exists is answered from it, without publishing again.
-      const existing = idempotencyKey === undefined ? false : await refuseConflictingRetry(deps, taskIdFor(source, idempotencyKey), checked.value, caller);
+      const existing = idempotencyKey === undefined ? false : await refuseConflictingRetry(deps, taskIdFor(team, source, idempotencyKey), checked.value, caller);
       let submitted;
       try {
         submitted = existing
-          ? { taskId: taskIdFor(source, idempotencyKey!), duplicate: true }
-          : await submitTask(deps.bus, checked.value, { source, ...(idempotencyKey ? { id: idempotencyKey } : {}) });
+          ? { taskId: taskIdFor(team, source, idempotencyKey!), duplicate: true }
+          : await submitTask(deps.bus, checked.value, { team, source, ...(idempotencyKey ? { id: idempotencyKey } : {}) });
       } catch (err) {
         if (err instanceof OutgoingPayloadError) throw err;
         const answer = httpErrorFromBus(err);
@@ -132,7 +135,7 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       }
       const stream = deps.openEventStream(res);
       try {
-        for await (const { seq, event } of followTaskEvents(deps.bus, taskId, { afterSeq, signal: stream.signal })) {
+        for await (const { seq, event } of followTaskEvents(deps.bus, { team: caller.team, task_id: taskId }, { afterSeq, signal: stream.signal })) {
           await stream.send({ id: seq, event: taskEventKind(event), data: event });
         }
       } catch (err) {
@@ -177,11 +180,11 @@ async function refuseConflictingRetry(deps: TaskRouteDeps, taskId: string, reque
   return true;
 }
 
-/** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin. */
+/** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin of its team; another team's always is. */
 export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
   try {
     // A non-admin asking for another user's task gets not_found, so task ids cannot be probed.
-    return await request(bus, contracts.taskGet, { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id });
+    return await request(bus, contracts.teamTaskGet, { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id }, { subject: bus.subjects.teamTaskGet(caller.team) });
   } catch (err) {
     if (err instanceof OutgoingPayloadError) throw err;
     throw httpErrorFromBus(err);
@@ -212,7 +215,7 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
 async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | undefined): Promise<boolean> {
   if (!isTerminalStatus(view.status)) return false;
   try {
-    const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(view.task_id) });
+    const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(ownerOf(view).team, view.task_id) });
     if (!last) return true;
     return afterSeq !== undefined && last.seq <= afterSeq && TERMINAL_EVENT_KINDS.includes(taskEventKind(last.json<TaskEvent>()));
   } catch {

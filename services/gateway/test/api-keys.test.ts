@@ -58,7 +58,7 @@ describe('createAuthenticator', () => {
   ]);
 
   it('maps a bearer key to its user and roles', () => {
-    expect(authenticate(`Bearer ${KEY}`)).toEqual({ ok: true, caller: { user_id: 'alice', roles: ['user'], isAdmin: false } });
+    expect(authenticate(`Bearer ${KEY}`)).toEqual({ ok: true, caller: { user_id: 'alice', team: 'default', roles: ['user'], isAdmin: false } });
     expect(authenticate(`bearer ${KEY}-ops`)).toMatchObject({ ok: true, caller: { user_id: 'ops', isAdmin: true } });
   });
 

@@ -1,12 +1,12 @@
 import { Bus } from '@hermes/bus';
-import { requestDigest, taskIdFor, type TaskSubmitEvent } from '@hermes/contracts';
+import { teamOfSubject, DEFAULT_TEAM, requestDigest, taskIdFor, type TaskSubmitEvent } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
 import { openSse } from './support/sse-client.js';
 import { standInDispatcher } from './support/stand-in-dispatcher.js';
-import { ADMIN, ALICE, BOB, apiKeys, logger } from './support/test-keys.js';
+import { ADMIN, ADMIN_OF_B, ALICE, ALICE_OF_B, BOB, apiKeys, logger } from './support/test-keys.js';
 
 
 let natsUrl: string;
@@ -59,7 +59,8 @@ async function storedSubmissions(taskId: string): Promise<TaskSubmitEvent[]> {
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
     const msg = await bus.jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq });
     const event = msg?.json<TaskSubmitEvent>();
-    if (event && taskIdFor(event.source, event.id) === taskId) found.push(event);
+    const team = msg ? teamOfSubject(msg.subject, bus.subjects.taskSubmitLegacy) : undefined;
+    if (event && team && taskIdFor(team, event.source, event.id) === taskId) found.push(event);
   }
   return found;
 }
@@ -125,7 +126,7 @@ describe('POST /v1/tasks', () => {
   });
 
   it('answers 422 duplicate_conflict for an Idempotency-Key re-used with another body, and 200 for the same body, publishing neither', async () => {
-    const taskId = taskIdFor('/hermes/gateway/alice', 'order-77');
+    const taskId = taskIdFor(DEFAULT_TEAM, '/hermes/gateway/alice', 'order-77');
     dispatcher.addTask(taskId, 'alice', { request_digest: requestDigest({ user_id: 'alice', goal: 'pay invoice 1' }) });
     const headers = { ...auth(ALICE), 'idempotency-key': 'order-77' };
 
@@ -415,5 +416,42 @@ describe('when the dispatcher is not running', () => {
       await other.close();
       await lonely.drain();
     }
+  });
+});
+
+describe('teams', () => {
+  it("submits for the key's team on that team's subject: the same user id and Idempotency-Key in two teams are two tasks", async () => {
+    const headers = (key: string) => ({ ...auth(key), 'idempotency-key': 'team-order-1' });
+    const ofDefault = await post({ goal: 'g' }, headers(ALICE));
+    const ofB = await post({ goal: 'g' }, headers(ALICE_OF_B));
+    expect(ofDefault.res.status).toBe(202);
+    expect(ofB.res.status).toBe(202);
+    expect(ofB.json.task_id).toBe(taskIdFor('team-b', '/hermes/gateway/alice', 'team-order-1'));
+    expect(ofB.json.task_id).not.toBe(ofDefault.json.task_id);
+    const stored = await storedSubmissions(ofB.json.task_id);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.data).toEqual({ user_id: 'alice', goal: 'g' });
+    expect(await storedSubmissions(ofDefault.json.task_id)).toHaveLength(1);
+  });
+
+  it("refuses a body naming a team: the key says which team", async () => {
+    const { res, json } = await post({ goal: 'g', team: 'default' }, auth(ALICE_OF_B));
+    expect(res.status).toBe(400);
+    expect(json.error.issues?.map((i) => i.path)).toContain('/team');
+  });
+
+  it("answers 404 for another team's task to a user of the same id and to that team's admin", async () => {
+    const taskId = 't_teams_alice';
+    dispatcher.addTask(taskId, 'alice');
+    expect((await fetch(`${base}/v1/tasks/${taskId}`, { headers: auth(ALICE) })).status).toBe(200);
+    for (const key of [ALICE_OF_B, ADMIN_OF_B]) {
+      const res = await fetch(`${base}/v1/tasks/${taskId}`, { headers: auth(key) });
+      expect(res.status).toBe(404);
+      expect(((await res.json()) as ApiBody).error.code).toBe('not_found');
+    }
+    dispatcher.addTask('t_teams_b', 'alice', { team: 'team-b' });
+    expect((await fetch(`${base}/v1/tasks/t_teams_b`, { headers: auth(ADMIN_OF_B) })).status).toBe(200);
+    expect((await fetch(`${base}/v1/tasks/t_teams_b`, { headers: auth(ALICE) })).status).toBe(404);
+    expect((await fetch(`${base}/v1/tasks/t_teams_b`, { headers: auth(ADMIN) })).status).toBe(404);
   });
 });

@@ -1,5 +1,5 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
+import { ownerFields, wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
 import type { ChatResult, LlmClient, PermitReservation } from '@hermes/llm';
 import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
@@ -156,7 +156,7 @@ export class AgentLoop {
         step,
         call_index: index,
         tool_call_id: call.id,
-        user_id: job.user_id,
+        ...ownerFields(job),
         roles: jobRoles(job),
         ...(job.tools ? { allow: job.tools } : {}),
         tool,

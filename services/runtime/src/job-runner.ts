@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, ERROR_CODES, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
+import { contracts, ERROR_CODES, makeTaskEvent, ownerFields, ownerOf, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type HandlerOutcome } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -255,7 +255,7 @@ export class JobRunner {
     const history = await traceMemoryContext(job, () =>
       waitOut('memory', () =>
         request(this.o.bus, contracts.sessionContext, {
-          user_id: job.user_id,
+          ...ownerFields(job),
           session_id: job.session_id,
           model: this.o.llm.modelFor('worker'),
           context_limit: this.o.contextTokens ?? 128_000,
@@ -278,7 +278,7 @@ export class JobRunner {
   private async writeSession(job: RuntimeJob, fence: JobCheckpoint, cp: Checkpoint, output: string, waitOut: WaitOut): Promise<void> {
     if (cp.session_written) return;
     await waitOut('memory', () => request(this.o.bus, contracts.sessionAppend, {
-      user_id: job.user_id,
+      ...ownerFields(job),
       session_id: job.session_id,
       messages: [
         { role: 'user', content: job.goal },
@@ -294,7 +294,7 @@ export class JobRunner {
     await this.o.bus.publish(
       contracts.taskEvents,
       makeTaskEvent('started', { id, source: SOURCE, taskId: job.task_id, data: { task_id: job.task_id, subtask_id: job.subtask_id, attempt } }),
-      { subject: this.o.bus.subjects.taskEvents(job.task_id), msgId: id },
+      { subject: this.o.bus.subjects.taskEvents(ownerOf(job).team, job.task_id), msgId: id },
     );
   }
 
@@ -315,7 +315,7 @@ export class JobRunner {
 
 /** The tools a job may offer its model: the user's, by the roles the dispatcher gave the job, within its allow-list. */
 function listTools(bus: Bus, job: RuntimeJob): Promise<{ tools: ToolDefinition[] }> {
-  return request(bus, contracts.toolsList, { user_id: job.user_id, roles: jobRoles(job), ...(job.tools ? { allow: job.tools } : {}) });
+  return request(bus, contracts.toolsList, { ...ownerFields(job), roles: jobRoles(job), ...(job.tools ? { allow: job.tools } : {}) });
 }
 
 /** How a delivery ends for the work queue: `done` acks it, `leave` leaves it to the job's current holder. */

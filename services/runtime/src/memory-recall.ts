@@ -1,4 +1,4 @@
-import { contracts, type RuntimeJob } from '@hermes/contracts';
+import { contracts, ownerFields, type RuntimeJob } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 
@@ -14,7 +14,7 @@ const RECALL_TIMEOUT_MS = 2000;
  */
 export async function recallBackground(o: { bus: Bus; job: RuntimeJob; logger: Logger }): Promise<string> {
   try {
-    const reply = await request(o.bus, contracts.memoryRecall, { user_id: o.job.user_id, query: o.job.goal.slice(0, 4000), k: RECALL_K }, { timeoutMs: RECALL_TIMEOUT_MS });
+    const reply = await request(o.bus, contracts.memoryRecall, { ...ownerFields(o.job), query: o.job.goal.slice(0, 4000), k: RECALL_K }, { timeoutMs: RECALL_TIMEOUT_MS });
     return reply.background;
   } catch (err) {
     o.logger.warn({ err: (err as Error).message }, 'long-term memory recall failed; starting without background');

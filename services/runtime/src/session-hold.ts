@@ -1,5 +1,5 @@
 import { RemoteError, request, type Bus } from '@hermes/bus';
-import { contracts, wireError, type RuntimeJob, type WireError } from '@hermes/contracts';
+import { contracts, ownerFields, wireError, type RuntimeJob, type WireError } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import { noWaiting, type WaitOut } from './dependency-wait.js';
 
@@ -48,7 +48,7 @@ export class SessionHolds {
           request(
             this.o.bus,
             contracts.sessionLock,
-            { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: waitMs },
+            { ...ownerFields(job), session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: waitMs },
             { timeoutMs: waitMs + 5000 },
           ),
         );
@@ -70,7 +70,7 @@ export class SessionHolds {
   /** Takes a vanished lock again for a job already holding it, if nobody else took it since (no wait). */
   private async retake(job: RuntimeJob): Promise<{ token: string } | undefined> {
     try {
-      return await request(this.o.bus, contracts.sessionLock, { user_id: job.user_id, session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: 0 }, { timeoutMs: 5000 });
+      return await request(this.o.bus, contracts.sessionLock, { ...ownerFields(job), session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: 0 }, { timeoutMs: 5000 });
     } catch (err) {
       if (err instanceof RemoteError && err.code === 'session_busy') return undefined;
       throw err;
@@ -115,7 +115,7 @@ export class SessionHold {
     clearTimeout(this.timer);
     const { job } = this.o;
     try {
-      await request(this.o.bus, contracts.sessionUnlock, { user_id: job.user_id, session_id: job.session_id, token: this.token });
+      await request(this.o.bus, contracts.sessionUnlock, { ...ownerFields(job), session_id: job.session_id, token: this.token });
     } catch (err) {
       this.o.logger.warn({ err, session_id: job.session_id }, 'session lock not released; it lapses within its lease');
     }
@@ -130,7 +130,7 @@ export class SessionHold {
   private async renew(): Promise<void> {
     const { job } = this.o;
     try {
-      await request(this.o.bus, contracts.sessionRenew, { user_id: job.user_id, session_id: job.session_id, token: this.token, lease_ms: this.o.leaseMs });
+      await request(this.o.bus, contracts.sessionRenew, { ...ownerFields(job), session_id: job.session_id, token: this.token, lease_ms: this.o.leaseMs });
     } catch (err) {
       if (!(err instanceof RemoteError && err.code === 'session_lock_lost')) {
         this.o.logger.warn({ err, session_id: job.session_id }, 'session lock renewal failed; retrying');

@@ -1,4 +1,4 @@
-import { contracts, makeTaskEvent, toolCallIdFor, type RuntimeJob, type TaskEventDataByKind, type ToolCallReply } from '@hermes/contracts';
+import { contracts, makeTaskEvent, ownerOf, toolCallIdFor, type RuntimeJob, type TaskEventDataByKind, type ToolCallReply } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import type { ChatResult } from '@hermes/llm';
 import type { DependencyWait } from './dependency-wait.js';
@@ -120,7 +120,7 @@ export class StepEvents {
     this.release();
     const p = this.o.bus
       .publish(contracts.taskEvents, makeTaskEvent('step', { id, source: SOURCE, taskId: job.task_id, data }), {
-        subject: this.o.bus.subjects.taskEvents(job.task_id),
+        subject: this.o.bus.subjects.taskEvents(ownerOf(job).team, job.task_id),
         msgId: id,
         // Progress, several per step: not worth a JetStream ack round trip each (the stream still
         // stores them, de-duplicated by id). Lifecycle events and results stay acknowledged.

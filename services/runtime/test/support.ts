@@ -1,3 +1,4 @@
+import { DEFAULT_TEAM } from '@hermes/contracts';
 import { Bus, type StreamTuning } from '@hermes/bus';
 import type { TaskEvent } from '@hermes/contracts';
 import { createLogger, type Logger } from '@hermes/telemetry';
@@ -30,7 +31,7 @@ export async function storedPayloads(bus: Bus, stream: string, subject?: string)
 
 /** The events stored on one task's subject, oldest first. */
 export async function taskEvents(bus: Bus, taskId: string): Promise<TaskEvent[]> {
-  return (await storedPayloads(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(taskId))) as TaskEvent[];
+  return (await storedPayloads(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(DEFAULT_TEAM, taskId))) as TaskEvent[];
 }
 
 /** The kinds (`started`, `step`, ...) of a list of task events. */

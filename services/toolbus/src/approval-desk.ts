@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import { contracts, makeTaskEvent, type ApprovalDecision, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
+import { contracts, makeTaskEvent, ownerOf, type ApprovalDecision, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
 import { ReplyError, currentTraceparent, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { ApprovalIndex } from './approval-index.js';
@@ -60,7 +60,7 @@ export class ApprovalDesk {
         detail: { call_id: record.call_id, tool: origin.tool, arguments: record.arguments ?? {}, expires_at: expiresAt },
       },
     });
-    await this.o.bus.publish(contracts.taskEvents, event, { subject: this.o.bus.subjects.taskEvents(origin.task_id), msgId: id });
+    await this.o.bus.publish(contracts.taskEvents, event, { subject: this.o.bus.subjects.taskEvents(ownerOf(origin).team, origin.task_id), msgId: id });
     // Listed only once the request is out: a call missing from the index is announced again.
     await this.o.index.add(key, { task_id: origin.task_id, tool: origin.tool, expires_at: expiresAt });
   }

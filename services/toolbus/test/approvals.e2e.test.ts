@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contracts, type ApprovalDecision, type TaskEvent } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, type ApprovalDecision, type TaskEvent } from '@hermes/contracts';
 import { RemoteError, request, type Bus } from '@hermes/bus';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
 import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, nextMessage, remoteTool, type StandInProvider, startStandInProvider, startTestToolbus, streamMessages, waitForTool } from './helpers.js';
@@ -41,7 +41,7 @@ async function setup(settings: Partial<ToolbusSettings> = {}) {
 }
 
 const approvalEvents = async (bus: Bus, taskId: string) =>
-  (await streamMessages<TaskEvent>(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(taskId))).filter(
+  (await streamMessages<TaskEvent>(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(DEFAULT_TEAM, taskId))).filter(
     (e) => e.type === 'io.hermes.task.step' && (e.data as { kind: string }).kind === 'approval_needed',
   );
 

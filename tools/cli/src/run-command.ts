@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { followTaskEvents, submitTask } from '@hermes/bus';
-import { Id, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEventKind } from '@hermes/contracts';
+import { DEFAULT_TEAM, Id, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEventKind } from '@hermes/contracts';
 import { CliError, EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
 import { formatTaskEvent } from './event-format.js';
 
@@ -27,17 +27,17 @@ export const runCommand: Command = {
     const bus = await ctx.bus();
     let taskId: string;
     try {
-      ({ taskId } = await submitTask(bus, { user_id: userId, goal, ...(sessionId ? { session_id: sessionId } : {}) }, { source: `/hermes/cli/${hostname()}` }));
+      ({ taskId } = await submitTask(bus, { user_id: userId, goal, ...(sessionId ? { session_id: sessionId } : {}) }, { team: DEFAULT_TEAM, source: `/hermes/cli/${hostname()}` }));
     } catch (err) {
       // nats.js reports a subject no stream captures as "jetstream is not enabled"; say what it means here.
-      const why = (err as Error).name === 'JetStreamNotEnabled' ? `no stream takes ${bus.subjects.taskSubmit}` : (err as Error).message;
+      const why = (err as Error).name === 'JetStreamNotEnabled' ? `no stream takes ${bus.subjects.taskSubmit(DEFAULT_TEAM)}` : (err as Error).message;
       throw new CliError(`could not submit the task: ${why} (is Hermes running on this NATS?)`, EXIT.failed, { cause: err });
     }
     // With --json, stdout carries only events (each names its task in `subject`).
     writeLine(json ? ctx.stderr : ctx.stdout, `task ${taskId}`);
 
     let last: TaskEventKind | undefined;
-    for await (const { event } of followTaskEvents(bus, taskId, ctx.signal ? { signal: ctx.signal } : {})) {
+    for await (const { event } of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: taskId }, ctx.signal ? { signal: ctx.signal } : {})) {
       writeLine(ctx.stdout, json ? JSON.stringify(event) : formatTaskEvent(event));
       last = taskEventKind(event);
     }

@@ -33,7 +33,8 @@ export const traceCommand: Command = {
     const bus = await ctx.bus();
     const [view, events, audit] = await Promise.all([
       taskView(bus, taskId),
-      replaySubject(bus, { stream: bus.subjects.streams.taskEvents, subject: bus.subjects.taskEvents(taskId), ...(ctx.signal ? { signal: ctx.signal } : {}) }),
+      replaySubject(bus, { stream: bus.subjects.streams.taskEvents, // Task ids are unique across teams (the team is hashed in), so any team's subject of the id is its.
+      subject: bus.subjects.taskEvents('*', taskId), ...(ctx.signal ? { signal: ctx.signal } : {}) }),
       replaySubject(bus, { stream: bus.subjects.streams.toolAudit, subject: bus.subjects.toolAudit(taskId), ...(ctx.signal ? { signal: ctx.signal } : {}) }),
     ]);
     if (!view && events.length === 0) {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Bus, ReplyError, consumeContract, serve, type WorkConsumer } from '@hermes/bus';
-import { contracts, makeTaskEvent, taskIdFor, wireError, type TaskEventDataByKind, type TaskEventKind, type TaskRequest, type TaskView } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, taskIdFor, wireError, type TaskEventDataByKind, type TaskEventKind, type TaskRequest, type TaskView } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,11 +31,11 @@ beforeAll(async () => {
     contracts.taskSubmit,
     { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake },
     async (event) => {
-      const taskId = taskIdFor(event.source, event.id);
+      const taskId = taskIdFor(DEFAULT_TEAM, event.source, event.id);
       submissions.push({ taskId, source: event.source, data: event.data });
       const publish = async <K extends TaskEventKind>(kind: K, data: TaskEventDataByKind[K]) =>
         bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id: `${taskId}:${kind}`, source: 'hermes/dispatcher', taskId, data }), {
-          subject: bus.subjects.taskEvents(taskId),
+          subject: bus.subjects.taskEvents(DEFAULT_TEAM, taskId),
         });
       const { user_id, goal } = event.data;
       const session_id = event.data.session_id ?? 'sess-1';

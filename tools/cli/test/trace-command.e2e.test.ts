@@ -1,5 +1,5 @@
 import { Bus, ReplyError, serve } from '@hermes/bus';
-import { contracts, makeTaskEvent, wireError, type TaskEvent, type TaskView, type ToolAuditRecord } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, wireError, type TaskEvent, type TaskView, type ToolAuditRecord } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +51,7 @@ function auditRecord(ms: number): ToolAuditRecord {
 }
 
 async function publishEvent(event: TaskEvent): Promise<void> {
-  await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(TASK), msgId: event.id });
+  await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(DEFAULT_TEAM, TASK), msgId: event.id });
 }
 
 beforeAll(async () => {

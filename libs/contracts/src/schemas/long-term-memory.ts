@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
+import { Team } from '../owner.js';
 
 export const MemoryType = Type.Union([Type.Literal('preference'), Type.Literal('fact'), Type.Literal('task_progress'), Type.Literal('correction')], {
   description: 'what kind of thing was learnt about the user',
@@ -45,7 +46,7 @@ export type LongTermMemory = Static<typeof LongTermMemory>;
  * costs nothing.
  */
 export const MemoryExtractJob = Type.Object(
-  { user_id: Id, session_id: Id, requested_at: Timestamp },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, requested_at: Timestamp },
   { title: 'MemoryExtractJob', additionalProperties: false },
 );
 export type MemoryExtractJob = Static<typeof MemoryExtractJob>;
@@ -55,6 +56,7 @@ export const MemoryWriteJob = Type.Object(
   {
     memory_id: MemoryId,
     user_id: Id,
+    team: Type.Optional(Team),
     type: MemoryType,
     content: MemoryContent,
     confidence: Confidence,
@@ -69,6 +71,7 @@ export type MemoryWriteJob = Static<typeof MemoryWriteJob>;
 export const MemoryRecallRequest = Type.Object(
   {
     user_id: Id,
+    team: Type.Optional(Team),
     query: Type.String({ minLength: 1, maxLength: 20_000 }),
     k: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, description: 'at most this many memories (default 5)' })),
     min_score: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'minimum combined score (default MEMORY_RECALL_MIN_SCORE, 0.35)' })),
@@ -97,7 +100,7 @@ export const MemoryRecallReply = Type.Object(
 export type MemoryRecallReply = Static<typeof MemoryRecallReply>;
 
 export const MemoryListRequest = Type.Object(
-  { user_id: Id, status: Type.Optional(MemoryStatus), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  { user_id: Id, team: Type.Optional(Team), status: Type.Optional(MemoryStatus), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
   { title: 'MemoryListRequest', additionalProperties: false },
 );
 export type MemoryListRequest = Static<typeof MemoryListRequest>;
@@ -106,7 +109,7 @@ export const MemoryListReply = Type.Object({ memories: Type.Array(LongTermMemory
 export type MemoryListReply = Static<typeof MemoryListReply>;
 
 /** Forget a user: every long-term memory and every session of theirs. */
-export const MemoryForgetRequest = Type.Object({ user_id: Id }, { title: 'MemoryForgetRequest', additionalProperties: false });
+export const MemoryForgetRequest = Type.Object({ user_id: Id, team: Type.Optional(Team) }, { title: 'MemoryForgetRequest', additionalProperties: false });
 export type MemoryForgetRequest = Static<typeof MemoryForgetRequest>;
 
 export const MemoryForgetReply = Type.Object(
@@ -117,7 +120,7 @@ export type MemoryForgetReply = Static<typeof MemoryForgetReply>;
 
 /** Bring archived memories back into recall: one, or all of the user's. */
 export const MemoryRestoreRequest = Type.Object(
-  { user_id: Id, memory_id: Type.Optional(MemoryId) },
+  { user_id: Id, team: Type.Optional(Team), memory_id: Type.Optional(MemoryId) },
   { title: 'MemoryRestoreRequest', additionalProperties: false },
 );
 export type MemoryRestoreRequest = Static<typeof MemoryRestoreRequest>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
+import { Team } from '../owner.js';
 
 export const MessageRole = Type.Union([Type.Literal('system'), Type.Literal('user'), Type.Literal('assistant'), Type.Literal('tool')]);
 
@@ -37,13 +38,13 @@ export const SessionMessage = Type.Object(
 export type SessionMessage = Static<typeof SessionMessage>;
 
 export const SessionAppendRequest = Type.Object(
-  { user_id: Id, session_id: Id, messages: Type.Array(NewSessionMessage, { minItems: 1, maxItems: 100 }) },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, messages: Type.Array(NewSessionMessage, { minItems: 1, maxItems: 100 }) },
   { title: 'SessionAppendRequest', additionalProperties: false },
 );
 export type SessionAppendRequest = Static<typeof SessionAppendRequest>;
 
 export const SessionReadRequest = Type.Object(
-  { user_id: Id, session_id: Id, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) },
   { title: 'SessionReadRequest', additionalProperties: false },
 );
 export type SessionReadRequest = Static<typeof SessionReadRequest>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, TokenUsage, WireError } from './common.js';
+import { Team } from '../owner.js';
 import { TaskBudget } from './task-submission.js';
 
 export const ModelRole = Type.Union([Type.Literal('planner'), Type.Literal('worker'), Type.Literal('summarizer')]);
@@ -31,6 +32,7 @@ export const RuntimeJob = Type.Object(
     task_id: Id,
     subtask_id: Id,
     user_id: Id,
+    team: Type.Optional(Team),
     roles: Type.Optional(Type.Array(Type.String(), { description: "the user's roles, for tool permissions (default ['user'])" })),
     session_id: Id,
     goal: Type.String({ minLength: 1 }),

@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './common.js';
+import { Team } from '../owner.js';
 import { MessageRole, SessionMessage, ToolCall } from './memory.js';
 
 /** Ask for the conversation that fits a model's context window (recent turns, summary, pinned facts). */
 export const SessionContextRequest = Type.Object(
   {
     user_id: Id,
+    team: Type.Optional(Team),
     session_id: Id,
     model: Type.String({ minLength: 1, description: 'model the context is for; picks the tokenizer (o200k or cl100k family)' }),
     context_limit: Type.Integer({ minimum: 256, description: "the model's context window, in tokens" }),
@@ -47,7 +49,7 @@ export type SessionContextReply = Static<typeof SessionContextReply>;
 
 /** Read one stored message in full (e.g. a tool result truncated in context). */
 export const SessionMessageRequest = Type.Object(
-  { user_id: Id, session_id: Id, message_id: Type.String({ minLength: 1 }) },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, message_id: Type.String({ minLength: 1 }) },
   { title: 'SessionMessageRequest', additionalProperties: false },
 );
 export type SessionMessageRequest = Static<typeof SessionMessageRequest>;
@@ -71,7 +73,7 @@ export const PinnedFact = Type.Object(
 export type PinnedFact = Static<typeof PinnedFact>;
 
 export const SessionPinRequest = Type.Object(
-  { user_id: Id, session_id: Id, kind: PinKind, text: Type.String({ minLength: 1, maxLength: 2000 }) },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, kind: PinKind, text: Type.String({ minLength: 1, maxLength: 2000 }) },
   { title: 'SessionPinRequest', additionalProperties: false },
 );
 export type SessionPinRequest = Static<typeof SessionPinRequest>;
@@ -83,6 +85,7 @@ export type SessionPinReply = Static<typeof SessionPinReply>;
 export const SessionSummarizeRequest = Type.Object(
   {
     user_id: Id,
+    team: Type.Optional(Team),
     session_id: Id,
     keep_recent: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'latest messages left out of the summary (default MEMORY_SUMMARY_KEEP_RECENT)' })),
   },

@@ -1,10 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
+import { Team } from '../owner.js';
 
 /** List one user's sessions, most recently written first. */
 export const SessionListRequest = Type.Object(
   {
     user_id: Id,
+    team: Type.Optional(Team),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'sessions per page (default 50)' })),
     cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'next_cursor of the previous page' })),
   },
@@ -44,7 +46,7 @@ export type SessionListReply = Static<typeof SessionListReply>;
  * lock. Another user's session answers session_forbidden; a session an agent loop holds answers
  * session_busy (deleting under a running loop would let it write the session back).
  */
-export const SessionDeleteRequest = Type.Object({ user_id: Id, session_id: Id }, { title: 'SessionDeleteRequest', additionalProperties: false });
+export const SessionDeleteRequest = Type.Object({ user_id: Id, team: Type.Optional(Team), session_id: Id }, { title: 'SessionDeleteRequest', additionalProperties: false });
 export type SessionDeleteRequest = Static<typeof SessionDeleteRequest>;
 
 export const SessionDeleteReply = Type.Object(

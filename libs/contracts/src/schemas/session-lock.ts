@@ -1,10 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './common.js';
+import { Team } from '../owner.js';
 
 /** Take the session's lock (one agent loop per session). A held lock answers `session_busy`. */
 export const SessionLockRequest = Type.Object(
   {
     user_id: Id,
+    team: Type.Optional(Team),
     session_id: Id,
     lease_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600_000, description: 'the lock lapses unless renewed within this (default MEMORY_LOCK_LEASE_MS)' })),
     wait_ms: Type.Optional(
@@ -34,13 +36,13 @@ export type SessionLockReply = Static<typeof SessionLockReply>;
 
 /** Extend the lease of a held lock; `session_lock_lost` when the lease already lapsed or another holder has it. */
 export const SessionRenewRequest = Type.Object(
-  { user_id: Id, session_id: Id, token: Type.String({ minLength: 1 }), lease_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600_000 })) },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, token: Type.String({ minLength: 1 }), lease_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600_000 })) },
   { title: 'SessionRenewRequest', additionalProperties: false },
 );
 export type SessionRenewRequest = Static<typeof SessionRenewRequest>;
 
 export const SessionUnlockRequest = Type.Object(
-  { user_id: Id, session_id: Id, token: Type.String({ minLength: 1 }) },
+  { user_id: Id, team: Type.Optional(Team), session_id: Id, token: Type.String({ minLength: 1 }) },
   { title: 'SessionUnlockRequest', additionalProperties: false },
 );
 export type SessionUnlockRequest = Static<typeof SessionUnlockRequest>;

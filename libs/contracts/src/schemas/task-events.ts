@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, ValidationIssue, WireError } from './common.js';
+import { Team } from '../owner.js';
 
 /** Every event kind a submitter can see on `<prefix>.tasks.events.<task_id>`. */
 export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'planned', 'started', 'step', 'completed', 'failed', 'cancelled'] as const;
@@ -18,6 +19,7 @@ export const AcceptedData = Type.Object(
   {
     task_id: Id,
     user_id: Id,
+    team: Type.Optional(Team),
     session_id: Id,
     goal: Type.String(),
     source_event: SourceEventRef,

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, WireError } from './common.js';
+import { Team } from '../owner.js';
 import { TaskResult } from './task-events.js';
 import { TaskBudget, Priority } from './task-submission.js';
 
@@ -119,6 +120,7 @@ export const TaskView = Type.Object(
   {
     task_id: Id,
     user_id: Id,
+    team: Type.Optional(Team),
     session_id: Id,
     goal: Type.String(),
     status: TaskStatus,
@@ -179,7 +181,7 @@ export const TaskListRequest = Type.Object(
 export type TaskListRequest = Static<typeof TaskListRequest>;
 
 export const TaskSummary = Type.Object(
-  { task_id: Id, user_id: Id, goal: Type.String(), status: TaskStatus, created_at: Timestamp, updated_at: Timestamp },
+  { task_id: Id, user_id: Id, team: Type.Optional(Team), goal: Type.String(), status: TaskStatus, created_at: Timestamp, updated_at: Timestamp },
   { title: 'TaskSummary', additionalProperties: false },
 );
 export type TaskSummary = Static<typeof TaskSummary>;

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
+import { Team } from '../owner.js';
 
 /** The JSON Schema keywords a tool definition may use for its arguments (validated strictly). */
 const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments (type: object)' });
@@ -30,6 +31,7 @@ export const ToolCallRequest = Type.Object(
     call_index: Type.Integer({ minimum: 0 }),
     tool_call_id: Type.String({ description: "the model's id, echoed for the tool message" }),
     user_id: Id,
+    team: Type.Optional(Team),
     roles: Type.Array(Type.String()),
     allow: Type.Optional(Type.Array(Type.String(), { description: "the task's tool allow-list" })),
     tool: Type.String({ minLength: 1 }),

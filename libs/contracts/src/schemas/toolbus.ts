@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './common.js';
+import { Team } from '../owner.js';
 
 /** A tool as offered to a model: an OpenAI-style function definition, and how the runtime may call it. */
 export const ToolDefinition = Type.Object(
@@ -18,6 +19,7 @@ export type ToolDefinition = Static<typeof ToolDefinition>;
 export const ToolsListRequest = Type.Object(
   {
     user_id: Type.Optional(Id),
+    team: Type.Optional(Team),
     roles: Type.Optional(Type.Array(Type.String())),
     allow: Type.Optional(Type.Array(Type.String(), { description: "the task's tool allow-list" })),
   },

@@ -1,15 +1,16 @@
 import { ReplyError, serve, type Bus } from '@hermes/bus';
-import { contracts, makeTaskEvent, wireError, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, wireError, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
 
 /**
- * Plays the dispatcher's part on a real bus: answers taskGet from an in-memory table (reporting
- * another user's task as not found, as the dispatcher does) and publishes task events.
+ * Plays the dispatcher's part on a real bus: answers a team's taskGet from an in-memory table
+ * (reporting another user's or team's task as not found, as the dispatcher does) and publishes task events.
  */
 export function standInDispatcher(bus: Bus) {
   const tasks = new Map<string, TaskView>();
-  const subscription = serve(bus, contracts.taskGet, async (req) => {
+  const subscription = serve(bus, contracts.teamTaskGet, async (req, ctx) => {
     const view = tasks.get(req.task_id);
-    if (!view || (req.user_id && view.user_id !== req.user_id)) {
+    const team = ctx.subject.slice(bus.subjects.taskGet.length + 1);
+    if (!view || (view.team ?? DEFAULT_TEAM) !== team || (req.user_id && view.user_id !== req.user_id)) {
       throw new ReplyError(wireError('not_found', `task ${req.task_id} not found`));
     }
     return view;
@@ -37,7 +38,7 @@ export function standInDispatcher(bus: Bus) {
     /** Publishes one event on the task's subject and returns its stream sequence. */
     async publish<K extends TaskEventKind>(kind: K, taskId: string, data: TaskEventDataByKind[K]): Promise<number> {
       const event = makeTaskEvent(kind, { id: `${taskId}:${kind}:${++eventNo}`, source: 'hermes/dispatcher', taskId, data });
-      const ack = await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(taskId) });
+      const ack = await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(tasks.get(taskId)?.team ?? DEFAULT_TEAM, taskId) });
       return ack!.seq;
     },
     stop: () => subscription.unsubscribe(),
