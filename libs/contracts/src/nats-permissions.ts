@@ -225,23 +225,29 @@ const HEADER = [
 
 const list = (xs: readonly string[], indent: string) => `[\n${xs.map((x) => `${indent}  ${JSON.stringify(x)}`).join('\n')}\n${indent}]`;
 
-/** The `authorization { users = [...] }` block of nats-server.conf, for the given prefix. */
-export function renderNatsUsersConf(opts: NatsPermissionOptions = {}): string {
+/** The user entries of every Hermes user (services, submitter, CLI), indented for a `users = [...]` list. */
+export function renderNatsUserEntries(opts: NatsPermissionOptions = {}, indent = '    '): string {
   const perms = natsPermissions(opts);
-  const prefix = opts.prefix ?? 'hermes';
-  const users = NATS_USERS.map((user) => {
+  return NATS_USERS.map((user) => {
     const p = perms[user];
     return [
-      '    {',
-      `      user: ${JSON.stringify(user)}`,
-      `      password: $${passwordVariableFor(user)}`,
-      '      permissions: {',
-      `        publish: { allow: ${list(p.publish, '        ')} }`,
-      `        subscribe: { allow: ${list(p.subscribe, '        ')} }`,
-      ...(p.allowResponses ? ['        allow_responses: true'] : []),
-      '      }',
-      '    }',
-    ].join('\n');
-  });
-  return [...HEADER, `# Subject prefix: ${prefix}`, 'authorization {', '  users = [', users.join('\n'), '  ]', '}', ''].join('\n');
+      '{',
+      `  user: ${JSON.stringify(user)}`,
+      `  password: $${passwordVariableFor(user)}`,
+      '  permissions: {',
+      `    publish: { allow: ${list(p.publish, '    ')} }`,
+      `    subscribe: { allow: ${list(p.subscribe, '    ')} }`,
+      ...(p.allowResponses ? ['    allow_responses: true'] : []),
+      '  }',
+      '}',
+    ]
+      .map((line) => `${indent}${line}`.replace(/\n/g, `\n${indent}`))
+      .join('\n');
+  }).join('\n');
+}
+
+/** The `authorization { users = [...] }` block of nats-server.conf, for the given prefix. */
+export function renderNatsUsersConf(opts: NatsPermissionOptions = {}): string {
+  const prefix = opts.prefix ?? 'hermes';
+  return [...HEADER, `# Subject prefix: ${prefix}`, 'authorization {', '  users = [', renderNatsUserEntries(opts), '  ]', '}', ''].join('\n');
 }
