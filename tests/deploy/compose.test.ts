@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { HERMES_SERVICES, inboxPrefixFor, passwordVariableFor } from '@hermes/contracts/nats-permissions';
+import { teamPasswordVariableFor } from '@hermes/contracts/nats-accounts';
 import { root } from './chart-files.js';
 
 // docker-compose.yml without a Docker engine: the file is parsed (YAML merge keys resolved as
@@ -83,6 +84,15 @@ describe('docker-compose.yml', () => {
     expect(conf).toMatch(/^http: 0\.0\.0\.0:8222$/m);
     expect(conf).toMatch(/^include \.\/hermes-users\.conf$/m);
     expect(compose.volumes).toHaveProperty('nats-data');
+  });
+
+  it('can run NATS with teams as accounts: the accounts file is included and every team of teams.json has a password', () => {
+    const conf = readFileSync(`${root}deploy/nats/nats-server-accounts.conf`, 'utf8');
+    expect(conf).toMatch(/^include \.\/hermes-accounts\.conf$/m);
+    expect(conf).toMatch(/^jetstream \{\n\s+store_dir: \/data/m);
+    expect(services.nats!.command).toEqual(['-c', '/etc/nats/${HERMES_NATS_CONFIG:-nats-server.conf}']);
+    const teams = JSON.parse(readFileSync(`${root}deploy/nats/teams.json`, 'utf8')) as string[];
+    for (const team of teams) expect(services.nats!.environment, team).toHaveProperty(teamPasswordVariableFor(team));
   });
 
   it('gives memory Redis and Qdrant (healthy first) and keeps Qdrant data on a volume', () => {
