@@ -1,5 +1,5 @@
 export { subjectsFor } from './subjects.js';
-export { DEFAULT_TEAM, Team, isTeamName, ownerFields, ownerOf, ownerKey, sameOwner, teamField, teamOfSubject } from './owner.js';
+export { DEFAULT_TEAM, Team, isTeamName, ownerFields, ownerFromKey, ownerOf, ownerKey, sameOwner, teamField, teamOfSubject } from './owner.js';
 export type { Owner } from './owner.js';
 export type { Subjects } from './subjects.js';
 

@@ -69,3 +69,9 @@ export function ownerFields(record: { readonly team?: string | undefined; readon
   const owner = ownerOf(record);
   return { user_id: owner.user_id, ...teamField(owner.team) };
 }
+
+/** The owner an {@link ownerKey} names (its inverse): a key without `/` is a user of the default team. */
+export function ownerFromKey(key: string): Owner {
+  const at = key.indexOf('/');
+  return at < 0 ? { team: DEFAULT_TEAM, user_id: key } : { team: key.slice(0, at), user_id: key.slice(at + 1) };
+}

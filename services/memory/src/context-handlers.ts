@@ -9,6 +9,7 @@ import type { Summarizer } from './summarizer.js';
 import type { SummaryQueue } from './summary-queue.js';
 import type { SummaryStore } from './summary-store.js';
 import { encodingFor } from './token-counter.js';
+import { scopeOf } from './owner-scope.js';
 
 type Subscription = ReturnType<typeof serve>;
 
@@ -28,8 +29,9 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
   return [
     serve(bus, contracts.sessionContext, (req) =>
       answer(bus, async () => {
-        const summary = await o.summaries.summary(req.session_id);
-        const [messages, pins] = await Promise.all([o.store.readFrom(req.user_id, req.session_id, summary?.coveredCount ?? 0), o.summaries.pins(req.session_id)]);
+        const { user, session } = scoped(req);
+        const summary = await o.summaries.summary(session);
+        const [messages, pins] = await Promise.all([o.store.readFrom(user, session, summary?.coveredCount ?? 0), o.summaries.pins(session)]);
         const reply = assembleContext({
           messages,
           summary: summary?.text,
@@ -39,32 +41,35 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
           storedEncoding: o.store.encoding,
           toolResultMaxTokens: o.toolResultMaxTokens,
         });
-        if (messages.length > 0) o.queue.consider(req.user_id, req.session_id);
+        if (messages.length > 0) o.queue.consider(user, session);
         return reply;
       }),
     ),
     serve(bus, contracts.sessionMessage, (req) =>
       answer(bus, async () => {
-        const message = await o.store.getMessage(req.user_id, req.session_id, req.message_id);
+        const { user, session, sc } = scoped(req);
+        const message = await o.store.getMessage(user, session, req.message_id);
         if (!message) throw new MessageNotFoundError({ sessionId: req.session_id, messageId: req.message_id });
-        return { message };
+        return { message: sc.message(message) };
       }),
     ),
     serve(bus, contracts.sessionPin, (req) =>
       answer(bus, async () => {
-        const [added] = await o.summaries.pin(req.user_id, req.session_id, [{ kind: req.kind, text: req.text, source: 'user' }]);
-        const pins = await o.summaries.pins(req.session_id);
+        const { user, session } = scoped(req);
+        const [added] = await o.summaries.pin(user, session, [{ kind: req.kind, text: req.text, source: 'user' }]);
+        const pins = await o.summaries.pins(session);
         // Already pinned with the same text: the existing pin is the answer.
         const pin = added ?? pins.find((p) => p.text.trim().toLowerCase() === req.text.trim().toLowerCase()) ?? pins[pins.length - 1]!;
         return { pin, pins };
       }),
     ),
     serve(bus, contracts.sessionSummarize, (req) =>
-      answer(bus, () => o.summarizer.summarize(req.user_id, req.session_id, { wait: true, ...(req.keep_recent !== undefined ? { keepRecent: req.keep_recent } : {}) })),
+      answer(bus, () => o.summarizer.summarize(scoped(req).user, scoped(req).session, { wait: true, ...(req.keep_recent !== undefined ? { keepRecent: req.keep_recent } : {}) })),
     ),
     serve(bus, contracts.sessionLock, (req) =>
       answer(bus, async () => {
-        const lock = await o.locks.acquire(req.user_id, req.session_id, {
+        const { user, session } = scoped(req);
+        const lock = await o.locks.acquire(user, session, {
           ...(req.lease_ms !== undefined ? { leaseMs: req.lease_ms } : {}),
           ...(req.wait_ms !== undefined ? { waitMs: req.wait_ms } : {}),
           ...(req.group !== undefined ? { group: req.group } : {}),
@@ -74,10 +79,17 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
     ),
     serve(bus, contracts.sessionRenew, (req) =>
       answer(bus, async () => {
-        const lock = await o.locks.renew(req.user_id, req.session_id, req.token, req.lease_ms);
+        const { user, session } = scoped(req);
+        const lock = await o.locks.renew(user, session, req.token, req.lease_ms);
         return { token: lock.token, lease_ms: lock.leaseMs };
       }),
     ),
-    serve(bus, contracts.sessionUnlock, (req) => answer(bus, async () => ({ released: await o.locks.release(req.user_id, req.session_id, req.token) }))),
+    serve(bus, contracts.sessionUnlock, (req) => answer(bus, async () => ({ released: await o.locks.release(scoped(req).user, scoped(req).session, req.token) }))),
   ];
+}
+
+/** The stores' user namespace and session id of a request's owner (see owner-scope.ts). */
+function scoped(req: { team?: string; user_id: string; session_id: string }) {
+  const sc = scopeOf(req);
+  return { sc, user: sc.user, session: sc.session(req.session_id) };
 }

@@ -17,6 +17,7 @@ import { SummaryStore } from './summary-store.js';
 import type { EncodingName } from './token-counter.js';
 import { serveWorkingHandlers } from './working-handlers.js';
 import { WorkingMemory } from './working-memory.js';
+import { scopeOf } from './owner-scope.js';
 
 /** Tunables of the memory service (MEMORY_* settings). */
 export interface MemoryTuning {
@@ -72,9 +73,10 @@ export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmCli
     ...serveSessionHandlers({
       bus,
       store,
-      onAppended: (user, session) => {
-        queue.consider(user, session);
-        longTerm?.onAppended(user, session);
+      onAppended: (req) => {
+        const sc = scopeOf(req);
+        queue.consider(sc.user, sc.session(req.session_id));
+        longTerm?.onAppended(req);
       },
     }),
     ...serveSessionDirectoryHandlers({ bus, directory: new SessionDirectory({ redis, keyPrefix: t.keyPrefix }) }),

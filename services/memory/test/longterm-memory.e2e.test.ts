@@ -1,30 +1,15 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts, type LongTermMemory, type MemoryStatus } from '@hermes/contracts';
-import { Bus, request } from '@hermes/bus';
-import { createLogger } from '@hermes/telemetry';
-import {
-  cleanupAll,
-  lastUserMessageText,
-  startNatsServer,
-  startRedisServer,
-  startScriptedLlm,
-  type RecordedRequest,
-  type ScriptedLlm,
-  type ScriptedResponse,
-} from '@hermes/testkit';
-import { EmbeddedVectorStore } from '../src/longterm/embedded-vector-store.js';
-import { HashingEmbedder } from '../src/longterm/hashing-embedder.js';
+import { request, type Bus } from '@hermes/bus';
+import { cleanupAll, lastUserMessageText, type RecordedRequest, type ScriptedLlm, type ScriptedResponse } from '@hermes/testkit';
 import { EXTRACTION_INSTRUCTIONS } from '../src/longterm/extraction-prompt.js';
-import { startMemoryService } from '../src/memory-service.js';
-import { closeRedis, connectRedis } from '../src/redis-client.js';
-import { eventually, remoteError, testLlmClient, testLongTermTuning, testTuning } from './support.js';
+import type { startMemoryService } from '../src/memory-service.js';
+import { eventually, remoteError } from './support.js';
+import { startLongTermStack } from './longterm-stack.js';
 
-const logger = createLogger({ service: 'test', level: 'silent' });
 const DAY = 86_400_000;
 
 type JudgeRule = { when: RegExp; answer: (prompt: string) => string; before?: () => void };
@@ -49,10 +34,9 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
   let service: Bus;
   let client: Bus;
   let llm: ScriptedLlm;
-  let store: EmbeddedVectorStore;
   let dataDir: string;
   let memory: ReturnType<typeof startMemoryService>;
-  let closeLlm: () => Promise<void>;
+  let stack: Awaited<ReturnType<typeof startLongTermStack>> | undefined;
   const rules: JudgeRule[] = [];
 
   const say = (user_id: string, session_id: string, ...turns: [role: 'user' | 'assistant', content: string][]) =>
@@ -63,40 +47,12 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
   const judgeRequests = () => llm.requests.filter((r) => r.body.messages?.[0]?.content === EXTRACTION_INSTRUCTIONS);
 
   beforeAll(async () => {
-    const [nats, redisServer] = await Promise.all([startNatsServer({ jetstream: true }), startRedisServer()]);
-    llm = await startScriptedLlm({ responder: judgeResponder(rules) });
-    redis = await connectRedis({ url: redisServer.url, logger, commandTimeoutMs: 2000 });
-    service = await Bus.connect({ servers: nats.url, name: 'memory-test', logger });
-    client = await Bus.connect({ servers: nats.url, name: 'runtime-test', logger });
-    // What hostService declares for the memory service from main.
-    await service.ensureStreams(['memoryJobs']);
-    await service.ensureConsumers(['memoryExtract', 'memoryWrites']);
-    const opened = await testLlmClient(service, llm.baseUrl);
-    closeLlm = opened.close;
-    dataDir = await mkdtemp(join(tmpdir(), 'hermes-ltm-'));
-    const embedder = new HashingEmbedder();
-    store = new EmbeddedVectorStore({ dataDir, dimensions: embedder.dimensions, durable: false });
-    await store.init();
-    memory = startMemoryService({
-      bus: service,
-      redis,
-      llm: opened.llm,
-      logger,
-      tuning: testTuning({ keyPrefix: 'hermes-ltm:' }),
-      longTerm: { store, embedder, tuning: testLongTermTuning({ archiveAfterMs: 90 * DAY }) },
-    });
-    await memory.longTerm!.ready;
+    stack = await startLongTermStack({ responder: judgeResponder(rules), keyPrefix: 'hermes-ltm:', tuning: { archiveAfterMs: 90 * DAY } });
+    ({ redis, service, client, llm, dataDir, memory } = stack);
   });
 
   afterAll(async () => {
-    await memory?.stop();
-    await store?.close();
-    await closeLlm?.();
-    await client?.drain();
-    await service?.drain();
-    if (redis) await closeRedis(redis);
-    await llm?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await stack?.close();
     await cleanupAll();
   });
 

@@ -26,6 +26,7 @@ export const LongTermMemory = Type.Object(
   {
     memory_id: MemoryId,
     user_id: Id,
+    team: Type.Optional(Team),
     type: MemoryType,
     content: Type.String(),
     confidence: Confidence,

@@ -1,4 +1,4 @@
-import { contracts } from '@hermes/contracts';
+import { contracts, ownerFields, ownerKey, ownerOf } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 
@@ -22,19 +22,21 @@ export interface ExtractionSchedulerOptions {
  * messages up.
  */
 export class ExtractionScheduler {
-  private readonly timers = new Map<string, { userId: string; timer: NodeJS.Timeout }>();
+  private readonly timers = new Map<string, { owner: { user_id: string; team?: string }; sessionId: string; timer: NodeJS.Timeout }>();
   private stopped = false;
 
   constructor(private readonly o: ExtractionSchedulerOptions) {}
 
-  /** Called after each append; never throws, never waits. */
-  schedule(userId: string, sessionId: string): void {
-    if (this.stopped || this.timers.has(sessionId)) return;
+  /** Called after each append (with the session's owner and id as the append named them); never throws, never waits. */
+  schedule(owner: { user_id: string; team?: string }, sessionId: string): void {
+    // One window per session of one owner: two teams' sessions of the same id are two sessions.
+    const key = `${ownerKey(ownerOf(owner))}\u0000${sessionId}`;
+    if (this.stopped || this.timers.has(key)) return;
     const timer = setTimeout(() => {
-      this.timers.delete(sessionId);
-      void this.publish(userId, sessionId);
+      this.timers.delete(key);
+      void this.publish(owner, sessionId);
     }, this.o.debounceMs);
-    this.timers.set(sessionId, { userId, timer });
+    this.timers.set(key, { owner, sessionId, timer });
   }
 
   /** Publishes every job still waiting for its window (so a clean shutdown loses none). */
@@ -43,16 +45,16 @@ export class ExtractionScheduler {
     const pending = [...this.timers];
     this.timers.clear();
     await Promise.all(
-      pending.map(([sessionId, { userId, timer }]) => {
+      pending.map(([, { owner, sessionId, timer }]) => {
         clearTimeout(timer);
-        return this.publish(userId, sessionId);
+        return this.publish(owner, sessionId);
       }),
     );
   }
 
-  private async publish(userId: string, sessionId: string): Promise<void> {
+  private async publish(owner: { user_id: string; team?: string }, sessionId: string): Promise<void> {
     try {
-      await this.o.bus.publish(contracts.memoryExtract, { user_id: userId, session_id: sessionId, requested_at: new Date().toISOString() });
+      await this.o.bus.publish(contracts.memoryExtract, { ...ownerFields(owner), session_id: sessionId, requested_at: new Date().toISOString() });
     } catch (err) {
       // The session's next append schedules it again; its cursor keeps these messages waiting.
       this.o.logger.warn({ err: (err as Error).message, session_id: sessionId }, 'could not queue memory extraction');

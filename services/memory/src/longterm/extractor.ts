@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { contracts, type MemoryExtractJob, type MemoryWriteJob, type SessionMessage } from '@hermes/contracts';
+import { ownerFields, contracts, type MemoryExtractJob, type MemoryWriteJob, type SessionMessage } from '@hermes/contracts';
 import type { Bus } from '@hermes/bus';
 import { LlmError, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -10,6 +10,7 @@ import { extractionMessages, parseJudgeAnswer } from './extraction-prompt.js';
 import { storeCall } from './longterm-errors.js';
 import type { LongTermKeys } from './longterm-keys.js';
 import type { Embedder } from './embedder.js';
+import { scopeOf } from '../owner-scope.js';
 import type { MemoryRecord, VectorStore } from './vector-store.js';
 
 export interface ExtractorOptions {
@@ -61,7 +62,7 @@ export class Extractor {
 
   async extract(job: MemoryExtractJob): Promise<ExtractionOutcome> {
     const { redis, keys } = this.o;
-    const flag = keys.extracting(job.session_id);
+    const flag = keys.extracting(scopeOf(job).session(job.session_id));
     const token = randomBytes(8).toString('hex');
     if ((await redis.set(flag, token, 'PX', 120_000, 'NX')) === null) throw new ExtractionBusyError({ sessionId: job.session_id });
     try {
@@ -73,10 +74,12 @@ export class Extractor {
 
   private async run(job: MemoryExtractJob): Promise<ExtractionOutcome> {
     const { redis, keys, logger } = this.o;
-    const start = Number((await redis.get(keys.extracted(job.session_id))) ?? 0);
+    const sc = scopeOf(job);
+    const session = sc.session(job.session_id);
+    const start = Number((await redis.get(keys.extracted(session))) ?? 0);
     let messages: SessionMessage[];
     try {
-      messages = await this.o.sessions.readFrom(job.user_id, job.session_id, start);
+      messages = await this.o.sessions.readFrom(sc.user, session, start);
     } catch (err) {
       // A job naming another user's session is bogus: nothing to learn, nothing to retry.
       if (err instanceof SessionForbiddenError) {
@@ -90,7 +93,7 @@ export class Extractor {
     const turns = batch.filter((m) => (m.role === 'user' || m.role === 'assistant') && m.content);
     if (batch.length === 0) return { judged: 0, proposed: 0, accepted: 0 };
     const outcome = turns.some((m) => m.role === 'user') ? await this.judge(job, turns) : { judged: batch.length, proposed: 0, accepted: 0 };
-    await redis.eval(ADVANCE, 1, keys.extracted(job.session_id), start, end);
+    await redis.eval(ADVANCE, 1, keys.extracted(session), start, end);
     if (messages.length > batch.length) {
       // The rest of a long backlog is another job, so one job never holds the judge for long.
       await this.o.bus.publish(contracts.memoryExtract, { ...job, requested_at: new Date().toISOString() });
@@ -99,7 +102,7 @@ export class Extractor {
   }
 
   private async judge(job: MemoryExtractJob, turns: SessionMessage[]): Promise<ExtractionOutcome> {
-    const held = await this.related(job.user_id, turns);
+    const held = await this.related(scopeOf(job).user, turns);
     let text: string;
     try {
       const answer = await this.o.llm.chat({ role: 'summarizer', priority: 0, messages: extractionMessages(held, turns) });
@@ -127,8 +130,8 @@ export class Extractor {
       // Only a memory the judge was shown can be superseded: an invented id is ignored.
       const supersedes = m.supersedes && heldIds.has(m.supersedes) ? m.supersedes : undefined;
       writes.push({
-        memory_id: memoryIdFor(job.user_id, turns[0]!.message_id, index),
-        user_id: job.user_id,
+        memory_id: memoryIdFor(scopeOf(job).user, turns[0]!.message_id, index),
+        ...ownerFields(job),
         type: m.type,
         content: m.content.trim(),
         confidence: m.confidence,

@@ -9,6 +9,7 @@ import { storeCall } from './longterm-errors.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { toWireMemory, type Recall } from './recall.js';
 import type { VectorStore } from './vector-store.js';
+import { scopeOf } from '../owner-scope.js';
 
 type Subscription = ReturnType<typeof serve>;
 
@@ -17,17 +18,17 @@ export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall:
   const { bus } = o;
   return [
     serve(bus, contracts.memoryRecall, (req) =>
-      answer(bus, () => o.recall.recall(req.user_id, req.query, { ...(req.k !== undefined ? { k: req.k } : {}), ...(req.min_score !== undefined ? { minScore: req.min_score } : {}) })),
+      answer(bus, () => o.recall.recall(scopeOf(req).user, req.query, { ...(req.k !== undefined ? { k: req.k } : {}), ...(req.min_score !== undefined ? { minScore: req.min_score } : {}) })),
     ),
     serve(bus, contracts.memoryList, (req) =>
       answer(bus, async () => {
-        const records = await storeCall('list', () => o.store.list(req.user_id, { ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 100 }));
+        const records = await storeCall('list', () => o.store.list(scopeOf(req).user, { ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 100 }));
         return { memories: records.map(toWireMemory) };
       }),
     ),
-    serve(bus, contracts.memoryForget, (req) => answer(bus, () => o.forgetting.forget(req.user_id))),
+    serve(bus, contracts.memoryForget, (req) => answer(bus, () => o.forgetting.forget(scopeOf(req).user))),
     serve(bus, contracts.memoryRestore, (req) =>
-      answer(bus, async () => ({ restored: (await o.archival.restore(req.user_id, req.memory_id)).map(toWireMemory) })),
+      answer(bus, async () => ({ restored: (await o.archival.restore(scopeOf(req).user, req.memory_id)).map(toWireMemory) })),
     ),
   ];
 }

@@ -69,7 +69,7 @@ export function startLongTermMemory(o: LongTermMemoryOptions) {
     ready,
     archival,
     /** Called after every append: schedules extraction of the session's new messages. */
-    onAppended: (userId: string, sessionId: string) => scheduler.schedule(userId, sessionId),
+    onAppended: (req: { user_id: string; team?: string; session_id: string }) => scheduler.schedule(req, req.session_id),
     async stop(timeoutMs = 5000): Promise<void> {
       await Promise.all(subs.map((sub) => sub.drain()));
       await scheduler.stop();

@@ -4,6 +4,7 @@ import type { Logger } from '@hermes/telemetry';
 import { storeCall } from './longterm-errors.js';
 import type { LongTermKeys } from './longterm-keys.js';
 import type { Embedder } from './embedder.js';
+import { scopeOf } from '../owner-scope.js';
 import type { MemoryRecord, VectorStore } from './vector-store.js';
 
 export interface MemoryWriterOptions {
@@ -27,15 +28,17 @@ export class MemoryWriter {
 
   async write(job: MemoryWriteJob): Promise<WriteOutcome> {
     const { store } = this.o;
+    // The stores know users by owner key: a user id means something only inside its team.
+    const user = scopeOf(job).user;
     // A user forgotten after this memory was extracted stays forgotten.
     if (await this.forgottenSince(job)) return 'dropped_forgotten';
-    const existing = await storeCall('get', () => store.get(job.user_id, job.memory_id));
+    const existing = await storeCall('get', () => store.get(user, job.memory_id));
     let outcome: WriteOutcome = 'already_written';
     if (!existing) {
       const [vector] = await storeCall('embed', () => this.o.embedder.embed([job.content]));
       const record: MemoryRecord = {
         memory_id: job.memory_id,
-        user_id: job.user_id,
+        user_id: user,
         type: job.type,
         content: job.content,
         confidence: job.confidence,
@@ -45,22 +48,22 @@ export class MemoryWriter {
         ...(job.source ? { source: job.source } : {}),
       };
       // Registered before the write, so an archival sweep can never miss a user that has memories.
-      await this.o.redis.sadd(this.o.keys.users, job.user_id);
+      await this.o.redis.sadd(this.o.keys.users, user);
       await storeCall('upsert', () => store.upsert(record, vector!));
       // A forget that ran while this write was in flight (between the check above and the upsert)
       // purged before the record existed: purge again, so it cannot outlive the forget.
       if (await this.forgottenSince(job)) {
-        await storeCall('purgeUser', () => store.purgeUser(job.user_id));
+        await storeCall('purgeUser', () => store.purgeUser(user));
         return 'dropped_forgotten';
       }
       outcome = 'written';
     }
-    if (job.supersedes) await this.supersede(job.user_id, job.supersedes, job.memory_id);
+    if (job.supersedes) await this.supersede(user, job.supersedes, job.memory_id);
     return outcome;
   }
 
   private async forgottenSince(job: MemoryWriteJob): Promise<boolean> {
-    const forgottenAt = await this.o.redis.get(this.o.keys.forgottenAt(job.user_id));
+    const forgottenAt = await this.o.redis.get(this.o.keys.forgottenAt(scopeOf(job).user));
     return forgottenAt !== null && job.created_at <= forgottenAt;
   }
 

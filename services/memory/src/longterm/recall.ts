@@ -1,3 +1,4 @@
+import { ownerFields, ownerFromKey } from '@hermes/contracts';
 import type { LongTermMemory, MemoryRecallReply, RecalledMemory } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import { storeCall } from './longterm-errors.js';
@@ -48,7 +49,8 @@ export function renderBackground(memories: readonly LongTermMemory[]): string {
 export function toWireMemory(r: MemoryRecord): LongTermMemory {
   return {
     memory_id: r.memory_id,
-    user_id: r.user_id,
+    // The store holds the owner key; the wire, the user id and (outside the default team) its team.
+    ...ownerFields(ownerFromKey(r.user_id)),
     type: r.type,
     content: r.content,
     confidence: r.confidence,
