@@ -106,7 +106,7 @@ describe('hermes deadletter', () => {
     fixed = true;
     const first = await hermes('deadletter', 'replay', '1');
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^replayed dead letter 1 to hermes\.tasks\.submit: HERMES_TASK_SUBMIT seq 4 \(Nats-Msg-Id replay:1:t_[0-9a-f]{32}\)$/m);
+    expect(first.stdout).toMatch(/^replayed dead letter 1 to hermes\.tasks\.submit\.default: HERMES_TASK_SUBMIT seq 4 \(Nats-Msg-Id replay:1:t_[0-9a-f]{32}\)$/m);
     await eventually(() => (handled.some((h) => h.goal === 'poison one') ? true : undefined), 15_000, 'the replayed submission');
     expect(handled.find((h) => h.goal === 'poison one')?.replayOf).toBe('HERMES_TASK_SUBMIT:1');
 
