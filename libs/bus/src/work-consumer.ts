@@ -288,7 +288,7 @@ export async function consumeContract<P extends TSchema>(
       const issues = decoded.ok ? (checked?.issues ?? []) : [{ path: '', message: decoded.message }];
       bus.logger.warn({ subject: msg.subject, issues }, `invalid ${contract.name} message dropped`);
       await opts.onInvalid?.(msg, issues);
-      throw new InvalidMessageError(contract.name, issues);
+      throw new InvalidMessageError(contract.name, issues, decoded.ok ? undefined : decoded.error);
     }
     return handler(checked.value, msg);
   });

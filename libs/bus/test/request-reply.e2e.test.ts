@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
 import { OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError, ReplyError, consumeContract, decodeJson, encodeJson, request, serve } from '@hermes/bus';
-import { contracts, wireError, type MemoryWriteJob, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
+import { contracts, wireError, type MemoryWriteJob, type WireError, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, eventually, runtimeJob, uniquePrefix } from './support.js';
 
@@ -285,16 +285,25 @@ describe('payload limits on the bus', () => {
     await bus.ensureConsumers(['memoryWrites']);
     const invalid: string[] = [];
     const handled: unknown[] = [];
+    const deadLettered: WireError[] = [];
     const consumer = await consumeContract(
       bus,
       contracts.memoryWrite,
-      { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, onInvalid: async (_msg, issues) => void invalid.push(issues[0]!.message) },
+      {
+        stream: bus.subjects.streams.memoryJobs,
+        durable: bus.subjects.consumers.memoryWrites,
+        onInvalid: async (_msg, issues) => void invalid.push(issues[0]!.message),
+        onDeadLetter: (_msg, error) => void deadLettered.push(error),
+      },
       async (job) => void handled.push(job),
     );
     await bus.js.publish(bus.subjects.memoryWrite, new TextEncoder().encode(`{"deep":${deepText(100_000)}}`));
     await eventually(() => (invalid.length === 1 ? invalid : undefined), 10_000, 'the deep message reported');
     expect(invalid[0]).toMatch(/nests 100001 levels deep, over the maximum of 36/);
     expect(handled).toEqual([]);
+    // Its dead letter says which limit it broke, not just that it was invalid.
+    await eventually(() => deadLettered.length === 1, 10_000, 'the deep message dead-lettered');
+    expect(deadLettered[0]).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxDepth' } });
     await consumer.stop(1_000);
   });
 });
