@@ -83,7 +83,9 @@ describe('toolbus spans', () => {
     );
 
     const exec = await finished('execute_tool wire_money');
-    const run = parentOf(exec);
+    // The parent ends after its child, so it is waited for too rather than looked up at once.
+    const run = await finished('run approved call');
+    expect(exec.parentSpanContext?.spanId).toBe(run.spanContext().spanId);
     expect(exec.spanContext().traceId).toBe(agent.spanContext().traceId);
     expect(exec.attributes['gen_ai.tool.call.id']).toBe('call_pay');
     expect(run?.name).toBe('run approved call');
