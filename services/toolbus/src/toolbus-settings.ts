@@ -23,6 +23,10 @@ export const toolbusSettings = Type.Object({
   MCP_CONFIG_WATCH: Type.Boolean({ default: true, description: 're-read the MCP config file when it changes, on this replica (hermes mcp reload always works, on every replica)' }),
   MCP_HEALTH_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'how often each MCP server is pinged; two failures in a row reconnect it' }),
   MCP_RECONNECT_MAX_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'longest back-off between attempts to restart or reconnect an MCP server' }),
+  MCP_PID_FILE: Type.String({
+    default: '',
+    description: "a file of this replica's own (kept across its restarts) where stdio MCP servers are recorded; on start the toolbus kills those a previous run left; empty = none",
+  }),
   MCP_DESCRIPTION_MAX_CHARS: Type.Integer({ default: 1024, minimum: 64, maximum: 1900, description: 'MCP tool descriptions (untrusted) are cut to this length' }),
 });
 export type ToolbusSettings = Static<typeof toolbusSettings>;

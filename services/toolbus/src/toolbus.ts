@@ -72,6 +72,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     healthIntervalMs: s.MCP_HEALTH_INTERVAL_MS,
     backoff: { initialMs: Math.min(250, s.MCP_RECONNECT_MAX_MS), maxMs: s.MCP_RECONNECT_MAX_MS },
     descriptionMaxChars: s.MCP_DESCRIPTION_MAX_CHARS,
+    ...(s.MCP_PID_FILE ? { pidFile: s.MCP_PID_FILE } : {}),
   });
   registry.addSource(mcp);
   const executor = new ToolExecutor({ bus, mcp });
