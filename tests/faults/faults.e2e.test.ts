@@ -65,6 +65,8 @@ function expectNothingLost(r: FaultReport): void {
   expect({ completed: r.completed, failed: r.failed, stuck: r.stuck }).toEqual({ completed: r.tasks, failed: [], stuck: 0 });
   expect(r.duplicate_keys).toBe(0);
   expect(r.wrong_effect_counts).toBe(0);
+  // A tool error is a step the model gave up on: none of these faults may cause one.
+  expect(r.tool_errors).toEqual({});
 }
 
 // Generous: a fault, its recovery and every task's end on a loaded 2-core machine.

@@ -12,6 +12,11 @@ export interface ToolRegistryOptions {
   defaultTimeoutMs: number;
   builtins?: readonly BuiltinTool[];
   logger?: Logger;
+  /**
+   * How long after start a tool nobody announced may still be a provider's not heard yet (the
+   * toolbus asked every provider to announce itself as it started; TOOL_DISCOVERY_GRACE_MS).
+   */
+  discoveryGraceMs?: number;
 }
 
 /** A tool from a source the registry asks each time (MCP servers, whose tools come and go). */
@@ -53,8 +58,16 @@ export class ToolRegistry {
   /** Tools of providers that stopped announcing: name → provider and when. */
   private readonly withdrawn = new Map<string, { provider: string; at: number }>();
 
+  private readonly discoveringUntil: number;
+
   constructor(private readonly o: ToolRegistryOptions) {
     for (const tool of o.builtins ?? []) this.addBuiltin(tool);
+    this.discoveringUntil = Date.now() + (o.discoveryGraceMs ?? 0);
+  }
+
+  /** Whether providers may still be answering the toolbus's discover request, so an unknown tool may yet appear. */
+  discovering(now = Date.now()): boolean {
+    return now < this.discoveringUntil;
   }
 
   /** Adds a built-in tool; throws InvalidToolDefinitionError when it could not be offered to a model. */

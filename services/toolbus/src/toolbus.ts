@@ -63,7 +63,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
 
   const validator = new ArgumentValidator();
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
-  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])], logger });
+  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, discoveryGraceMs: s.TOOL_DISCOVERY_GRACE_MS, builtins: [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])], logger });
   const mcp = new McpHost({
     ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
     watch: s.MCP_CONFIG_WATCH,
@@ -72,6 +72,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     healthIntervalMs: s.MCP_HEALTH_INTERVAL_MS,
     backoff: { initialMs: Math.min(250, s.MCP_RECONNECT_MAX_MS), maxMs: s.MCP_RECONNECT_MAX_MS },
     descriptionMaxChars: s.MCP_DESCRIPTION_MAX_CHARS,
+    ...(s.MCP_PID_FILE ? { pidFile: s.MCP_PID_FILE } : {}),
   });
   registry.addSource(mcp);
   const executor = new ToolExecutor({ bus, mcp });
@@ -105,7 +106,9 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
       // answered (an unsubscribe dropped it, and its runtime waited for a reply that never came).
       const deadline = new Promise((r) => setTimeout(r, timeoutMs).unref());
       await Promise.race([Promise.all(subs.map((sub) => sub.drain())), deadline]);
-      await Promise.race([runner.settle(), deadline]);
+      // Every call taken is finished, not only those already running: one still reading or writing
+      // its record would otherwise meet a closed connection and be answered with an error.
+      await Promise.race([Promise.all([calls.settle(), runner.settle()]), deadline]);
       providers.unsubscribe();
       await index.stop();
       await mcp.stop();

@@ -21,7 +21,7 @@ export function connect(url: string, prefix: string, name = 'toolbus-test'): Pro
 
 /** A toolbus replica with test-sized timings. */
 export function startTestToolbus(bus: Bus, settings: Partial<ToolbusSettings> = {}, extraBuiltins: BuiltinTool[] = []): Promise<Toolbus> {
-  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, ...settings }, extraBuiltins });
+  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, ...settings }, extraBuiltins });
 }
 
 let counter = 0;

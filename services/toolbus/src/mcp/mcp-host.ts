@@ -10,6 +10,7 @@ import type { SourcedTool, ToolSource } from '../tool-registry.js';
 import { loadMcpConfig, parseMcpConfig, sameServerConfig, type McpConfigProblem, type McpServerConfig } from './mcp-config.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import { disambiguatedName, mcpToolName } from './mcp-naming.js';
+import { killRecordedOrphans } from './mcp-orphans.js';
 import { outcomeOfMcpResult, type McpCallResult } from './mcp-results.js';
 import { McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
 
@@ -26,6 +27,8 @@ export interface McpHostOptions {
   descriptionMaxChars?: number;
   backoff?: { initialMs: number; maxMs: number };
   env?: NodeJS.ProcessEnv;
+  /** MCP_PID_FILE: stdio servers are recorded here, and those a previous toolbus left are killed at start. */
+  pidFile?: string;
 }
 
 /** What a reload did. */
@@ -88,6 +91,8 @@ export class McpHost implements ToolSource {
 
   /** Reads the config and starts every server in the background (their tools appear as each becomes ready). */
   async start(): Promise<McpReloadReport> {
+    // Before any server of ours starts, so only what a previous toolbus left is in the file.
+    if (this.o.pidFile) killRecordedOrphans(this.o.pidFile, this.o.logger);
     if (this.o.watch && this.o.configFile) this.watchedText = await readText(this.o.configFile);
     const report = await this.reload();
     if (this.o.watch && this.o.configFile) this.watchFile(this.o.configFile);
@@ -155,6 +160,8 @@ export class McpHost implements ToolSource {
     const sorted = order.flatMap((n) => (this.servers.has(n) ? [[n, this.servers.get(n)!] as const] : []));
     this.servers.clear();
     for (const [n, s] of sorted) this.servers.set(n, s);
+    // A removed server's tools go now, not once its process has ended.
+    this.changed();
     await Promise.all(stops);
     for (const name of [...report.added, ...report.restarted]) this.servers.get(name)?.start();
     this.o.logger.info({ added: report.added, removed: report.removed, restarted: report.restarted, problems: report.problems.length }, 'MCP config loaded');
@@ -171,6 +178,7 @@ export class McpHost implements ToolSource {
       logger: this.o.logger,
       healthIntervalMs: this.o.healthIntervalMs ?? 30_000,
       backoff: this.o.backoff ?? { initialMs: 250, maxMs: 30_000 },
+      pidFile: this.o.pidFile,
       onToolsChanged: () => this.changed(),
     });
   }

@@ -8,6 +8,7 @@ import type { Logger } from '@hermes/telemetry';
 import { redactedConfig, type McpServerConfig } from './mcp-config.js';
 import { fromMcpError, McpServerUnavailableError } from './mcp-errors.js';
 import type { McpCallResult } from './mcp-results.js';
+import { STDIO_GUARD } from './mcp-orphans.js';
 
 /** Where a server is in its life: its tools are offered only while it is `ready`. */
 export type McpServerState = 'connecting' | 'ready' | 'reconnecting' | 'stopped';
@@ -58,6 +59,8 @@ export interface McpServerConnectionOptions {
   memory: McpToolMemory;
   healthIntervalMs: number;
   backoff: { initialMs: number; maxMs: number };
+  /** Where each stdio server's guard records the server's pid (MCP_PID_FILE); absent = not recorded. */
+  pidFile?: string | undefined;
   /** Called whenever the set of tools on offer may have changed (ready, lost, list_changed). */
   onToolsChanged: () => void;
 }
@@ -88,6 +91,8 @@ export class McpServerConnection {
   private lastHealthAt: string | undefined;
   private httpMode: 'streamable' | 'sse' | undefined;
   private readonly stderrTail: string[] = [];
+  /** The stdio server's own pid, as its guard reports it. */
+  private serverPid: number | undefined;
 
   constructor(private readonly o: McpServerConnectionOptions) {}
 
@@ -140,7 +145,7 @@ export class McpServerConnection {
   }
 
   status(): McpServerStatus {
-    const pid = this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined;
+    const pid = this.transport instanceof StdioClientTransport ? this.serverPid : undefined;
     const info = this.client?.getServerVersion();
     return {
       name: this.name,
@@ -243,7 +248,10 @@ export class McpServerConnection {
     const c = this.o.config;
     const timeout = c.connect_timeout_ms ?? 30_000;
     if (c.transport === 'stdio') {
-      const transport = new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'pipe' });
+      // Under the guard, so that the server dies with this toolbus even when it is SIGKILLed.
+      const guard = [STDIO_GUARD, ...(this.o.pidFile ? ['--pid-file', this.o.pidFile] : []), '--', c.command, ...c.args];
+      this.serverPid = undefined;
+      const transport = new StdioClientTransport({ command: process.execPath, args: guard, env: { ...getDefaultEnvironment(), ...c.env }, ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'pipe' });
       this.followStderr(transport);
       return this.handshake(transport, gen, timeout);
     }
@@ -397,6 +405,11 @@ export class McpServerConnection {
       partial = lines.pop() ?? '';
       for (const line of lines) {
         if (!line.trim()) continue;
+        const guard = /^mcp-stdio-guard: server pid (\d+)$/.exec(line);
+        if (guard) {
+          this.serverPid = Number(guard[1]);
+          continue;
+        }
         this.stderrTail.push(line.slice(0, 500));
         if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
         this.o.logger.debug({ mcp_server: this.name, stderr: line.slice(0, 2000) }, 'MCP server stderr');
