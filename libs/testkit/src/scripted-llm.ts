@@ -156,9 +156,11 @@ class ScriptedLlmServer implements ScriptedLlm {
     this.#inFlight++;
     this.#maxInFlight = Math.max(this.#maxInFlight, this.#inFlight);
     const aborted = new AbortController();
+    const seen: { recorded?: RecordedRequest } = {};
     // 'close' fires both when the response has been sent and when the client went away.
     res.once('close', () => {
       this.#inFlight--;
+      if (seen.recorded) seen.recorded.endedAt = Date.now();
       aborted.abort();
     });
 
@@ -167,7 +169,9 @@ class ScriptedLlmServer implements ScriptedLlm {
       sendJson(res, 400, openAiError({ message: 'Request body is not a JSON object (scripted model).', type: 'invalid_request_error', code: null }));
       return;
     }
-    const recorded: RecordedRequest = { body, headers: req.headers, receivedAt };
+    // The client may have gone away while the body was read.
+    const recorded: RecordedRequest = { body, headers: req.headers, receivedAt, ...(res.destroyed ? { endedAt: Date.now() } : {}) };
+    seen.recorded = recorded;
     this.#requests.push(recorded);
 
     let response: ScriptedResponse;

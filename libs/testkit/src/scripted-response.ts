@@ -94,6 +94,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** `Date.now()` when the request arrived. */
   receivedAt: number;
+  /** `Date.now()` when its response ended or its client went away; undefined while it is in flight. */
+  endedAt?: number;
 }
 
 /** Decides the answer when the queue is empty. */
