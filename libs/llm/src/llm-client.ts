@@ -34,6 +34,8 @@ export interface LlmClientOptions {
   captureContent?: boolean;
   /** The SDK's HTTP client: undici's `request` (default, less CPU per call) or the global `fetch`. */
   httpClient?: LlmHttpClient;
+  /** Keep the model's reasoning on the result (LLM_KEEP_REASONING); it is never part of the answer either way. */
+  keepReasoning?: boolean;
 }
 
 export interface ChatRequest {
@@ -115,7 +117,7 @@ export class LlmClient {
         const started = performance.now();
         const scope = callSignal(req.signal);
         try {
-          const result = await callChat(this.client(endpoint), {
+          const { reasoning, ...result }: ChatResult = await callChat(this.client(endpoint), {
             model: endpoint.model,
             messages: req.messages,
             ...(req.tools ? { tools: req.tools } : {}),
@@ -125,15 +127,17 @@ export class LlmClient {
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
           // in the background (it counts against the cap until that write lands, so the cap holds).
           void releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
-          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage });
+          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage, ...(result.usageEstimated ? { usageEstimated: true } : {}) });
           span.setAttributes({
             'gen_ai.response.model': result.model,
             'gen_ai.usage.input_tokens': result.usage.input_tokens,
             'gen_ai.usage.output_tokens': result.usage.output_tokens,
             'gen_ai.response.finish_reasons': [result.finishReason],
+            ...(result.usageEstimated ? { 'hermes.llm.usage_estimated': true } : {}),
+            ...(result.reasoningTokens ? { 'hermes.llm.usage.reasoning_tokens': result.reasoningTokens } : {}),
             ...(this.captureContent && span.isRecording() ? outputContent(result) : {}),
           });
-          return result;
+          return reasoning !== undefined && this.opts.keepReasoning ? { ...result, reasoning } : result;
         } catch (err) {
           const e = toLlmError(err, endpoint.model);
           // A call its caller aborted says nothing about the provider; counting it as a failure
