@@ -1,6 +1,7 @@
 export { LlmClient } from './llm-client.js';
 export type { LlmClientOptions, ChatRequest, ChatResult, ModelRole, RoleEndpoint } from './llm-client.js';
-export { LlmError, toLlmError } from './llm-errors.js';
+export { LlmError, redactSecrets, toLlmError } from './llm-errors.js';
+export type { LlmErrorDetails } from './llm-errors.js';
 export { unlimitedPermits } from './permits.js';
 export type { Permit, PermitProvider, PermitReport, PermitRequest, PermitReservation } from './permits.js';
 export { PoolConfig, PoolResolver } from './llm-pools.js';

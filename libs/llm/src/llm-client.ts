@@ -3,6 +3,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { activeConversationId, contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
+import { withProviderErrorBodies } from './error-bodies.js';
 import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver } from './llm-pools.js';
@@ -58,8 +59,8 @@ export interface ChatRequest {
  */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
-  /** The SDK's `fetch` (LLM_HTTP_CLIENT); undefined leaves the SDK its own. One connection pool for every role. */
-  private readonly transport: typeof fetch | undefined;
+  /** The SDK's `fetch` (LLM_HTTP_CLIENT), error bodies made readable. One connection pool for every role. */
+  private readonly transport: typeof fetch;
   private readonly permits: PermitProvider;
   private readonly metrics = new LlmMetrics();
   private readonly captureContent: boolean;
@@ -69,7 +70,7 @@ export class LlmClient {
     this.permits = opts.permits ?? unlimitedPermits;
     this.captureContent = opts.captureContent ?? genAiContentCapture();
     this.pools = opts.pools ?? new PoolResolver([], { capacity: 8 });
-    this.transport = (opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : undefined;
+    this.transport = withProviderErrorBodies((opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : (input, init) => globalThis.fetch(input, init));
   }
 
   /** The model configured for a role (for events and spans). */
@@ -146,8 +147,9 @@ export class LlmClient {
           this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, errorType: e.code });
           if (!e.retryable || attempt >= (this.opts.maxRetries ?? 2) || req.signal?.aborted) throw e;
           span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
-          // A 429 already paused the whole pool; other failures back off here, with jitter.
-          if (e.code !== 'llm_rate_limited') await sleep(backoffMs(attempt, this.opts.retryBaseMs ?? 250), req.signal);
+          // A 429 already paused the whole pool; other failures wait what the provider asked (a 503's
+          // Retry-After), else back off here, with jitter.
+          if (e.code !== 'llm_rate_limited') await sleep(Math.min(30_000, e.details.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseMs ?? 250)), req.signal);
         } finally {
           scope.end();
         }
@@ -213,7 +215,7 @@ export class LlmClient {
     let c = this.clients.get(key);
     if (!c) {
       // Retries happen above, through the semaphore; the SDK must not retry behind its back.
-      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, ...(this.transport ? { fetch: this.transport } : {}) });
+      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, fetch: this.transport });
       this.clients.set(key, c);
     }
     return c;

@@ -135,6 +135,7 @@ function splitEvenly(text: string, parts: number): string[] {
 /** Status, headers and error body (in the profile's shape) for a scripted HTTP error. */
 export function errorResponse(error: ScriptedError, traits: WireTraits): { status: number; headers: Record<string, string>; body: object } {
   if (error.overflow) {
+    if (!traits.overflow) throw new Error('this profile truncates an over-long prompt silently; script an answer instead');
     const o = traits.overflow(error.overflow);
     return { status: o.status, headers: {}, body: traits.errorBody(o) };
   }

@@ -19,8 +19,8 @@ export interface WireTraits {
   toolCallDeltas: 'indexed' | 'whole-at-0';
   /** The JSON body of an error answer. */
   errorBody(e: { status: number; message: string; type: string; code: string | null; extra?: Record<string, unknown> }): object;
-  /** Status, message, type and extra fields of the server's "prompt too long" answer. */
-  overflow(o: ContextOverflow): { status: number; message: string; type: string; code: string | null; extra?: Record<string, unknown> };
+  /** Status, message, type and extra fields of the server's "prompt too long" answer; absent: the server never says so. */
+  overflow?: (o: ContextOverflow) => { status: number; message: string; type: string; code: string | null; extra?: Record<string, unknown> };
   /** Fields a `/v1/models` entry carries beyond id/object/created/owned_by. */
   modelFields(contextTokens: number): Record<string, unknown>;
 }
@@ -45,14 +45,13 @@ const PROFILES: Record<ScriptedProfile, WireTraits> = {
   },
   // Ollama's /v1: every streamed tool call whole at index 0, told apart by id (ollama/ollama#15457,
   // vercel/ai#14277; before that no index at all, #7881); no usage chunk before v0.5.2 (#4448);
-  // thinking in `delta.reasoning` (since 0.9). An over-long prompt is truncated silently, never an
-  // error (its window is set server-side, num_ctx), so the overflow answer is a plain 500 here.
+  // thinking in `delta.reasoning` (since 0.9). An over-long prompt is truncated silently to the
+  // window set server-side (num_ctx), never refused: this profile has no overflow answer.
   ollama: {
     reasoningField: 'reasoning',
     streamUsage: false,
     toolCallDeltas: 'whole-at-0',
     errorBody: (e) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } }),
-    overflow: () => ({ status: 500, message: 'llama runner process has terminated', type: 'api_error', code: null }),
     modelFields: () => ({}),
   },
   // vLLM: older releases answer errors with a bare `{"object":"error","message":...,"code":400}`
