@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   llm_unavailable: { retryable: true, summary: 'the LLM provider could not be reached or failed (5xx)' },
   llm_rate_limited: { retryable: true, summary: 'the LLM provider answered 429' },
   llm_timeout: { retryable: true, summary: 'the LLM call took too long' },
+  context_too_long: { retryable: false, summary: "the prompt does not fit into the model's context window, as the LLM provider answered (details.context_tokens and details.prompt_tokens when it said them); the runtime compacts the conversation once before giving up" },
   llm_permit_timeout: { retryable: true, summary: 'no LLM permit was free within the wait limit (the pool is saturated or backing off)' },
   budget_exceeded: { retryable: false, summary: "the task used up its token budget (budget.max_tokens)" },
   input_too_large: { retryable: false, summary: "the task's goal and inputs (with dependency outputs) do not fit into the model's context window; nothing was sent to the model" },

@@ -1,6 +1,7 @@
 export { LlmClient } from './llm-client.js';
 export type { LlmClientOptions, ChatRequest, ChatResult, ModelRole, RoleEndpoint } from './llm-client.js';
-export { LlmError, toLlmError } from './llm-errors.js';
+export { LlmError, redactSecrets, toLlmError } from './llm-errors.js';
+export type { LlmErrorDetails } from './llm-errors.js';
 export { unlimitedPermits } from './permits.js';
 export type { Permit, PermitProvider, PermitReport, PermitRequest, PermitReservation } from './permits.js';
 export { PoolConfig, PoolResolver } from './llm-pools.js';
@@ -10,3 +11,5 @@ export { llmSettings, roleEndpoints, openLlmClient } from './llm-settings.js';
 export type { LlmConfig } from './llm-settings.js';
 export { undiciFetch } from './http-transport.js';
 export type { LlmHttpClient } from './http-transport.js';
+export { countMessage, countText, encodingFor, headTokens, MESSAGE_OVERHEAD_TOKENS } from './token-counter.js';
+export type { CountableMessage, EncodingName } from './token-counter.js';

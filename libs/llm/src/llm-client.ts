@@ -3,6 +3,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { activeConversationId, contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
+import { withProviderErrorBodies } from './error-bodies.js';
 import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver } from './llm-pools.js';
@@ -34,6 +35,8 @@ export interface LlmClientOptions {
   captureContent?: boolean;
   /** The SDK's HTTP client: undici's `request` (default, less CPU per call) or the global `fetch`. */
   httpClient?: LlmHttpClient;
+  /** Keep the model's reasoning on the result (LLM_KEEP_REASONING); it is never part of the answer either way. */
+  keepReasoning?: boolean;
 }
 
 export interface ChatRequest {
@@ -56,8 +59,8 @@ export interface ChatRequest {
  */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
-  /** The SDK's `fetch` (LLM_HTTP_CLIENT); undefined leaves the SDK its own. One connection pool for every role. */
-  private readonly transport: typeof fetch | undefined;
+  /** The SDK's `fetch` (LLM_HTTP_CLIENT), error bodies made readable. One connection pool for every role. */
+  private readonly transport: typeof fetch;
   private readonly permits: PermitProvider;
   private readonly metrics = new LlmMetrics();
   private readonly captureContent: boolean;
@@ -67,7 +70,7 @@ export class LlmClient {
     this.permits = opts.permits ?? unlimitedPermits;
     this.captureContent = opts.captureContent ?? genAiContentCapture();
     this.pools = opts.pools ?? new PoolResolver([], { capacity: 8 });
-    this.transport = (opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : undefined;
+    this.transport = withProviderErrorBodies((opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : (input, init) => globalThis.fetch(input, init));
   }
 
   /** The model configured for a role (for events and spans). */
@@ -115,7 +118,7 @@ export class LlmClient {
         const started = performance.now();
         const scope = callSignal(req.signal);
         try {
-          const result = await callChat(this.client(endpoint), {
+          const { reasoning, ...result }: ChatResult = await callChat(this.client(endpoint), {
             model: endpoint.model,
             messages: req.messages,
             ...(req.tools ? { tools: req.tools } : {}),
@@ -125,15 +128,17 @@ export class LlmClient {
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
           // in the background (it counts against the cap until that write lands, so the cap holds).
           void releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
-          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage });
+          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage, ...(result.usageEstimated ? { usageEstimated: true } : {}) });
           span.setAttributes({
             'gen_ai.response.model': result.model,
             'gen_ai.usage.input_tokens': result.usage.input_tokens,
             'gen_ai.usage.output_tokens': result.usage.output_tokens,
             'gen_ai.response.finish_reasons': [result.finishReason],
+            ...(result.usageEstimated ? { 'hermes.llm.usage_estimated': true } : {}),
+            ...(result.reasoningTokens ? { 'hermes.llm.usage.reasoning_tokens': result.reasoningTokens } : {}),
             ...(this.captureContent && span.isRecording() ? outputContent(result) : {}),
           });
-          return result;
+          return reasoning !== undefined && this.opts.keepReasoning ? { ...result, reasoning } : result;
         } catch (err) {
           const e = toLlmError(err, endpoint.model);
           // A call its caller aborted says nothing about the provider; counting it as a failure
@@ -142,8 +147,9 @@ export class LlmClient {
           this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, errorType: e.code });
           if (!e.retryable || attempt >= (this.opts.maxRetries ?? 2) || req.signal?.aborted) throw e;
           span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
-          // A 429 already paused the whole pool; other failures back off here, with jitter.
-          if (e.code !== 'llm_rate_limited') await sleep(backoffMs(attempt, this.opts.retryBaseMs ?? 250), req.signal);
+          // A 429 already paused the whole pool; other failures wait what the provider asked (a 503's
+          // Retry-After), else back off here, with jitter.
+          if (e.code !== 'llm_rate_limited') await sleep(Math.min(30_000, e.details.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseMs ?? 250)), req.signal);
         } finally {
           scope.end();
         }
@@ -209,7 +215,7 @@ export class LlmClient {
     let c = this.clients.get(key);
     if (!c) {
       // Retries happen above, through the semaphore; the SDK must not retry behind its back.
-      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, ...(this.transport ? { fetch: this.transport } : {}) });
+      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, fetch: this.transport });
       this.clients.set(key, c);
     }
     return c;

@@ -42,7 +42,15 @@ export class StepEvents {
       kind: 'llm_call',
       model: r.model,
       usage: r.usage,
-      detail: { finish_reason: r.finishReason, tool_calls: r.toolCalls.length },
+      detail: {
+        finish_reason: r.finishReason,
+        tool_calls: r.toolCalls.length,
+        // The server sent no usage: these tokens were counted by Hermes (see docs/llm.md).
+        ...(r.usageEstimated ? { usage_estimated: true } : {}),
+        ...(r.reasoningTokens ? { reasoning_tokens: r.reasoningTokens } : {}),
+        // Only with LLM_KEEP_REASONING; the answer and the session never carry it.
+        ...(r.reasoning ? { reasoning: r.reasoning } : {}),
+      },
     });
   }
 

@@ -93,6 +93,8 @@ export interface FixtureOptions {
   sessionContextDelayMs?: number;
   /** The model's context window (MODEL_CONTEXT_TOKENS; default the runtime's). */
   contextTokens?: number;
+  /** LLM_KEEP_REASONING (default false). */
+  keepReasoning?: boolean;
 }
 
 /**
@@ -155,7 +157,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     service: 'runtime-test',
     env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-key', HERMES_MODEL_WORKER: MODEL },
   });
-  const client = new LlmClient({ roles: roleEndpoints(config), maxRetries: 0, timeoutMs: 5_000 });
+  const client = new LlmClient({ roles: roleEndpoints(config), maxRetries: 0, timeoutMs: 5_000, keepReasoning: opts.keepReasoning ?? false });
   const runner = new JobRunner({
     bus,
     llm: client,

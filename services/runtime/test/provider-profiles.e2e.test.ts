@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCRIPTED_PROFILES, cleanupAll, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm, type ScriptedProfile } from '@hermes/testkit';
+import { makeJob as job, runtimeFixture, toolDefinition, type RuntimeFixture } from './runtime-fixture.js';
+
+let nats: NatsServerHandle;
+const servers: ScriptedLlm[] = [];
+const fixtures: RuntimeFixture[] = [];
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+});
+
+afterAll(async () => {
+  await Promise.all(fixtures.map((f) => f.close()));
+  await cleanupAll();
+});
+
+// The same agent loop against each server's wire shape: a streamed turn of two parallel tool calls,
+// then an answer that thinks inline first.
+describe.each(SCRIPTED_PROFILES.map((p) => [p] as [ScriptedProfile]))('an agent job against the %s profile', (profile) => {
+  it('runs both parallel calls, keeps <think> out of the answer and the session, and never counts 0 tokens', async () => {
+    const llm = await startScriptedLlm({ profile });
+    servers.push(llm);
+    const f = await runtimeFixture(nats.url, llm, { tools: [toolDefinition('file_write')], keepReasoning: true });
+    fixtures.push(f);
+    const j = job({ stream: true });
+    llm.enqueue(
+      {
+        toolCalls: [
+          { id: 'call_a', name: 'file_write', arguments: { filePath: 'hello.py' } },
+          { id: 'call_b', name: 'file_write', arguments: { filePath: 'world.py' } },
+        ],
+      },
+      { content: '<think>Both files are written; say so.</think>\n\nWrote hello.py and world.py.' },
+    );
+
+    await f.runner.run(j, await f.deliver(j));
+
+    expect(f.toolCalls.map((c) => [c.req.tool, c.req.arguments]).sort()).toEqual([
+      ['file_write', '{"filePath":"hello.py"}'],
+      ['file_write', '{"filePath":"world.py"}'],
+    ]);
+    const [result] = await f.results();
+    expect(result).toMatchObject({ outcome: 'succeeded', output: 'Wrote hello.py and world.py.' });
+    expect(result?.usage?.input_tokens).toBeGreaterThan(0);
+    expect(result?.usage?.output_tokens).toBeGreaterThan(0);
+    expect(JSON.stringify(f.appends)).toContain('Wrote hello.py and world.py.');
+    expect(JSON.stringify(f.appends)).not.toMatch(/think|say so/);
+    const steps = await f.steps(j.task_id);
+    expect(steps.filter((d) => d.kind === 'token_delta').map((d) => d.detail?.text).join('')).not.toMatch(/think|say so/);
+    const calls = steps.filter((d) => d.kind === 'llm_call');
+    expect(calls).toHaveLength(2);
+    for (const c of calls) expect((c.usage?.input_tokens ?? 0) + (c.usage?.output_tokens ?? 0)).toBeGreaterThan(0);
+    // Only a server that sends no usage chunk has its tokens counted by Hermes, and says so.
+    expect(calls.map((c) => c.detail?.usage_estimated === true)).toEqual(profile === 'ollama' ? [true, true] : [false, false]);
+    expect(calls[1]?.detail?.reasoning).toBe('Both files are written; say so.');
+    expect(calls[1]?.detail?.reasoning_tokens).toBeGreaterThan(0);
+  });
+});
