@@ -8,6 +8,7 @@ import type { ExecOutcome, ToolArguments } from '../tool-types.js';
 import { resultOverLimits } from '../payload-limits.js';
 import type { SourcedTool, ToolSource } from '../tool-registry.js';
 import { loadMcpConfig, parseMcpConfig, sameServerConfig, type McpConfigProblem, type McpServerConfig } from './mcp-config.js';
+import { redactText } from './mcp-secrets.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import { disambiguatedName, mcpToolName } from './mcp-naming.js';
 import { outcomeOfMcpResult, type McpCallResult } from './mcp-results.js';
@@ -258,7 +259,9 @@ export class McpHost implements ToolSource {
       const result = await server.callTool(route.tool, args, opts);
       // Before the result is read (an error's structuredContent is stringified): the executor checks it again as a value, cheaply.
       const overLimits = resultOverLimits(route.tool, result);
-      return overLimits ? { ok: false, error: overLimits } : outcomeOfMcpResult(route.tool, result);
+      const outcome = overLimits ? { ok: false as const, error: overLimits } : outcomeOfMcpResult(route.tool, result);
+      // A server's error text goes to the model, the audit and the events: never with a configured secret in it.
+      return outcome.ok ? outcome : { ok: false, error: { ...outcome.error, message: redactText(outcome.error.message, server.config.secrets) } };
     } catch (err) {
       if (err instanceof McpServerUnavailableError) return { ok: false, error: { code: 'provider_unavailable', message: err.message, retryable: true } };
       if (opts.signal?.aborted || err instanceof McpRequestTimeoutError) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };

@@ -7,6 +7,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { Logger } from '@hermes/telemetry';
 import { redactedConfig, type McpServerConfig } from './mcp-config.js';
 import { fromMcpError, McpServerUnavailableError } from './mcp-errors.js';
+import { redactError, redactText } from './mcp-secrets.js';
 import type { McpCallResult } from './mcp-results.js';
 
 /** Where a server is in its life: its tools are offered only while it is `ready`. */
@@ -207,8 +208,14 @@ export class McpServerConnection {
     return this.client;
   }
 
+  /** The error a caller sees: blamed on the connection where that is the cause, and never carrying a configured secret. */
   private unavailableOr(err: unknown): unknown {
-    return fromMcpError(err, { server: this.name, state: this.state });
+    return redactError(fromMcpError(err, { server: this.name, state: this.state }), this.o.config.secrets);
+  }
+
+  /** Every text from the server or its transport passes here before it is logged or shown (a server may echo a header back). */
+  private redact(text: string): string {
+    return redactText(text, this.o.config.secrets);
   }
 
   private async connect(): Promise<void> {
@@ -232,7 +239,7 @@ export class McpServerConnection {
       this.o.onToolsChanged();
     } catch (err) {
       if (gen !== this.generation) return;
-      this.lastError = describe(err, this.stderrTail);
+      this.lastError = this.redact(describe(err, this.stderrTail));
       this.o.logger.warn({ mcp_server: this.name, err: this.lastError, attempt: this.attempts + 1 }, 'could not connect to MCP server');
       await this.closeClient();
       this.scheduleReconnect();
@@ -280,10 +287,10 @@ export class McpServerConnection {
     client.onclose = () => {
       if (gen === this.generation && this.client === client) this.lost('the connection closed');
     };
-    client.onerror = (err) => this.o.logger.debug({ mcp_server: this.name, err: err.message }, 'MCP transport error');
+    client.onerror = (err) => this.o.logger.debug({ mcp_server: this.name, err: this.redact(err.message) }, 'MCP transport error');
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (gen !== this.generation || this.state !== 'ready') return;
-      await this.refreshTools(gen).catch((err: unknown) => this.o.logger.warn({ mcp_server: this.name, err: (err as Error).message }, 'could not refresh the tool list'));
+      await this.refreshTools(gen).catch((err: unknown) => this.o.logger.warn({ mcp_server: this.name, err: this.redact((err as Error).message) }, 'could not refresh the tool list'));
       this.o.onToolsChanged();
     });
     this.transport = transport;
@@ -339,8 +346,9 @@ export class McpServerConnection {
     );
   }
 
-  private lost(reason: string): void {
+  private lost(cause: string): void {
     if (this.state === 'stopped') return;
+    const reason = this.redact(cause);
     const tail = this.stderrTail.length ? `; stderr: ${this.stderrTail.slice(-3).join(' | ')}` : '';
     this.lastError = `${reason}${tail}`;
     this.o.logger.warn({ mcp_server: this.name, reason }, 'MCP server lost; its tools are withdrawn until it is back');
@@ -385,7 +393,7 @@ export class McpServerConnection {
       this.healthFailures += 1;
       this.health = 'failing';
       this.lastHealthAt = new Date().toISOString();
-      this.o.logger.warn({ mcp_server: this.name, err: (err as Error).message, failures: this.healthFailures }, 'MCP health check failed');
+      this.o.logger.warn({ mcp_server: this.name, err: this.redact((err as Error).message), failures: this.healthFailures }, 'MCP health check failed');
       if (this.healthFailures >= 2) this.lost(`health check failed twice: ${(err as Error).message}`);
     }
   }
@@ -395,8 +403,9 @@ export class McpServerConnection {
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.trim()) continue;
+      for (const raw of lines) {
+        if (!raw.trim()) continue;
+        const line = this.redact(raw);
         this.stderrTail.push(line.slice(0, 500));
         if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
         this.o.logger.debug({ mcp_server: this.name, stderr: line.slice(0, 2000) }, 'MCP server stderr');
