@@ -239,8 +239,9 @@ export const contracts = {
   }),
   toolProvidersAnnounce: message({
     name: 'toolProvidersAnnounce',
-    summary: 'A remote tool provider announces its tools, and repeats it as a heartbeat within ttl_ms.',
-    subject: (s) => s.toolProvidersAnnounce,
+    summary:
+      "A remote tool provider announces its tools on its own subject (the payload's provider must be the subject's last token; only that provider's NATS user may publish there), and repeats it as a heartbeat within ttl_ms.",
+    subject: (s) => s.toolProviderAnnounce('{provider}'),
     payload: ToolProviderAnnouncement,
     producers: ['tool-provider'],
     consumers: ['toolbus'],

@@ -13,6 +13,7 @@ import { serveToolsList } from './list-tools.js';
 import { serveMcpCommands } from './mcp/mcp-commands.js';
 import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
+import { ProviderPolicy } from './provider-policy.js';
 import { ResultCache } from './result-cache.js';
 import { ToolCallHandler } from './tool-call-handler.js';
 import { ToolExecutor } from './tool-executor.js';
@@ -63,7 +64,9 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
 
   const validator = new ArgumentValidator();
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
-  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])], logger });
+  const providerPolicy = new ProviderPolicy({ pins: s.TOOL_PROVIDER_POLICY, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, logger });
+  const builtins = [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])];
+  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins, providerPolicy, logger });
   const mcp = new McpHost({
     ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
     watch: s.MCP_CONFIG_WATCH,
@@ -91,7 +94,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     serveToolsList({ bus, registry }),
     serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, () => calls.handle(req, ctx))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
-    ...serveMcpCommands({ bus, mcp, calls, toolbusId: instanceId }),
+    ...serveMcpCommands({ bus, mcp, registry, calls, toolbusId: instanceId }),
   ];
 
   return {

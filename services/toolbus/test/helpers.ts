@@ -77,7 +77,8 @@ export async function startStandInProvider(
     }
   });
   const announce = async () => {
-    await bus.publish(contracts.toolProvidersAnnounce, { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl });
+    const announcement = { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl };
+    await bus.publish(contracts.toolProvidersAnnounce, announcement, { subject: bus.subjects.toolProviderAnnounce(o.provider) });
   };
   const discover = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, { callback: () => void announce() });
   const heartbeat = setInterval(() => void announce(), Math.floor(ttl / 3));

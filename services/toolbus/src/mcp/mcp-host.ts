@@ -12,7 +12,7 @@ import { redactText } from './mcp-secrets.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import { disambiguatedName, mcpToolName } from './mcp-naming.js';
 import { outcomeOfMcpResult, type McpCallResult } from './mcp-results.js';
-import { McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
+import { mcpToolMemory, McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
 
 export interface McpHostOptions {
   /** The config file (JSON, or YAML); absent = no MCP servers. */
@@ -165,7 +165,7 @@ export class McpHost implements ToolSource {
 
   private connectionFor(config: McpServerConfig): McpServerConnection {
     let memory = this.memory.get(config.name);
-    if (!memory) this.memory.set(config.name, (memory = { fingerprints: new Map(), changes: new Map() }));
+    if (!memory) this.memory.set(config.name, (memory = mcpToolMemory()));
     return new McpServerConnection({
       config,
       memory,
@@ -198,6 +198,23 @@ export class McpHost implements ToolSource {
     const state = serverName === undefined ? undefined : this.servers.get(serverName)?.status().state;
     if (state === undefined || state === 'ready') return undefined;
     return `its MCP server "${serverName}" is ${state}`;
+  }
+
+  /**
+   * Whether a name is an MCP server's: one it offered, or one under a configured server's prefix
+   * (`<server>_`), even while that server is starting or away, so that no remote provider can
+   * squat it and receive the arguments meant for the server.
+   */
+  owns(name: string): boolean {
+    if (this.dirty) this.rebuild();
+    if (this.lastOffered.has(name)) return true;
+    for (const server of this.servers.keys()) if (name.startsWith(mcpToolName(server, ''))) return true;
+    return false;
+  }
+
+  /** Whether a server of this name is configured. */
+  has(server: string): boolean {
+    return this.servers.has(server);
   }
 
   /** Where an offered tool name goes (only while its server is ready). */

@@ -9,6 +9,7 @@ import { redactedConfig, type McpServerConfig } from './mcp-config.js';
 import { fromMcpError, McpServerUnavailableError } from './mcp-errors.js';
 import { redactError, redactText } from './mcp-secrets.js';
 import type { McpCallResult } from './mcp-results.js';
+import { ChangeWatch, type ToolChange } from '../change-watch.js';
 
 /** Where a server is in its life: its tools are offered only while it is `ready`. */
 export type McpServerState = 'connecting' | 'ready' | 'reconnecting' | 'stopped';
@@ -22,19 +23,11 @@ export interface McpListedTool {
   fingerprint: string;
 }
 
-/** A tool whose description or schema changed after it was first seen. */
-export interface McpToolChange {
-  tool: string;
-  detected_at: string;
-  /** True while the tool is hidden, waiting for `mcp approve-change` (servers with `pin_tools`). */
-  held: boolean;
-}
+/** What the toolbus remembers of a server's tools across restarts and reloads (per replica): their fingerprints. */
+export type McpToolMemory = ChangeWatch<string>;
 
-/** What the toolbus remembers of a server's tools across restarts and reloads (per replica). */
-export interface McpToolMemory {
-  fingerprints: Map<string, string>;
-  changes: Map<string, McpToolChange>;
-}
+/** A new MCP server's memory: any other fingerprint is a change. */
+export const mcpToolMemory = (): McpToolMemory => new ChangeWatch<string>({ differs: (a, b) => a !== b });
 
 export interface McpServerStatus {
   name: string;
@@ -44,7 +37,7 @@ export interface McpServerStatus {
   http_mode?: 'streamable' | 'sse';
   pid?: number;
   tools: string[];
-  changed_tools: McpToolChange[];
+  changed_tools: ToolChange[];
   restarts: number;
   last_error?: string;
   ready_since?: string;
@@ -123,19 +116,12 @@ export class McpServerConnection {
   /** The tools on offer: none unless ready; filtered by the config; changed tools held back when pinned. */
   tools(): McpListedTool[] {
     if (this.state !== 'ready') return [];
-    return this.listed.filter((t) => !this.o.memory.changes.get(t.name)?.held);
+    return this.listed.filter((t) => !this.o.memory.isHeld(t.name));
   }
 
   /** Accepts the current description and schema of changed tools (all when `tool` is absent); returns the tools accepted. */
   approveChanges(tool?: string): string[] {
-    const accepted: string[] = [];
-    for (const [name, change] of this.o.memory.changes) {
-      if (tool !== undefined && name !== tool) continue;
-      const current = this.listed.find((t) => t.name === name);
-      if (current) this.o.memory.fingerprints.set(name, current.fingerprint);
-      this.o.memory.changes.delete(name);
-      accepted.push(change.tool);
-    }
+    const accepted = this.o.memory.approve(tool);
     if (accepted.length) this.o.onToolsChanged();
     return accepted;
   }
@@ -151,7 +137,7 @@ export class McpServerConnection {
       ...(this.httpMode ? { http_mode: this.httpMode } : {}),
       ...(pid !== undefined && this.state !== 'stopped' ? { pid } : {}),
       tools: this.tools().map((t) => t.name),
-      changed_tools: [...this.o.memory.changes.values()],
+      changed_tools: this.o.memory.list(),
       restarts: this.restarts,
       ...(this.lastError ? { last_error: this.lastError } : {}),
       ...(this.readySince ? { ready_since: this.readySince } : {}),
@@ -325,21 +311,8 @@ export class McpServerConnection {
   }
 
   private checkFingerprint(t: McpListedTool): void {
-    const { fingerprints, changes } = this.o.memory;
-    const known = fingerprints.get(t.name);
-    if (known === undefined) {
-      fingerprints.set(t.name, t.fingerprint);
-      return;
-    }
-    if (known === t.fingerprint) {
-      // Changed back to what was approved: nothing to hold any more.
-      if (changes.get(t.name)?.held) changes.delete(t.name);
-      return;
-    }
-    if (changes.get(t.name)?.held) return;
-    const held = this.o.config.pin_tools === true;
-    changes.set(t.name, { tool: t.name, detected_at: new Date().toISOString(), held });
-    if (!held) fingerprints.set(t.name, t.fingerprint);
+    const { held, detected } = this.o.memory.see(t.name, t.fingerprint, this.o.config.pin_tools === true);
+    if (!detected) return;
     this.o.logger.warn(
       { mcp_server: this.name, tool: t.name, held },
       held ? 'MCP tool changed its description or schema since first seen; hidden until approved (hermes mcp approve-change)' : 'MCP tool changed its description or schema since first seen',
