@@ -164,8 +164,8 @@ export const contracts = {
     request: TaskGetRequest,
     reply: TaskView,
     responder: 'dispatcher',
-    // The runtime asks before starting a job whether its task already ended.
-    requesters: ['gateway', 'submitter', 'cli'],
+    // The toolbus takes a call's user and roles from the task record, and refuses calls of ended tasks.
+    requesters: ['gateway', 'submitter', 'cli', 'toolbus'],
   }),
   taskList: request({
     name: 'taskList',

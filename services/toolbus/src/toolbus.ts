@@ -15,6 +15,7 @@ import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
 import { ProviderPolicy } from './provider-policy.js';
 import { ResultCache } from './result-cache.js';
+import { TaskAuthority } from './task-authority.js';
 import { ToolCallHandler } from './tool-call-handler.js';
 import { ToolExecutor } from './tool-executor.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -89,10 +90,12 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   // Servers connect in the background: their tools appear as each becomes ready.
   await mcp.start();
 
+  // Calls arriving on the bus are checked against their task; debug calls (hermes tools call) are the operator's.
+  const authority = s.TOOL_TASK_CHECK ? new TaskAuthority({ bus, cacheMs: s.TOOL_TASK_CACHE_MS }) : undefined;
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
   const subs = [
     serveToolsList({ bus, registry }),
-    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, () => calls.handle(req, ctx))),
+    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, async () => calls.handle(authority ? await authority.authorize(req) : req, ctx))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
     ...serveMcpCommands({ bus, mcp, registry, calls, toolbusId: instanceId }),
   ];
