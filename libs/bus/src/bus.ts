@@ -119,9 +119,20 @@ export class Bus {
         await this.jsm.streams.add(cfg);
       } catch (err) {
         if (!(err instanceof JetStreamApiError)) throw err;
-        await this.jsm.streams.update(cfg.name, cfg);
+        await this.jsm.streams.update(cfg.name, await this.keepingConsumerLimit(cfg));
       }
     }
+  }
+
+  /**
+   * nats-server 2.9 refuses to change a stream's max_consumers: a stream created before the limit
+   * existed keeps its own (a warning at each declaration), so the update of its other settings still works.
+   */
+  private async keepingConsumerLimit<C extends { name: string; max_consumers?: number }>(cfg: C): Promise<C> {
+    const current = (await this.jsm.streams.info(cfg.name)).config.max_consumers;
+    if (cfg.max_consumers === undefined || current === cfg.max_consumers) return cfg;
+    this.logger.warn({ stream: cfg.name, max_consumers: current, wanted: cfg.max_consumers }, 'stream keeps the consumer limit it was created with (nats-server cannot change it); recreate it to apply the new one');
+    return { ...cfg, max_consumers: current };
   }
 
   /** Declares durable consumers idempotently (several replicas may race; all succeed). */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus} from '@hermes/bus';
-import { OutgoingPayloadError, maxDeliverBackstop, submitTask } from '@hermes/bus';
-import { contracts, makeTaskEvent, type TaskRequest } from '@hermes/contracts';
+import { OutgoingPayloadError, STREAM_MAX_CONSUMERS, consumerConfig, maxDeliverBackstop, streamConfig, submitTask } from '@hermes/bus';
+import { AckPolicy } from '@nats-io/jetstream';
+import { contracts, makeTaskEvent, subjectsFor, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
@@ -24,6 +25,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(buses.map((b) => b.drain()));
   await cleanupAll();
+});
+
+describe('consumer limits', () => {
+  it('a stream takes no more consumers than its max_consumers, so a caller cannot create hundreds of durables', async () => {
+    const bus = await open(uniquePrefix('limit'));
+    await bus.ensureStreams(['toolAudit']);
+    const stream = bus.subjects.streams.toolAudit;
+    expect((await bus.jsm.streams.info(stream)).config.max_consumers).toBe(STREAM_MAX_CONSUMERS.toolAudit);
+    let created = 0;
+    let refusal: Error | undefined;
+    for (let i = 0; i < 200 && !refusal; i++) {
+      try {
+        await bus.jsm.consumers.add(stream, { durable_name: `squat-${i}`, ack_policy: AckPolicy.Explicit });
+        created += 1;
+      } catch (err) {
+        refusal = err as Error;
+      }
+    }
+    // The real server's refusal, once the limit is reached.
+    expect(refusal?.message).toMatch(/maximum consumers limit reached/);
+    expect(created).toBe(STREAM_MAX_CONSUMERS.toolAudit);
+  });
+
+  it('every stream has a consumer limit and every durable a max_ack_pending', () => {
+    const s = subjectsFor('x');
+    for (const key of ALL_STREAMS) expect(streamConfig(s, key).max_consumers, key).toBeGreaterThan(0);
+    for (const key of ALL_CONSUMERS) expect(consumerConfig(s, key).config.max_ack_pending, key).toBeGreaterThan(0);
+  });
+
+  it('a stream created without a limit (before this release) is still declared: it keeps its own, nats-server cannot change it', async () => {
+    const bus = await open(uniquePrefix('old'));
+    const { max_consumers: _limit, ...old } = streamConfig(bus.subjects, 'toolAudit');
+    await bus.jsm.streams.add(old);
+    await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: 86_400_000 } });
+    const config = (await bus.jsm.streams.info(bus.subjects.streams.toolAudit)).config;
+    expect(config.max_consumers).toBe(-1);
+    // The rest of the update still happened.
+    expect(config.max_age).toBe(86_400_000 * 1_000_000);
+  });
 });
 
 describe('stream and consumer declaration', () => {

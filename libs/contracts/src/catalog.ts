@@ -164,8 +164,8 @@ export const contracts = {
     request: TaskGetRequest,
     reply: TaskView,
     responder: 'dispatcher',
-    // The runtime asks before starting a job whether its task already ended.
-    requesters: ['gateway', 'submitter', 'cli'],
+    // The toolbus takes a call's user and roles from the task record, and refuses calls of ended tasks.
+    requesters: ['gateway', 'submitter', 'cli', 'toolbus'],
   }),
   taskList: request({
     name: 'taskList',
@@ -239,8 +239,9 @@ export const contracts = {
   }),
   toolProvidersAnnounce: message({
     name: 'toolProvidersAnnounce',
-    summary: 'A remote tool provider announces its tools, and repeats it as a heartbeat within ttl_ms.',
-    subject: (s) => s.toolProvidersAnnounce,
+    summary:
+      "A remote tool provider announces its tools on its own subject (the payload's provider must be the subject's last token; only that provider's NATS user may publish there), and repeats it as a heartbeat within ttl_ms.",
+    subject: (s) => s.toolProviderAnnounce('{provider}'),
     payload: ToolProviderAnnouncement,
     producers: ['tool-provider'],
     consumers: ['toolbus'],

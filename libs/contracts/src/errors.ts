@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   loop_detected: { retryable: false, summary: 'the model repeated the same tool call with the same arguments' },
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
   cancelled: { retryable: false, summary: 'the task was cancelled' },
+  task_ended: { retryable: false, summary: 'the task has already ended (completed, failed or cancelled): nothing more runs for it, e.g. no tool call' },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
   max_deliveries_exceeded: {
     retryable: false,

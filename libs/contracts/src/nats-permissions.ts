@@ -1,5 +1,9 @@
 import { contracts, type MessageContract, type RequestContract, type ServiceName } from './catalog.js';
 import { subjectsFor, type Subjects } from './subjects.js';
+import { renderProviderUsers } from './provider-permissions.js';
+
+export { PROVIDER_NAME, providerInboxPrefixFor, providerNatsPermissions, providerPasswordVariableFor, providerUserFor, renderProviderUsers } from './provider-permissions.js';
+export type { ProviderPermissions } from './provider-permissions.js';
 
 /** The five deployables, in start order (the dispatcher declares the streams the others use). */
 export const HERMES_SERVICES = ['dispatcher', 'gateway', 'runtime', 'toolbus', 'memory'] as const;
@@ -87,6 +91,8 @@ export interface NatsPermissions {
 export interface NatsPermissionOptions {
   /** Subject prefix (default `hermes`). */
   readonly prefix?: string;
+  /** Tool providers that get a user of their own (deploy/nats/tool-providers.json). */
+  readonly providers?: readonly string[];
 }
 
 /**
@@ -238,5 +244,6 @@ export function renderNatsUsersConf(opts: NatsPermissionOptions = {}): string {
       '    }',
     ].join('\n');
   });
-  return [...HEADER, `# Subject prefix: ${prefix}`, 'authorization {', '  users = [', users.join('\n'), '  ]', '}', ''].join('\n');
+  const providers = renderProviderUsers(opts.providers ?? [], opts);
+  return [...HEADER, `# Subject prefix: ${prefix}`, 'authorization {', '  users = [', [...users, ...providers].join('\n'), '  ]', '}', ''].join('\n');
 }

@@ -88,7 +88,8 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
   let announcing = true;
   const announce = () => {
     if (!announcing) return;
-    bus.publish(contracts.toolProvidersAnnounce, announcement).catch((err: unknown) => log.warn({ err }, 'could not announce tools'));
+    // On the provider's own subject: the only one its NATS user may announce on, and the only one the toolbus takes its name from.
+    bus.publish(contracts.toolProvidersAnnounce, announcement, { subject: bus.subjects.toolProviderAnnounce(provider) }).catch((err: unknown) => log.warn({ err }, 'could not announce tools'));
   };
   // Every instance answers a discover (no queue group): the ToolBus wants to hear from all of them.
   const discover: Subscription = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, {

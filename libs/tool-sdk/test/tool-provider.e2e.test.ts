@@ -78,7 +78,8 @@ async function exec(provider: string, payload: unknown): Promise<Envelope> {
 /** Every announcement of `provider` seen from now on, with the time it arrived. */
 function watchAnnouncements(provider: string) {
   const seen: { at: number; value: ToolProviderAnnouncement }[] = [];
-  const sub = bus.nc.subscribe(bus.subjects.toolProvidersAnnounce, {
+  // Only on its own subject: that is where the toolbus listens for this provider.
+  const sub = bus.nc.subscribe(bus.subjects.toolProviderAnnounce(provider), {
     callback: (_err, msg) => {
       const decoded = decodeJson(msg.data);
       const value = decoded.ok ? (decoded.value as ToolProviderAnnouncement) : undefined;

@@ -38,6 +38,7 @@ export function dispatcherConfig(env: Record<string, string> = {}): DispatcherCo
 
 /** The dispatcher's parts, connected as the service connects them (tests drive them directly). */
 export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; config: DispatcherConfig; logger: Logger }) {
+  const rolesOf = (userId: string): string[] => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default;
   const store = new TaskStore(await bus.kv('tasks'));
   const index = new TaskIndex(await bus.kv('taskIndex'));
   const metrics = new TaskMetrics();
@@ -47,7 +48,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
     store,
     index,
     logger,
-    rolesOf: (userId) => config.HERMES_USER_ROLES.users[userId] ?? config.HERMES_USER_ROLES.default,
+    rolesOf,
     settings: {
       maxSubtasks: config.PLAN_MAX_SUBTASKS,
       maxRetries: config.SUBTASK_MAX_RETRIES,
@@ -58,7 +59,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
     },
   });
   const intake = new TaskIntake({ bus, store, logger, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });
-  return { store, index, metrics, coordinator, intake };
+  return { store, index, metrics, coordinator, intake, rolesOf };
 }
 
 /** The dispatcher: its settings, streams and wiring (main.ts hosts it; tests start the same). */
@@ -69,8 +70,8 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
   consumers: ['dispatcherIntake', 'dispatcherResults'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
-    const { store, index, coordinator, intake } = await assembleDispatcher({ bus, config, logger });
-    const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req));
+    const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger });
+    const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req, rolesOf));
     const listing = serve(bus, contracts.taskList, (req) => listTasks(store, index, req));
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const cancelling = serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req));

@@ -3,13 +3,16 @@ import { ReplyError } from '@hermes/bus';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
 
-/** Answers `taskGet`. A task of another user is reported exactly like a missing one. */
-export async function getTask(store: TaskStore, req: TaskGetRequest): Promise<TaskView> {
+/**
+ * Answers `taskGet`, with the owner's roles as granted now (what the toolbus checks a call's tools
+ * against). A task of another user is reported exactly like a missing one.
+ */
+export async function getTask(store: TaskStore, req: TaskGetRequest, rolesOf: (userId: string) => string[]): Promise<TaskView> {
   const found = await store.get(req.task_id);
   if (!found || (req.user_id && found.view.user_id !== req.user_id)) {
     throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
   }
-  return found.view;
+  return { ...found.view, roles: rolesOf(found.view.user_id) };
 }
 
 /**

@@ -34,21 +34,24 @@ afterAll(async () => {
   await cleanupAll();
 });
 
+/** The roles the dispatcher grants: what taskGet adds to the view for the toolbus. */
+const rolesOf = (userId: string): string[] => (userId === 'u_alice' ? ['finance'] : ['user']);
+
 describe('getTask', () => {
   it("returns the task's view, for its owner and when no user is given", async () => {
     const { store } = await queriesFixture();
     const view = taskView({ task_id: 't_q1', user_id: 'u_alice', status: 'completed', result: { output: 'done' } });
     await store.createOrGet(view);
 
-    expect(await getTask(store, { task_id: 't_q1', user_id: 'u_alice' })).toEqual(view);
-    expect(await getTask(store, { task_id: 't_q1' })).toEqual(view);
-    expect(await getTask(store, { task_id: 't_q1', user_id: null })).toEqual(view);
+    expect(await getTask(store, { task_id: 't_q1', user_id: 'u_alice' }, rolesOf)).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1' }, rolesOf)).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1', user_id: null }, rolesOf)).toEqual({ ...view, roles: ['finance'] });
   });
 
   it('a missing task is a not_found ReplyError', async () => {
     const { store } = await queriesFixture();
 
-    const err = await replyErrorOf(getTask(store, { task_id: 't_nope' }));
+    const err = await replyErrorOf(getTask(store, { task_id: 't_nope' }, rolesOf));
 
     expect(err.wire).toMatchObject({ code: 'not_found', retryable: false, details: { task_id: 't_nope' } });
   });
@@ -57,8 +60,8 @@ describe('getTask', () => {
     const { store } = await queriesFixture();
     await store.createOrGet(taskView({ task_id: 't_q2', user_id: 'u_alice' }));
 
-    const foreign = await replyErrorOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }));
-    const missing = await replyErrorOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }));
+    const foreign = await replyErrorOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }, rolesOf));
+    const missing = await replyErrorOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }, rolesOf));
 
     expect(foreign.wire.code).toBe('not_found');
     expect(foreign.wire.message.replace('t_q2', 'ID')).toBe(missing.wire.message.replace('t_q2x', 'ID'));
@@ -68,10 +71,10 @@ describe('getTask', () => {
     const { bus, store } = await queriesFixture();
     const view = taskView({ task_id: 't_q3', user_id: 'u_alice' });
     await store.createOrGet(view);
-    const sub = serve(bus, contracts.taskGet, (req) => getTask(store, req));
+    const sub = serve(bus, contracts.taskGet, (req) => getTask(store, req, rolesOf));
 
     try {
-      expect(await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_alice' })).toEqual(view);
+      expect(await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_alice' })).toEqual({ ...view, roles: ['finance'] });
       const err = await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_bob' }).then(
         () => undefined,
         (e: unknown) => e,

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ProviderPolicySetting } from './provider-policy.js';
 
 /** The toolbus's own settings (environment variables; arrays as JSON). */
 export const toolbusSettings = Type.Object({
@@ -19,6 +20,12 @@ export const toolbusSettings = Type.Object({
   }),
   TOOL_HTTP_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'let http_get reach loopback, private and link-local addresses' }),
   TOOL_HTTP_MAX_BYTES: Type.Integer({ default: 1_000_000, minimum: 1024, description: 'bytes of a response body http_get reads at most' }),
+  TOOL_PROVIDER_POLICY: ProviderPolicySetting,
+  TOOL_TASK_CHECK: Type.Boolean({
+    default: true,
+    description: "take a call's user, roles and allow-list from the task record (taskGet) and refuse calls of unknown or ended tasks; off only for a toolbus without a dispatcher (its own tests, embedding)",
+  }),
+  TOOL_TASK_CACHE_MS: Type.Integer({ default: 2000, minimum: 0, maximum: 60_000, description: 'how long a live task record is reused for its calls before the dispatcher is asked again' }),
   MCP_CONFIG_FILE: Type.String({ default: '', description: 'the MCP servers config file (JSON, or YAML); empty = no MCP servers' }),
   MCP_CONFIG_WATCH: Type.Boolean({ default: true, description: 're-read the MCP config file when it changes, on this replica (hermes mcp reload always works, on every replica)' }),
   MCP_HEALTH_INTERVAL_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'how often each MCP server is pinged; two failures in a row reconnect it' }),

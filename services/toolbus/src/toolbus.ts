@@ -13,7 +13,9 @@ import { serveToolsList } from './list-tools.js';
 import { serveMcpCommands } from './mcp/mcp-commands.js';
 import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
+import { ProviderPolicy } from './provider-policy.js';
 import { ResultCache } from './result-cache.js';
+import { TaskAuthority } from './task-authority.js';
 import { ToolCallHandler } from './tool-call-handler.js';
 import { ToolExecutor } from './tool-executor.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -63,7 +65,9 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
 
   const validator = new ArgumentValidator();
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
-  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, discoveryGraceMs: s.TOOL_DISCOVERY_GRACE_MS, builtins: [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])], logger });
+  const providerPolicy = new ProviderPolicy({ pins: s.TOOL_PROVIDER_POLICY, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, logger });
+  const builtins = [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])];
+  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, discoveryGraceMs: s.TOOL_DISCOVERY_GRACE_MS, builtins, providerPolicy, logger });
   const mcp = new McpHost({
     ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
     watch: s.MCP_CONFIG_WATCH,
@@ -87,12 +91,14 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   // Servers connect in the background: their tools appear as each becomes ready.
   await mcp.start();
 
+  // Calls arriving on the bus are checked against their task; debug calls (hermes tools call) are the operator's.
+  const authority = s.TOOL_TASK_CHECK ? new TaskAuthority({ bus, cacheMs: s.TOOL_TASK_CACHE_MS }) : undefined;
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
   const subs = [
     serveToolsList({ bus, registry }),
-    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, () => calls.handle(req, ctx))),
+    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, async () => calls.handle(authority ? await authority.authorize(req) : req, ctx))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
-    ...serveMcpCommands({ bus, mcp, calls, toolbusId: instanceId }),
+    ...serveMcpCommands({ bus, mcp, registry, calls, toolbusId: instanceId }),
   ];
 
   return {

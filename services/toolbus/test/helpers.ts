@@ -21,7 +21,9 @@ export function connect(url: string, prefix: string, name = 'toolbus-test'): Pro
 
 /** A toolbus replica with test-sized timings. */
 export function startTestToolbus(bus: Bus, settings: Partial<ToolbusSettings> = {}, extraBuiltins: BuiltinTool[] = []): Promise<Toolbus> {
-  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, ...settings }, extraBuiltins });
+  // No dispatcher runs in these tests, so calls are not checked against task records unless a test
+  // asks (task-authority.e2e.test.ts serves taskGet); the full stack in tests/e2e runs with the check.
+  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, TOOL_TASK_CHECK: false, ...settings }, extraBuiltins });
 }
 
 let counter = 0;
@@ -77,7 +79,8 @@ export async function startStandInProvider(
     }
   });
   const announce = async () => {
-    await bus.publish(contracts.toolProvidersAnnounce, { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl });
+    const announcement = { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl };
+    await bus.publish(contracts.toolProvidersAnnounce, announcement, { subject: bus.subjects.toolProviderAnnounce(o.provider) });
   };
   const discover = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, { callback: () => void announce() });
   const heartbeat = setInterval(() => void announce(), Math.floor(ttl / 3));

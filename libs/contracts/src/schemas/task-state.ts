@@ -135,6 +135,7 @@ export const TaskView = Type.Object(
     deadline_at: Type.Optional(Timestamp),
     plan: Type.Optional(PlanState),
     trace_context: Type.Optional(TraceContext),
+    roles: Type.Optional(Type.Array(Type.String(), { description: "the owner's roles as the dispatcher grants them now (in taskGet replies; not stored): what the toolbus checks tools against" })),
   },
   { title: 'TaskView', additionalProperties: false },
 );

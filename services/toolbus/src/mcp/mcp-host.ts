@@ -8,11 +8,12 @@ import type { ExecOutcome, ToolArguments } from '../tool-types.js';
 import { resultOverLimits } from '../payload-limits.js';
 import type { SourcedTool, ToolSource } from '../tool-registry.js';
 import { loadMcpConfig, parseMcpConfig, sameServerConfig, type McpConfigProblem, type McpServerConfig } from './mcp-config.js';
+import { redactText } from './mcp-secrets.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import { disambiguatedName, mcpToolName } from './mcp-naming.js';
 import { killRecordedOrphans } from './mcp-orphans.js';
 import { outcomeOfMcpResult, type McpCallResult } from './mcp-results.js';
-import { McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
+import { mcpToolMemory, McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
 
 export interface McpHostOptions {
   /** The config file (JSON, or YAML); absent = no MCP servers. */
@@ -171,7 +172,7 @@ export class McpHost implements ToolSource {
 
   private connectionFor(config: McpServerConfig): McpServerConnection {
     let memory = this.memory.get(config.name);
-    if (!memory) this.memory.set(config.name, (memory = { fingerprints: new Map(), changes: new Map() }));
+    if (!memory) this.memory.set(config.name, (memory = mcpToolMemory()));
     return new McpServerConnection({
       config,
       memory,
@@ -205,6 +206,23 @@ export class McpHost implements ToolSource {
     const state = serverName === undefined ? undefined : this.servers.get(serverName)?.status().state;
     if (state === undefined || state === 'ready') return undefined;
     return `its MCP server "${serverName}" is ${state}`;
+  }
+
+  /**
+   * Whether a name is an MCP server's: one it offered, or one under a configured server's prefix
+   * (`<server>_`), even while that server is starting or away, so that no remote provider can
+   * squat it and receive the arguments meant for the server.
+   */
+  owns(name: string): boolean {
+    if (this.dirty) this.rebuild();
+    if (this.lastOffered.has(name)) return true;
+    for (const server of this.servers.keys()) if (name.startsWith(mcpToolName(server, ''))) return true;
+    return false;
+  }
+
+  /** Whether a server of this name is configured. */
+  has(server: string): boolean {
+    return this.servers.has(server);
   }
 
   /** Where an offered tool name goes (only while its server is ready). */
@@ -266,7 +284,9 @@ export class McpHost implements ToolSource {
       const result = await server.callTool(route.tool, args, opts);
       // Before the result is read (an error's structuredContent is stringified): the executor checks it again as a value, cheaply.
       const overLimits = resultOverLimits(route.tool, result);
-      return overLimits ? { ok: false, error: overLimits } : outcomeOfMcpResult(route.tool, result);
+      const outcome = overLimits ? { ok: false as const, error: overLimits } : outcomeOfMcpResult(route.tool, result);
+      // A server's error text goes to the model, the audit and the events: never with a configured secret in it.
+      return outcome.ok ? outcome : { ok: false, error: { ...outcome.error, message: redactText(outcome.error.message, server.config.secrets) } };
     } catch (err) {
       if (err instanceof McpServerUnavailableError) return { ok: false, error: { code: 'provider_unavailable', message: err.message, retryable: true } };
       if (opts.signal?.aborted || err instanceof McpRequestTimeoutError) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };
