@@ -38,7 +38,7 @@ beforeAll(async () => {
   toolbus = await startChildService({
     name: 'toolbus',
     entry,
-    env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_CONFIG_WATCH: 'false', LOG_LEVEL: 'error' },
+    env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_CONFIG_WATCH: 'false', TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'error' },
     healthPort,
     readyTimeoutMs: 60_000,
   });

@@ -54,7 +54,7 @@ describe('stdio MCP servers die with their toolbus', () => {
     const toolbus = await startChildService({
       name: 'toolbus',
       entry: toolbusMain,
-      env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_PID_FILE: pidFile, LOG_LEVEL: 'warn' },
+      env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_PID_FILE: pidFile, TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'warn' },
       healthPort,
     });
     cleanups.push(() => toolbus.kill());
