@@ -51,6 +51,12 @@ export interface ChatRequest {
   onDelta?: (text: string) => void;
   /** A permit reserved for this call with `reserve` (used by the first attempt, if it still holds). */
   reservation?: PermitReservation;
+  /**
+   * The JSON Schema the answer should follow: sent as `response_format: json_schema` where the
+   * provider takes it (structured outputs, vLLM's guided decoding), else not at all. The caller
+   * still parses what comes back: not every model keeps to it.
+   */
+  responseSchema?: { name: string; schema: object };
 }
 
 /**
@@ -115,6 +121,7 @@ export class LlmClient {
     const provider = settings.profile.providerName;
     // Parameters the server would reject or ignore are not sent; the span lists them.
     const { sent, dropped } = supportedParams(settings.profile, settings.params);
+    const responseFormat = req.responseSchema && settings.profile.responseFormats.includes('json_schema') ? jsonSchemaFormat(req.responseSchema) : undefined;
     const conversationId = activeConversationId();
     const span = hermesTracer().startSpan(`chat ${endpoint.model}`, {
       kind: SpanKind.CLIENT,
@@ -125,6 +132,7 @@ export class LlmClient {
         ...serverAttributes(endpoint.baseUrl),
         ...requestAttributes(sent),
         ...(dropped.length ? { 'hermes.llm.params_dropped': dropped } : {}),
+        ...(responseFormat ? { 'gen_ai.output.type': 'json' } : {}),
         'hermes.llm.pool': pool,
         ...(conversationId ? { 'gen_ai.conversation.id': conversationId } : {}),
       },
@@ -145,7 +153,7 @@ export class LlmClient {
             ...(req.tools ? { tools: req.tools } : {}),
             ...(scope.signal ? { signal: scope.signal } : {}),
             ...(req.onDelta ? { onDelta: req.onDelta } : {}),
-            params: sent,
+            params: responseFormat ? { ...sent, response_format: responseFormat } : sent,
             streamUsage: settings.profile.streamUsage,
           });
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
@@ -302,6 +310,12 @@ function serverAttributes(url: string): Record<string, string | number> {
   } catch {
     return { 'server.address': url };
   }
+}
+
+/** `response_format` for a schema; not strict, since strict mode refuses optional and free-form properties. */
+function jsonSchemaFormat(s: { name: string; schema: object }): object {
+  // A TypeBox schema carries symbol keys; what goes on the wire is its JSON.
+  return { type: 'json_schema', json_schema: { name: s.name, strict: false, schema: JSON.parse(JSON.stringify(s.schema)) as object } };
 }
 
 /** `gen_ai.request.*` for the parameters actually sent. */

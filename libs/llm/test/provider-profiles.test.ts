@@ -77,6 +77,16 @@ describe('provider profiles', () => {
     expect(spans[3]?.attributes['hermes.llm.params_dropped']).toEqual(['parallel_tool_calls']);
   });
 
+  it('ask for the answer in a JSON schema only where the provider takes json_schema', async () => {
+    const schema = { type: 'object', properties: { subtasks: { type: 'array' } }, required: ['subtasks'] };
+    for (const provider of ['openai', 'vllm', 'ollama', 'lmstudio', 'llamacpp', 'generic'] as const) {
+      await client({ provider }).chat({ role: 'worker', messages: [{ role: 'user', content: 'plan' }], responseSchema: { name: 'plan', schema } });
+    }
+    const formats = llm.requests.map((r) => r.body.response_format);
+    expect(formats.slice(0, 5)).toEqual(Array(5).fill({ type: 'json_schema', json_schema: { name: 'plan', strict: false, schema } }));
+    expect(formats[5]).toBeUndefined();
+  });
+
   it("give each model's context window from the pool's context_tokens, and none for a model not listed", () => {
     const c = client({ context_tokens: { m: 8192 } });
     expect(c.contextTokensFor('worker')).toBe(8192);

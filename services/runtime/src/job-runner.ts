@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, ERROR_CODES, makeTaskEvent, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
+import { contracts, ERROR_CODES, makeTaskEvent, Plan, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type HandlerOutcome } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -240,7 +240,9 @@ export class JobRunner {
       messages = composeMessages(job);
     }
     assertOpeningFits({ messages, ...this.openingLimits(job) });
-    const answer = await this.o.llm.chat({ role: job.model_role, messages, ...(signal ? { signal } : {}) });
+    // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
+    const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
+    const answer = await this.o.llm.chat({ role: job.model_role, messages, ...plan, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };

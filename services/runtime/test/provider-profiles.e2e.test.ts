@@ -81,3 +81,21 @@ describe("a model's context window from its pool", () => {
     expect(llm.requests).toHaveLength(1);
   });
 });
+
+describe('a plan job', () => {
+  it("asks for the plan in the contracts' Plan schema where the provider takes json_schema, and parses the answer", async () => {
+    const llm = await startScriptedLlm({ profile: 'vllm' });
+    servers.push(llm);
+    const f = await runtimeFixture(nats.url, llm, { pools: [{ name: 'vllm', capacity: 2, provider: 'vllm' }] });
+    fixtures.push(f);
+    const plan = { subtasks: [{ id: 'answer', intent: 'answer it', depends_on: [] }] };
+    llm.enqueue({ content: JSON.stringify(plan) });
+    const j = job({ kind: 'plan', model_role: 'planner' });
+
+    await f.runner.run(j, await f.deliver(j));
+
+    const format = llm.requests[0]?.body.response_format as { type: string; json_schema: { name: string; schema: { title?: string; required?: string[] } } };
+    expect(format).toMatchObject({ type: 'json_schema', json_schema: { name: 'plan', schema: { title: 'Plan', required: ['subtasks'] } } });
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', plan }]);
+  });
+});
