@@ -66,6 +66,8 @@ export interface ChatRequest {
  */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
+  /** Context windows the servers reported, by endpoint and model. */
+  private readonly detectedWindows = new Map<string, number>();
   /** The SDK's `fetch` (LLM_HTTP_CLIENT), error bodies made readable. One connection pool for every role. */
   private readonly transport: typeof fetch;
   private readonly permits: PermitProvider;
@@ -90,9 +92,32 @@ export class LlmClient {
     return this.settingsFor(role).profile.providerName;
   }
 
-  /** A role's model's context window from LLM_POOLS (`context_tokens`); undefined when not configured. */
+  /** A role's model's context window: LLM_POOLS' `context_tokens`, else what vLLM reported; undefined when neither says. */
   contextTokensFor(role: ModelRole): number | undefined {
-    return this.settingsFor(role).contextTokens;
+    const e = this.opts.roles[role];
+    return this.settingsFor(role).contextTokens ?? this.detectedWindows.get(`${e.baseUrl}\u0000${e.model}`);
+  }
+
+  /**
+   * Reads the window of each chat role's model from `/v1/models` where the server reports one
+   * (vLLM's `max_model_len`) and no `context_tokens` is configured. Once, at start; a server that
+   * does not answer within `timeoutMs` leaves MODEL_CONTEXT_TOKENS in force (it never fails start).
+   */
+  async detectContextWindows(o: { timeoutMs?: number } = {}): Promise<void> {
+    for (const role of ['worker', 'planner', 'summarizer'] as const) {
+      const e = this.opts.roles[role];
+      const key = `${e.baseUrl}\u0000${e.model}`;
+      const settings = this.settingsFor(role);
+      if (settings.contextTokens || settings.provider !== 'vllm' || this.detectedWindows.has(key)) continue;
+      try {
+        for await (const m of this.client(e).models.list({ timeout: o.timeoutMs ?? 5_000 })) {
+          const len = (m as { max_model_len?: unknown }).max_model_len;
+          if (m.id === e.model && typeof len === 'number' && len > 0) this.detectedWindows.set(key, len);
+        }
+      } catch {
+        // Not known then: the configured default applies.
+      }
+    }
   }
 
   private settingsFor(role: ModelRole): CallSettings {

@@ -81,5 +81,6 @@ export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmCli
     permitTimeoutMs: c.LLM_PERMIT_TIMEOUT_MS,
     keepReasoning: c.LLM_KEEP_REASONING,
   });
+  await llm.detectContextWindows();
   return { llm, close: () => sem.close() };
 }

@@ -93,6 +93,29 @@ describe('provider profiles', () => {
     expect(c.contextTokensFor('planner')).toBeUndefined();
   });
 
+  it("read a vLLM model's window from /v1/models (max_model_len) when no context_tokens is configured, and nothing from other servers", async () => {
+    const vllm = await startScriptedLlm({ profile: 'vllm', contextTokens: 8192 });
+    const at = (provider: ProviderName, context_tokens?: Record<string, number>) => {
+      const worker = { baseUrl: vllm.baseUrl, apiKey: 'k', model: 'scripted' };
+      const pools = new PoolResolver([{ name: 'p', capacity: 1, provider, ...(context_tokens ? { context_tokens } : {}) }], { capacity: 1 });
+      return new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, pools });
+    };
+    const detected = at('vllm');
+    await detected.detectContextWindows();
+    expect(detected.contextTokensFor('worker')).toBe(8192);
+    const configured = at('vllm', { scripted: 4096 });
+    await configured.detectContextWindows();
+    expect(configured.contextTokensFor('worker')).toBe(4096);
+    const ollama = at('ollama');
+    await ollama.detectContextWindows();
+    expect(ollama.contextTokensFor('worker')).toBeUndefined();
+    await vllm.close();
+    // A server that is gone leaves the window unknown instead of failing.
+    const gone = at('vllm');
+    await gone.detectContextWindows({ timeoutMs: 1_000 });
+    expect(gone.contextTokensFor('worker')).toBeUndefined();
+  });
+
   it('take api.openai.com and Azure hosts for what they are when no pool names a provider', () => {
     const at = (baseUrl: string) => new PoolResolver([], { capacity: 1 }).callSettings({ baseUrl, model: 'm', apiKey: 'k' }, 'worker').provider;
     expect(at('https://api.openai.com/v1')).toBe('openai');
