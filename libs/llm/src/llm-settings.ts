@@ -30,7 +30,7 @@ export const llmSettings = {
     default: false,
     description: "keep a reasoning model's thinking (reasoning_content, reasoning or inline <think>) as `detail.reasoning` on llm_call step events; it is never part of the answer or the session either way",
   }),
-  LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm? }' }),
+  LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm?, provider?, params?, context_tokens? }' }),
   LLM_DEFAULT_CAPACITY: Type.Integer({ default: 8, minimum: 0, description: 'calls in flight, cluster-wide, for a pool not in LLM_POOLS' }),
   LLM_DEFAULT_TPM: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per minute for a pool not in LLM_POOLS' })),
   LLM_PERMIT_LEASE_MS: Type.Integer({ default: 15_000, minimum: 500, description: 'a permit not renewed for this long (its process died) is given back' }),
@@ -81,5 +81,6 @@ export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmCli
     permitTimeoutMs: c.LLM_PERMIT_TIMEOUT_MS,
     keepReasoning: c.LLM_KEEP_REASONING,
   });
+  await llm.detectContextWindows();
   return { llm, close: () => sem.close() };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCRIPTED_PROFILES, cleanupAll, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm, type ScriptedProfile } from '@hermes/testkit';
-import { makeJob as job, runtimeFixture, toolDefinition, type RuntimeFixture } from './runtime-fixture.js';
+import { MODEL, makeJob as job, runtimeFixture, toolDefinition, type RuntimeFixture } from './runtime-fixture.js';
 
 let nats: NatsServerHandle;
 const servers: ScriptedLlm[] = [];
@@ -55,5 +55,47 @@ describe.each(SCRIPTED_PROFILES.map((p) => [p] as [ScriptedProfile]))('an agent 
     expect(calls.map((c) => c.detail?.usage_estimated === true)).toEqual(profile === 'ollama' ? [true, true] : [false, false]);
     expect(calls[1]?.detail?.reasoning).toBe('Both files are written; say so.');
     expect(calls[1]?.detail?.reasoning_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe("a model's context window from its pool", () => {
+  it('is the window the session context is fitted into and the opening prompt is checked against, over MODEL_CONTEXT_TOKENS', async () => {
+    const llm = await startScriptedLlm({ profile: 'ollama' });
+    servers.push(llm);
+    // 16,384 less the 12,288 tokens kept for the answer and tool schemas leaves 4,096 for the opening.
+    const pools = [{ name: 'ollama', capacity: 2, provider: 'ollama' as const, context_tokens: { [MODEL]: 16_384 } }];
+    const f = await runtimeFixture(nats.url, llm, { pools, contextTokens: 128_000 });
+    fixtures.push(f);
+
+    const small = job();
+    llm.enqueue({ content: 'done' });
+    await f.runner.run(small, await f.deliver(small));
+    expect(f.reads.at(-1)?.context_limit).toBe(16_384);
+
+    // ~7,500 tokens of input: fits 128k, not this model's window.
+    const big = job({ inputs: { notes: 'word '.repeat(30_000) } });
+    await f.runner.run(big, await f.deliver(big));
+    const results = await f.results();
+    expect(results.map((r) => r.outcome)).toEqual(['succeeded', 'failed']);
+    expect(results[1]?.error).toMatchObject({ code: 'input_too_large', details: { window_tokens: 16_384 - 12_288 } });
+    expect(llm.requests).toHaveLength(1);
+  });
+});
+
+describe('a plan job', () => {
+  it("asks for the plan in the contracts' Plan schema where the provider takes json_schema, and parses the answer", async () => {
+    const llm = await startScriptedLlm({ profile: 'vllm' });
+    servers.push(llm);
+    const f = await runtimeFixture(nats.url, llm, { pools: [{ name: 'vllm', capacity: 2, provider: 'vllm' }] });
+    fixtures.push(f);
+    const plan = { subtasks: [{ id: 'answer', intent: 'answer it', depends_on: [] }] };
+    llm.enqueue({ content: JSON.stringify(plan) });
+    const j = job({ kind: 'plan', model_role: 'planner' });
+
+    await f.runner.run(j, await f.deliver(j));
+
+    const format = llm.requests[0]?.body.response_format as { type: string; json_schema: { name: string; schema: { title?: string; required?: string[] } } };
+    expect(format).toMatchObject({ type: 'json_schema', json_schema: { name: 'plan', schema: { title: 'Plan', required: ['subtasks'] } } });
+    expect(await f.results()).toMatchObject([{ outcome: 'succeeded', plan }]);
   });
 });

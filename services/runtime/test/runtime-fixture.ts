@@ -20,7 +20,7 @@ import {
 } from '@hermes/contracts';
 import { Type } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
-import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
+import { LlmClient, PoolResolver, llmSettings, roleEndpoints, type PoolConfig } from '@hermes/llm';
 import type { ScriptedLlm } from '@hermes/testkit';
 import { CancellationWatch } from '../src/cancellation-watch.js';
 import { CheckpointStore, JobCheckpoint, type Checkpoint } from '../src/checkpoint-store.js';
@@ -95,6 +95,8 @@ export interface FixtureOptions {
   contextTokens?: number;
   /** LLM_KEEP_REASONING (default false). */
   keepReasoning?: boolean;
+  /** LLM_POOLS (default none). */
+  pools?: PoolConfig[];
 }
 
 /**
@@ -157,7 +159,13 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     service: 'runtime-test',
     env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-key', HERMES_MODEL_WORKER: MODEL },
   });
-  const client = new LlmClient({ roles: roleEndpoints(config), maxRetries: 0, timeoutMs: 5_000, keepReasoning: opts.keepReasoning ?? false });
+  const client = new LlmClient({
+    roles: roleEndpoints(config),
+    maxRetries: 0,
+    timeoutMs: 5_000,
+    keepReasoning: opts.keepReasoning ?? false,
+    pools: new PoolResolver(opts.pools ?? [], { capacity: 8 }),
+  });
   const runner = new JobRunner({
     bus,
     llm: client,
