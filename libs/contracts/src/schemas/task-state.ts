@@ -135,6 +135,12 @@ export const TaskView = Type.Object(
     deadline_at: Type.Optional(Timestamp),
     plan: Type.Optional(PlanState),
     trace_context: Type.Optional(TraceContext),
+    waiting_for: Type.Optional(
+      Type.String({
+        description:
+          "in a tasks.get answer, while one of the task's jobs waits out a dependency's outage (a restarting toolbus or memory: its last event is a `waiting` step): that service; absent once the job moves on. Never stored",
+      }),
+    ),
   },
   { title: 'TaskView', additionalProperties: false },
 );
