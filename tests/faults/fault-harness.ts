@@ -59,7 +59,8 @@ export interface FaultReport {
 export class FaultModel {
   private readonly asked = new Map<string, number>();
 
-  constructor(private readonly o: { scale: FaultScale; varying: boolean }) {}
+  /** `tool`: the side-effecting tool the model calls (default the e2e provider's `ledger_append`), with extra arguments. */
+  constructor(private readonly o: { scale: FaultScale; varying: boolean; tool?: { name: string; args?: Record<string, unknown> } }) {}
 
   answer(req: RecordedRequest): ScriptedResponse {
     const goal = goalOf(req.body) ?? '';
@@ -70,7 +71,8 @@ export class FaultModel {
     const delayMs = Math.round(lo + Math.random() * (hi - lo));
     if (done >= this.o.scale.callsPerTask) return { content: `done: ${goal}`, delayMs };
     const entry = this.o.varying ? `${goal} step ${done + 1} nonce ${randomUUID().slice(0, 8)}` : `${goal} step ${done + 1}`;
-    return { toolCalls: [{ name: 'ledger_append', arguments: { entry: entry.slice(0, 200) } }], delayMs };
+    const tool = this.o.tool ?? { name: 'ledger_append' };
+    return { toolCalls: [{ name: tool.name, arguments: { ...tool.args, entry: entry.slice(0, 200) } }], delayMs };
   }
 
   /** Steps of these goals asked for more than once. */

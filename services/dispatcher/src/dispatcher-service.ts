@@ -6,6 +6,7 @@ import { consumeContract, serve, startWorkConsumer, type Bus, type HostServiceOp
 import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
 import { getTask, listTasks } from './task-queries.js';
+import { lastTaskEvent } from './task-events.js';
 import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
@@ -71,7 +72,7 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
     const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger });
-    const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req, rolesOf));
+    const queries = serve(bus, contracts.taskGet, (req) => getTask(store, req, { rolesOf, lastEvent: (id) => lastTaskEvent(bus, id) }));
     const listing = serve(bus, contracts.taskList, (req) => listTasks(store, index, req));
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const cancelling = serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req));

@@ -29,7 +29,13 @@ export function acceptedData(view: TaskView): TaskEventDataByKind['accepted'] {
  * it never made.
  */
 export async function taskEventsPublished(bus: Bus, taskId: string): Promise<{ any: boolean; lastKind?: TaskEventKind }> {
-  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
+  const last = await lastTaskEvent(bus, taskId);
   if (!last) return { any: false };
-  return { any: true, lastKind: taskEventKind(last.json<TaskEvent>()) };
+  return { any: true, lastKind: taskEventKind(last) };
+}
+
+/** The last event on the task's subject, if any. */
+export async function lastTaskEvent(bus: Bus, taskId: string): Promise<TaskEvent | undefined> {
+  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
+  return last ? last.json<TaskEvent>() : undefined;
 }

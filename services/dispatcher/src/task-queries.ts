@@ -1,18 +1,29 @@
-import { wireError, type TaskGetRequest, type TaskListReply, type TaskListRequest, type TaskView } from '@hermes/contracts';
+import { isTerminalStatus, taskEventData, wireError, type TaskEvent, type TaskGetRequest, type TaskListReply, type TaskListRequest, type TaskView } from '@hermes/contracts';
 import { ReplyError } from '@hermes/bus';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
 
 /**
  * Answers `taskGet`, with the owner's roles as granted now (what the toolbus checks a call's tools
- * against). A task of another user is reported exactly like a missing one.
+ * against). A task of another user is reported exactly like a missing one. A running task whose
+ * last event says a job is waiting out a dependency's outage gets `waiting_for`: the runtime
+ * reports each pause as an event, not in the task state the dispatcher owns.
  */
-export async function getTask(store: TaskStore, req: TaskGetRequest, rolesOf: (userId: string) => string[]): Promise<TaskView> {
+export async function getTask(
+  store: TaskStore,
+  req: TaskGetRequest,
+  o: { rolesOf: (userId: string) => string[]; lastEvent?: (taskId: string) => Promise<TaskEvent | undefined> },
+): Promise<TaskView> {
   const found = await store.get(req.task_id);
   if (!found || (req.user_id && found.view.user_id !== req.user_id)) {
     throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
   }
-  return { ...found.view, roles: rolesOf(found.view.user_id) };
+  const view = { ...found.view, roles: o.rolesOf(found.view.user_id) };
+  if (!o.lastEvent || isTerminalStatus(view.status)) return view;
+  const last = await o.lastEvent(req.task_id);
+  const step = last ? taskEventData(last, 'step') : undefined;
+  const service = step?.kind === 'waiting' ? step.detail?.['waiting_for'] : undefined;
+  return typeof service === 'string' ? { ...view, waiting_for: service } : view;
 }
 
 /**

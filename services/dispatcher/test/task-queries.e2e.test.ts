@@ -43,15 +43,15 @@ describe('getTask', () => {
     const view = taskView({ task_id: 't_q1', user_id: 'u_alice', status: 'completed', result: { output: 'done' } });
     await store.createOrGet(view);
 
-    expect(await getTask(store, { task_id: 't_q1', user_id: 'u_alice' }, rolesOf)).toEqual({ ...view, roles: ['finance'] });
-    expect(await getTask(store, { task_id: 't_q1' }, rolesOf)).toEqual({ ...view, roles: ['finance'] });
-    expect(await getTask(store, { task_id: 't_q1', user_id: null }, rolesOf)).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1', user_id: 'u_alice' }, { rolesOf })).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1' }, { rolesOf })).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1', user_id: null }, { rolesOf })).toEqual({ ...view, roles: ['finance'] });
   });
 
   it('a missing task is a not_found ReplyError', async () => {
     const { store } = await queriesFixture();
 
-    const err = await replyErrorOf(getTask(store, { task_id: 't_nope' }, rolesOf));
+    const err = await replyErrorOf(getTask(store, { task_id: 't_nope' }, { rolesOf }));
 
     expect(err.wire).toMatchObject({ code: 'not_found', retryable: false, details: { task_id: 't_nope' } });
   });
@@ -60,8 +60,8 @@ describe('getTask', () => {
     const { store } = await queriesFixture();
     await store.createOrGet(taskView({ task_id: 't_q2', user_id: 'u_alice' }));
 
-    const foreign = await replyErrorOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }, rolesOf));
-    const missing = await replyErrorOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }, rolesOf));
+    const foreign = await replyErrorOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }, { rolesOf }));
+    const missing = await replyErrorOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }, { rolesOf }));
 
     expect(foreign.wire.code).toBe('not_found');
     expect(foreign.wire.message.replace('t_q2', 'ID')).toBe(missing.wire.message.replace('t_q2x', 'ID'));
@@ -71,7 +71,7 @@ describe('getTask', () => {
     const { bus, store } = await queriesFixture();
     const view = taskView({ task_id: 't_q3', user_id: 'u_alice' });
     await store.createOrGet(view);
-    const sub = serve(bus, contracts.taskGet, (req) => getTask(store, req, rolesOf));
+    const sub = serve(bus, contracts.taskGet, (req) => getTask(store, req, { rolesOf }));
 
     try {
       expect(await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_alice' })).toEqual({ ...view, roles: ['finance'] });

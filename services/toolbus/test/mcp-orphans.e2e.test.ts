@@ -47,8 +47,8 @@ describe('stdio MCP servers die with their toolbus', () => {
     const dir = scratchDir();
     const configFile = join(dir, 'mcp.json');
     const pidFile = join(dir, 'mcp.pids');
-    const ledger = join(dir, 'ledger.jsonl');
-    writeFileSync(configFile, configText({ books: { transport: 'stdio', command: process.execPath, args: [ledgerServer], env: { LEDGER_FILE: ledger } } }));
+    const [ledger, started] = [join(dir, 'ledger.jsonl'), join(dir, 'started.jsonl')];
+    writeFileSync(configFile, configText({ books: { transport: 'stdio', command: process.execPath, args: [ledgerServer], env: { LEDGER_FILE: ledger, STARTED_FILE: started } } }));
     const prefix = freshPrefix();
     const healthPort = await freePort();
     const toolbus = await startChildService({
@@ -66,16 +66,16 @@ describe('stdio MCP servers die with their toolbus', () => {
     });
     const pid = server.pid!;
     expect(readFileSync(pidFile, 'utf8')).toBe(`${pid} ${startTime(pid)}\n`);
-    const effects = (phase: string) => (existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter((l) => l.includes(`"phase":"${phase}"`)) : []);
+    const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
     void callTool(bus, callRequest({ tool: 'books_ledger_append', arguments: JSON.stringify({ entry: 'pay rent', delay_ms: 2000 }), roles: ['admin'] })).catch(() => undefined);
-    await waitFor('the call in the server\'s hands', async () => effects('started').length === 1);
+    await waitFor("the call in the server's hands", async () => lines(started).length === 1);
     await toolbus.kill();
     // Generous: the guard looks for its parent every 50 ms, but a loaded 2-core machine may be slow to run it.
     await waitFor('the MCP server to be gone', async () => !alive(pid), 10_000);
     // Past the moment the call would have written its effect (2 s after it started), had the server lived on.
     await sleep(2500);
-    expect(effects('effect')).toEqual([]);
+    expect(lines(ledger)).toEqual([]);
   });
 
   it('a toolbus starting kills the MCP servers a previous run recorded in its pid file, and only those', async () => {
