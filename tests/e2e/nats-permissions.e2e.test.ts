@@ -10,7 +10,7 @@ import { contracts, taskEventData, taskEventKind, type TaskEvent } from '@hermes
 import { HERMES_SERVICES, inboxPrefixFor, NATS_USERS, passwordVariableFor, type NatsUser } from '@hermes/contracts/nats-permissions';
 import { startHermesStack, type HermesStack } from '@hermes/devstack';
 import { createLogger } from '@hermes/telemetry';
-import { lastUserMessageText, startNatsServer, type NatsServerHandle, type Responder } from '@hermes/testkit';
+import { eventually, lastUserMessageText, startNatsServer, type NatsServerHandle, type Responder } from '@hermes/testkit';
 
 // The generated least-privilege users (deploy/nats/hermes-users.conf, as committed) on a real
 // nats-server: every service runs as its own user and a task still goes through all of them; each
@@ -61,12 +61,7 @@ const violations = (from = 0) => nats.logs.slice(from).filter((l) => /(Publish|S
 
 /** Waits (briefly) for nats-server to log a violation matching `pattern`: its output arrives after the client's error. */
 async function loggedViolation(from: number, pattern: RegExp): Promise<string> {
-  const deadline = Date.now() + 3000;
-  for (;;) {
-    const line = violations(from).find((l) => pattern.test(l));
-    if (line || Date.now() > deadline) return line ?? '';
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return eventually(() => violations(from).find((l) => pattern.test(l)), 3000).catch(() => '');
 }
 const denied = (op: 'Publish' | 'Subscription', subject: string) =>
   new RegExp(`permissions violation for ${op === 'Publish' ? 'publish' : 'subscription'} to "${subject.replace(/[.$*>]/g, (c) => `\\${c}`)}`, 'i');

@@ -75,12 +75,11 @@ afterAll(async () => {
 
 /** Waits until a toolbus offers the MCP server's tool (servers connect in the background). */
 async function mcpReady(): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const status = await request(stack.bus, contracts.mcpStatus, {}).catch(() => undefined);
-    if (status?.servers.some((s) => s.state === 'ready' && s.tools.includes('everything_get-sum'))) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the MCP server never became ready');
+  await eventually(
+    async () => (await request(stack.bus, contracts.mcpStatus, {}).catch(() => undefined))?.servers.some((s) => s.state === 'ready' && s.tools.includes('everything_get-sum')),
+    20_000,
+    'the MCP server to be ready',
+  );
 }
 
 async function submitHttp(goal: string, headers: Record<string, string> = {}): Promise<string> {
@@ -107,12 +106,12 @@ const orphans = (spans: ReceivedSpan[]) => {
  */
 async function traceOf(traceId: string, opts: { roots?: number; wants?: (spans: ReceivedSpan[]) => boolean } = {}): Promise<ReceivedSpan[]> {
   let spans: ReceivedSpan[] = [];
-  for (let i = 0; i < 100; i++) {
+  // The caller asserts on what arrived, so a trace still incomplete after the wait is returned as it is.
+  await eventually(() => {
     spans = otlp.spans.filter((s) => s.traceId === traceId);
     const services = new Set(spans.map((s) => s.service));
-    if (SERVICES.every((s) => services.has(s)) && orphans(spans).length === (opts.roots ?? 1) && (opts.wants?.(spans) ?? true)) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    return SERVICES.every((s) => services.has(s)) && orphans(spans).length === (opts.roots ?? 1) && (opts.wants?.(spans) ?? true);
+  }, 20_000).catch(() => undefined);
   return spans;
 }
 
@@ -280,10 +279,10 @@ describe('one trace per task across every service', () => {
 
     // No gateway here: the dispatcher's accept span is the child of the submitter's span.
     let spans: ReceivedSpan[] = [];
-    for (let i = 0; i < 100 && !(orphans(spans).length === 1 && plannedTools(spans)); i++) {
-      await new Promise((r) => setTimeout(r, 200));
+    await eventually(() => {
       spans = otlp.spans.filter((s) => s.traceId === traceId);
-    }
+      return orphans(spans).length === 1 && plannedTools(spans);
+    }, 20_000).catch(() => undefined);
     expect(orphans(spans).map((s) => [s.service, s.name, s.parentSpanId])).toEqual([['hermes-dispatcher', 'accept task', parentSpanId]]);
     // The delivery's own span (a trace of its own, there being no header) is linked from the accept span.
     const accept = orphans(spans)[0]!;

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
 import { encodeJson, followSubject, followTaskEvents, type TaskEventWithSeq } from '@hermes/bus';
 import { contracts, makeTaskEvent, taskEventKind, type TaskEvent } from '@hermes/contracts';
-import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { cleanupAll, eventually, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
 
 let nats: NatsServerHandle;
@@ -131,7 +131,7 @@ describe('following across a server restart', () => {
       for await (const e of followTaskEvents(bus, 't_r')) seen.push(taskEventKind(e.event));
     })();
     await emit(bus, started('t_r'));
-    while (seen.length < 2) await sleep(20);
+    await eventually(() => seen.length >= 2, 5_000, 'the two stored events');
 
     const reconnected = (async () => {
       for await (const status of bus.nc.status()) if (status.type === 'reconnect') return;

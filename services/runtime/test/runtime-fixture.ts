@@ -304,11 +304,3 @@ export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
-/** Resolves when `check` holds, polling every 10 ms, or rejects after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { contracts, type RequestContract, type ToolAuditRecord, type ToolCallReply, type ToolCallRequest, type ToolExecRequest, type ToolSpec } from '@hermes/contracts';
 import { Bus, decodeJson, request, serve, ReplyError } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
 import { startToolbus, type Toolbus } from '../src/toolbus.js';
 import { defaultToolbusSettings, type ToolbusSettings } from '../src/toolbus-settings.js';
 import type { BuiltinTool } from '../src/tool-types.js';
@@ -114,13 +114,7 @@ export function remoteTool(name: string, extra: Partial<ToolSpec> = {}): ToolSpe
 
 /** Waits until toolsList (with these roles) offers the tool. */
 export async function waitForTool(bus: Bus, name: string, roles: string[] = []): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    const list = await request(bus, contracts.toolsList, { roles });
-    if (list.tools.some((t) => t.name === name)) return;
-    await sleep(20);
-  }
-  throw new Error(`tool ${name} never appeared in toolsList`);
+  await eventually(async () => (await request(bus, contracts.toolsList, { roles })).tools.some((t) => t.name === name), 5000, `tool ${name} in toolsList`);
 }
 
 /** Every message on a stream whose subject is `subject`, decoded. */

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startScriptedLlm } from '@hermes/testkit';
 import { ModelRouter } from './model-router.js';
 
 /** How a test file reaches the shared stack's processes. */
@@ -21,7 +22,8 @@ export interface StartedStack {
  * every other path is the model endpoint the stack's services call (see ModelRouter).
  */
 export async function startBroker(startStack: (modelBaseUrl: string) => Promise<StartedStack>): Promise<{ url: string; close(): Promise<void> }> {
-  const router = new ModelRouter();
+  const idle = await startScriptedLlm();
+  const router = new ModelRouter(idle.port);
   let url = '';
   let started: Promise<StartedStack> | undefined;
   const server = createServer((req, res) => {
@@ -49,6 +51,7 @@ export async function startBroker(startStack: (modelBaseUrl: string) => Promise<
       await started?.then((s) => s.stop(), () => undefined);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await idle.close();
     },
   };
 }

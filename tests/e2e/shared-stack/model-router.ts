@@ -4,11 +4,15 @@ import { request, type IncomingMessage, type ServerResponse } from 'node:http';
  * The shared stack's model endpoint: every chat request of its services is forwarded to the
  * scripted model of the test file that holds the stack right now, so each file scripts, records
  * and counts its own model as it would on a stack of its own. Files take turns (the e2e project
- * runs them one at a time); with no file holding it, a request is answered 503, as a model that is
- * down would be.
+ * runs them one at a time). With no file holding it, a request (a memory service's extraction of
+ * the last file's sessions) goes to `idlePort`, a scripted model with the default answers, as on
+ * a stack of its own: an error there would count as a provider failure and back the shared LLM
+ * pool off for the next file.
  */
 export class ModelRouter {
   private target: number | undefined;
+
+  constructor(private readonly idlePort: number) {}
 
   /** Sends the model's traffic to the scripted model on this port from now on. */
   hold(port: number): void {
@@ -21,11 +25,7 @@ export class ModelRouter {
   }
 
   forward(req: IncomingMessage, res: ServerResponse): void {
-    if (this.target === undefined) {
-      sendError(res, 503, 'no test file holds the shared stack now');
-      return;
-    }
-    const upstream = request({ host: '127.0.0.1', port: this.target, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+    const upstream = request({ host: '127.0.0.1', port: this.target ?? this.idlePort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
