@@ -19,7 +19,7 @@ export { installShutdown } from './shutdown.js';
 export type { ShutdownStep } from './shutdown.js';
 export { encodeJson, decodeJson } from './codec.js';
 export type { Decoded } from './codec.js';
-export { hostService } from './service-host.js';
+export { hostService, serviceConfig } from './service-host.js';
 export type { HostServiceOptions, ServiceContext, RunningService } from './service-host.js';
 export { submitTask, followTaskEvents } from './task-client.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';

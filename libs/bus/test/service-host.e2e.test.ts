@@ -109,4 +109,17 @@ describe('hostService', () => {
     expect(result.stderr).toMatch(/STOP_DELAY_MS: must be >= 0/);
     expect(result.stdout).toBe('');
   });
+
+  it('a setting that start refuses exits 78 with its message on stderr, as one loadConfig refuses does', async () => {
+    const env = { ...process.env, NATS_URL: nats.url, HEALTH_PORT: '0', HERMES_SUBJECT_PREFIX: uniquePrefix('refused'), START_CONFIG_ERROR: 'true' };
+
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [fixture('hosted-service.mjs')], { env, timeout: 10_000 }, (_err, _stdout, stderr) =>
+        resolve({ code: child.exitCode, stderr }),
+      );
+    });
+
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/invalid configuration for toolbus:\n {2}- START_CONFIG_ERROR: refused by start/);
+  });
 });
