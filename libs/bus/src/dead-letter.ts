@@ -4,6 +4,7 @@ import { contracts, wireError, type DeadLetter, type WireError } from '@hermes/c
 import { hermesMeter } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { BusError, OutgoingPayloadError, RemoteError } from './bus-errors.js';
+import { natsHandles } from './bus.js';
 
 // Room left in max_payload for the JSON around the body and the record's own headers (traceparent, Nats-Msg-Id).
 const RECORD_OVERHEAD_BYTES = 4096;
@@ -97,7 +98,7 @@ export function deadLetterRecord(msg: JsMsg, error: WireError, maxPayload: numbe
  * stored once). Throws when JetStream did not store it; the message must then not be terminated.
  */
 export async function publishDeadLetter(bus: Bus, msg: JsMsg, error: WireError): Promise<DeadLetter> {
-  const record = deadLetterRecord(msg, error, bus.nc.info?.max_payload ?? 1024 * 1024);
+  const record = deadLetterRecord(msg, error, natsHandles(bus).nc.info?.max_payload ?? 1024 * 1024);
   await bus.publish(contracts.deadLetters, record, { subject: bus.subjects.deadLetter(record.stream), msgId: `${record.stream}:${record.stream_seq}` });
   return record;
 }
@@ -145,7 +146,7 @@ export async function republishDeadLetter(bus: Bus, record: DeadLetter, msgId: s
     for (const v of values) h.append(name, v);
   }
   h.set(REPLAY_OF_HEADER, `${record.stream}:${record.stream_seq}`);
-  return bus.js.publish(record.subject, Buffer.from(record.payload, 'base64'), { headers: h, msgID: msgId });
+  return natsHandles(bus).js.publish(record.subject, Buffer.from(record.payload, 'base64'), { headers: h, msgID: msgId });
 }
 
 let counter: ReturnType<ReturnType<typeof hermesMeter>['createCounter']> | undefined;

@@ -26,6 +26,8 @@ export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest, CLOUDEVENT_HEA
 export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 
 export { contracts, replyEnvelope } from './catalog.js';
+export { injectTraceContext, extractTraceContext, currentTraceparent, contextFromTraceparent } from './trace-context.js';
+export type { TraceHeaders } from './trace-context.js';
 export type { MessageContract, RequestContract, ServiceName } from './catalog.js';
 
 export { makeTaskEvent, taskEventKind, taskEventData } from './task-event-builder.js';

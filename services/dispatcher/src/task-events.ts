@@ -29,7 +29,7 @@ export function acceptedData(view: TaskView): TaskEventDataByKind['accepted'] {
  * it never made.
  */
 export async function taskEventsPublished(bus: Bus, taskId: string): Promise<{ any: boolean; lastKind?: TaskEventKind }> {
-  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
+  const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
   if (!last) return { any: false };
   return { any: true, lastKind: taskEventKind(last.json<TaskEvent>()) };
 }

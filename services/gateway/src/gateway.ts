@@ -1,4 +1,4 @@
-import type { HostServiceOptions, RunningService, ServiceContext } from '@hermes/bus';
+import type { HostServiceOptions, RunningService, ServiceContext } from '@hermes/service-host';
 import { loadApiKeys } from './api-keys.js';
 import { createGatewayServer } from './http-server.js';
 import { gatewaySettings, type GatewaySettings } from './settings.js';

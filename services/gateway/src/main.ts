@@ -1,4 +1,4 @@
-import { hostService } from '@hermes/bus';
+import { hostService } from '@hermes/service-host';
 import { gatewayService } from './gateway.js';
 
 await hostService(gatewayService);

@@ -1,4 +1,4 @@
-import { hostService } from '@hermes/bus';
+import { hostService } from '@hermes/service-host';
 import { memoryService } from './memory-host.js';
 
 await hostService(memoryService);

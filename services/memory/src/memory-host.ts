@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { serviceConfig, type HostServiceOptions, type ServiceContext } from '@hermes/bus';
+import { serviceConfig, type HostServiceOptions, type ServiceContext } from '@hermes/service-host';
 import { llmSettings, openLlmClient } from '@hermes/llm';
 import { longTermSettings, longTermTuning } from './longterm/longterm-settings.js';
 import { createEmbedder, createVectorStore, longTermStoreSettings } from './longterm/longterm-stores.js';

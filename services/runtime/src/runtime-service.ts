@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { contracts } from '@hermes/contracts';
-import { consumeContract, serviceConfig, type Bus, type HostServiceOptions, type ServiceContext } from '@hermes/bus';
+import { consumeContract, type Bus } from '@hermes/bus';
+import { serviceConfig, type HostServiceOptions, type ServiceContext } from '@hermes/service-host';
 import { llmSettings, openLlmClient, type LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { CheckpointStore } from './checkpoint-store.js';

@@ -24,6 +24,7 @@ import { CheckpointStore, JobCheckpoint, type Checkpoint } from '../src/checkpoi
 import { assembleRuntime, runtimeConfig } from '../src/runtime-service.js';
 import { ToolCaller } from '../src/tool-caller.js';
 import { connectBus, silentLogger, storedPayloads, taskEvents, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 export const MODEL = 'test-worker';
 
@@ -145,7 +146,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       inFlight.now--;
     }
   });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
 
   // The runtime's own settings and wiring (assembleRuntime), with the test's limits as env.
   const env: Record<string, string> = {
@@ -182,7 +183,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       ...(toolTimeoutMs < 1_000 ? { tools: new ToolCaller({ bus, requestTimeoutMs: toolTimeoutMs, approvalPollMs: config.APPROVAL_POLL_MS }) } : {}),
     },
   });
-  const consumer = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
+  const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
   const consumers: WorkConsumer[] = [];
 
   const nextDelivery = async (): Promise<JsMsg> => {
@@ -237,7 +238,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     events: (taskId: string) => taskEvents(bus, taskId),
     /** The data of the step events of a task, oldest first. */
     steps: async (taskId: string) => stepData(await taskEvents(bus, taskId)),
-    pendingJobs: async () => (await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages,
+    pendingJobs: async () => (await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages,
     async close(): Promise<void> {
       await Promise.all(consumers.map((c) => c.stop(1_000)));
       cancellations.stop();

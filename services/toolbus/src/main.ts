@@ -1,4 +1,4 @@
-import { hostService } from '@hermes/bus';
+import { hostService } from '@hermes/service-host';
 import { toolbusService } from './toolbus-service.js';
 
 await hostService(toolbusService);

@@ -1,4 +1,4 @@
-import type { HostServiceOptions } from '@hermes/bus';
+import type { HostServiceOptions } from '@hermes/service-host';
 import { startToolbus } from './toolbus.js';
 import { toolbusSettings } from './toolbus-settings.js';
 

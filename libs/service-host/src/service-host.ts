@@ -2,10 +2,8 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { ConfigError, commonSettings, loadConfig } from '@hermes/config';
 import type { ServiceName } from '@hermes/contracts';
 import { createLogger, startHealthServer, startTelemetry, type Liveness, type Logger } from '@hermes/telemetry';
-import { Bus } from './bus.js';
+import { Bus, observeConsumers, type ConsumerKey, type StreamKey, type StreamTuning } from '@hermes/bus';
 import { installShutdown } from './shutdown.js';
-import { observeConsumers } from './bus-metrics.js';
-import type { ConsumerKey, StreamKey, StreamTuning } from './stream-specs.js';
 
 type CommonConfig = Static<TObject<typeof commonSettings>>;
 
