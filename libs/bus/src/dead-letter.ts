@@ -1,6 +1,6 @@
 import { JetStreamApiError, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import { headers as natsHeaders, NoRespondersError, TimeoutError } from '@nats-io/transport-node';
-import { contracts, wireError, type DeadLetter, type WireError } from '@hermes/contracts';
+import { contracts, HermesError, wireError, type DeadLetter, type WireError } from '@hermes/contracts';
 import { hermesMeter } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { BusError, OutgoingPayloadError, RemoteError } from './bus-errors.js';
@@ -40,6 +40,8 @@ export function isUnansweredRequest(err: unknown): err is RemoteError {
  * built a payload that breaks its own contract: the same input fails the same way every time.
  */
 export function isRetryable(err: unknown): boolean {
+  // The caller's or the model's fault: the same message fails the same way on every delivery.
+  if (err instanceof HermesError && err.fault !== 'system') return false;
   if (typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false) return false;
   if (err instanceof OutgoingPayloadError) return false;
   return !PROGRAMMING_ERRORS.some((type) => err instanceof type);

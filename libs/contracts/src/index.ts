@@ -4,8 +4,12 @@ export type { Subjects } from './subjects.js';
 export { validate, precompile } from './validate.js';
 export type { ValidationResult } from './validate.js';
 
-export { ERROR_CODES, isCallerFault, wireError } from './errors.js';
+export { ERROR_CODES, wireError } from './errors.js';
 export type { ErrorCode } from './errors.js';
+export { faultOf, isCallerFault } from './faults.js';
+export type { Fault } from './faults.js';
+export { HermesError } from './hermes-error.js';
+export type { HermesErrorOptions } from './hermes-error.js';
 
 export {
   PAYLOAD_LIMITS,

@@ -1,17 +1,24 @@
 import OpenAI from 'openai';
-import { wireError, type ErrorCode, type WireError } from '@hermes/contracts';
+import { HermesError, wireError, type ErrorCode, type WireError } from '@hermes/contracts';
+
+export type LlmErrorCode = Extract<ErrorCode, 'llm_error' | 'llm_unavailable' | 'llm_rate_limited' | 'llm_timeout' | 'llm_permit_timeout'>;
+export interface LlmErrorDetails {
+  status?: number;
+  model?: string;
+  retryAfterMs?: number;
+  pool?: string;
+}
 
 /** An LLM call failed; `code` and `retryable` say what a caller (or the dispatcher) should do. */
-export class LlmError extends Error {
-  constructor(
-    readonly code: Extract<ErrorCode, 'llm_error' | 'llm_unavailable' | 'llm_rate_limited' | 'llm_timeout' | 'llm_permit_timeout'>,
-    message: string,
-    readonly retryable: boolean,
-    readonly details: { status?: number; model?: string; retryAfterMs?: number; pool?: string } = {},
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = new.target.name;
+export class LlmError extends HermesError {
+  declare readonly code: LlmErrorCode;
+  readonly retryable: boolean;
+  readonly details: LlmErrorDetails;
+
+  constructor(what: { code: LlmErrorCode; message: string; retryable: boolean; details?: LlmErrorDetails }, options: { cause?: unknown } = {}) {
+    super(what.code, what.message, options);
+    this.retryable = what.retryable;
+    this.details = what.details ?? {};
   }
 
   toWire(): WireError {
@@ -23,32 +30,29 @@ export class LlmError extends Error {
 export function toLlmError(err: unknown, model: string): LlmError {
   if (err instanceof LlmError) return err;
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError('llm_timeout', `LLM call to ${model} timed out`, true, { model }, { cause: err });
+    return new LlmError({ code: 'llm_timeout', message: `LLM call to ${model} timed out`, retryable: true, details: { model } }, { cause: err });
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    return new LlmError('llm_unavailable', `cannot reach the LLM endpoint for ${model}: ${err.message}`, true, { model }, { cause: err });
+    return new LlmError({ code: 'llm_unavailable', message: `cannot reach the LLM endpoint for ${model}: ${err.message}`, retryable: true, details: { model } }, { cause: err });
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const status = err.status;
     if (status === 429) {
       const retryAfterMs = retryAfterMsFrom(err.headers?.get?.('retry-after'));
-      return new LlmError('llm_rate_limited', `LLM provider rate-limited ${model}`, true, {
-        status,
-        model,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      }, { cause: err });
+      const details = { status, model, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+      return new LlmError({ code: 'llm_rate_limited', message: `LLM provider rate-limited ${model}`, retryable: true, details }, { cause: err });
     }
-    if (status === 408) return new LlmError('llm_timeout', `LLM provider timed out on ${model}`, true, { status, model }, { cause: err });
+    if (status === 408) return new LlmError({ code: 'llm_timeout', message: `LLM provider timed out on ${model}`, retryable: true, details: { status, model } }, { cause: err });
     if (status === 409 || status >= 500) {
-      return new LlmError('llm_unavailable', `LLM provider failed (${status}) on ${model}`, true, { status, model }, { cause: err });
+      return new LlmError({ code: 'llm_unavailable', message: `LLM provider failed (${status}) on ${model}`, retryable: true, details: { status, model } }, { cause: err });
     }
-    return new LlmError('llm_error', `LLM provider rejected the request for ${model} (${status}): ${err.message}`, false, { status, model }, { cause: err });
+    return new LlmError({ code: 'llm_error', message: `LLM provider rejected the request for ${model} (${status}): ${err.message}`, retryable: false, details: { status, model } }, { cause: err });
   }
   // The SDK reports a call aborted through its signal as APIUserAbortError (no status).
   if (err instanceof OpenAI.APIUserAbortError || (err instanceof Error && err.name === 'AbortError')) {
-    return new LlmError('llm_timeout', `LLM call to ${model} was aborted`, true, { model }, { cause: err });
+    return new LlmError({ code: 'llm_timeout', message: `LLM call to ${model} was aborted`, retryable: true, details: { model } }, { cause: err });
   }
-  return new LlmError('llm_unavailable', `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, true, { model }, { cause: err });
+  return new LlmError({ code: 'llm_unavailable', message: `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, retryable: true, details: { model } }, { cause: err });
 }
 
 /** Retry-After in ms: delay-seconds or an HTTP date; undefined when absent or unreadable. */
