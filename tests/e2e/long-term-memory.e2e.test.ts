@@ -8,6 +8,7 @@ import { eventually, type RecordedRequest, type ScriptedResponse } from '@hermes
 import { goalOf } from './model-script.js';
 import { API_KEY, startStack, type Stack } from './stack.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const JUDGE = /^You decide what an AI assistant should remember/;
 const TEA = 'The user prefers green tea over coffee.';
@@ -54,7 +55,7 @@ describe('long-term memory across tasks', () => {
   };
   const memories = async (user_id: string) => (await request(stack.bus, contracts.memoryList, { user_id })).memories;
   const extractionIdle = async () => {
-    const info = await stack.bus.jsm.consumers.info(stack.bus.subjects.streams.memoryJobs, stack.bus.subjects.consumers.memoryExtract);
+    const info = await natsHandles(stack.bus).jsm.consumers.info(stack.bus.subjects.streams.memoryJobs, stack.bus.subjects.consumers.memoryExtract);
     return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
   };
 

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { followSubject, request, type Bus } from '@hermes/bus';
 import { contracts, type ToolAuditRecord } from '@hermes/contracts';
 import { eventually, startChildService, type ChildService } from '@hermes/testkit';
+import { natsHandles } from '@hermes/bus/internal';
 
 const providerEntry = fileURLToPath(new URL('./fixtures/tool-provider.mjs', import.meta.url));
 const cliEntry = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
@@ -112,7 +113,7 @@ export async function auditRecords(bus: Bus, taskId: string, atLeast = 1, timeou
 async function readAudit(bus: Bus, taskId: string): Promise<ToolAuditRecord[]> {
   const stream = bus.subjects.streams.toolAudit;
   const subject = bus.subjects.toolAudit(taskId);
-  const last = await bus.jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+  const last = await natsHandles(bus).jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
   if (!last) return [];
   const records: ToolAuditRecord[] = [];
   for await (const m of followSubject(bus, { stream, subject, signal: AbortSignal.timeout(5000) })) {

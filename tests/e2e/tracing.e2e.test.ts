@@ -12,6 +12,7 @@ import { goalOf } from './model-script.js';
 import { collectTaskEvents } from './events.js';
 import { outcomeOf } from './tasks.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // All five services export spans over OTLP/HTTP to a receiver this test runs; one planned task with
 // a built-in tool call and an MCP tool call must come out as one connected trace.
@@ -272,7 +273,7 @@ describe('one trace per task across every service', () => {
       data: { user_id: 'alice', goal: `trace a bus task ${id.slice(0, 8)}` },
     };
     // Published raw: no trace headers, so only the CloudEvent names the trace.
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit, encodeJson(event), { msgID: taskId });
+    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit, encodeJson(event), { msgID: taskId });
     const events = await collectTaskEvents(stack.bus, taskId, 30_000);
     expect(outcomeOf(events).kind).toBe('completed');
     expect(traceIdOf(events)).toBe(traceId);

@@ -1,14 +1,7 @@
-import { wireError, type WireError } from '@hermes/contracts';
+import { HermesError, wireError, type WireError } from '@hermes/contracts';
 
 /** Base class of every error the bus layer throws locally. */
-export class BusError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class BusError extends HermesError {}
 
 /** A request got a structured error reply (or none at all); `wire` is what to pass on. */
 export class RemoteError extends BusError {

@@ -13,13 +13,9 @@ export { streamConfig, consumerConfig, bucketConfig, STREAM_MAX_CONSUMERS, DEFAU
 export type { StreamKey, ConsumerKey, BucketKey, StreamTuning } from './stream-specs.js';
 export { isCasConflict, casUpdate, CasRetriesExhaustedError } from './kv-cas.js';
 export type { CasUpdateOptions, CasOutcome } from './kv-cas.js';
-export { injectTraceContext, extractTraceContext, currentTraceparent, contextFromTraceparent } from './trace-headers.js';
 export { BusError, RemoteError, ReplyError, OutgoingPayloadError, InvalidMessageError, PayloadLimitError, PayloadEncodingError } from './bus-errors.js';
-export { installShutdown } from './shutdown.js';
-export type { ShutdownStep } from './shutdown.js';
 export { encodeJson, decodeJson } from './codec.js';
 export type { Decoded } from './codec.js';
-export { hostService } from './service-host.js';
-export type { HostServiceOptions, ServiceContext, RunningService } from './service-host.js';
+export { observeConsumers } from './bus-metrics.js';
 export { submitTask, followTaskEvents } from './task-client.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';

@@ -5,6 +5,7 @@ import { encodeJson, followSubject, followTaskEvents, type TaskEventWithSeq } fr
 import { contracts, makeTaskEvent, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import { cleanupAll, eventually, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -108,10 +109,10 @@ describe('followSubject', () => {
   it('yields undecodable bodies instead of stopping, and stops where `until` says', async () => {
     const bus = await open();
     const subject = bus.subjects.taskEvents('t_raw');
-    await bus.js.publish(subject, encodeJson({ n: 1 }));
-    await bus.js.publish(subject, new TextEncoder().encode('{broken'));
-    await bus.js.publish(subject, encodeJson({ n: 2, last: true }));
-    await bus.js.publish(subject, encodeJson({ n: 3 }));
+    await natsHandles(bus).js.publish(subject, encodeJson({ n: 1 }));
+    await natsHandles(bus).js.publish(subject, new TextEncoder().encode('{broken'));
+    await natsHandles(bus).js.publish(subject, encodeJson({ n: 2, last: true }));
+    await natsHandles(bus).js.publish(subject, encodeJson({ n: 3 }));
 
     const got = await collect(
       followSubject(bus, { stream: bus.subjects.streams.taskEvents, subject, until: (v) => (v as { last?: boolean }).last === true }),
@@ -134,7 +135,7 @@ describe('following across a server restart', () => {
     await eventually(() => seen.length >= 2, 5_000, 'the two stored events');
 
     const reconnected = (async () => {
-      for await (const status of bus.nc.status()) if (status.type === 'reconnect') return;
+      for await (const status of natsHandles(bus).nc.status()) if (status.type === 'reconnect') return;
     })();
     await nats.restart();
     await reconnected;

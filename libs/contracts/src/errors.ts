@@ -53,26 +53,3 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export function wireError(code: ErrorCode, message: string, details?: Record<string, unknown>, retryable?: boolean): WireError {
   return { code, message, retryable: retryable ?? ERROR_CODES[code].retryable, ...(details ? { details } : {}) };
 }
-
-/**
- * Refusals caused by who asked or what was asked: running the same request again, or a re-plan
- * of it, cannot succeed, so the task ends with this error as it is.
- */
-const CALLER_FAULTS: ReadonlySet<string> = new Set([
-  'invalid_payload',
-  'invalid_task_event',
-  'unauthorized',
-  'forbidden',
-  'session_forbidden',
-  'tool_forbidden',
-  'budget_exceeded',
-  'input_too_large',
-  'payload_too_large',
-  'duplicate_conflict',
-  'cancelled',
-]);
-
-/** Whether an error is the caller's fault (see CALLER_FAULTS): never retried nor re-planned. */
-export function isCallerFault(error: Pick<WireError, 'code'>): boolean {
-  return CALLER_FAULTS.has(error.code);
-}

@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
-import { wireError, type ErrorCode, type WireError } from '@hermes/contracts';
+import { HermesError, wireError, type ErrorCode, type WireError } from '@hermes/contracts';
+
+export type LlmErrorCode = Extract<ErrorCode, 'llm_error' | 'llm_unavailable' | 'llm_rate_limited' | 'llm_timeout' | 'llm_permit_timeout' | 'context_too_long'>;
 
 /** What an LlmError says beyond its code; the context figures only when the provider named them. */
 export interface LlmErrorDetails {
@@ -12,16 +14,15 @@ export interface LlmErrorDetails {
 }
 
 /** An LLM call failed; `code` and `retryable` say what a caller (or the dispatcher) should do. */
-export class LlmError extends Error {
-  constructor(
-    readonly code: Extract<ErrorCode, 'llm_error' | 'llm_unavailable' | 'llm_rate_limited' | 'llm_timeout' | 'llm_permit_timeout' | 'context_too_long'>,
-    message: string,
-    readonly retryable: boolean,
-    readonly details: LlmErrorDetails = {},
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = new.target.name;
+export class LlmError extends HermesError {
+  declare readonly code: LlmErrorCode;
+  readonly retryable: boolean;
+  readonly details: LlmErrorDetails;
+
+  constructor(what: { code: LlmErrorCode; message: string; retryable: boolean; details?: LlmErrorDetails }, options: { cause?: unknown } = {}) {
+    super(what.code, what.message, options);
+    this.retryable = what.retryable;
+    this.details = what.details ?? {};
   }
 
   toWire(): WireError {
@@ -33,32 +34,33 @@ export class LlmError extends Error {
 export function toLlmError(err: unknown, model: string): LlmError {
   if (err instanceof LlmError) return err;
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError('llm_timeout', `LLM call to ${model} timed out`, true, { model }, { cause: err });
+    return new LlmError({ code: 'llm_timeout', message: `LLM call to ${model} timed out`, retryable: true, details: { model } }, { cause: err });
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    return new LlmError('llm_unavailable', `cannot reach the LLM endpoint for ${model}: ${err.message}`, true, { model }, { cause: err });
+    return new LlmError({ code: 'llm_unavailable', message: `cannot reach the LLM endpoint for ${model}: ${err.message}`, retryable: true, details: { model } }, { cause: err });
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const status = err.status;
     const said = redactSecrets(err.message);
     const retryAfterMs = retryAfterMsOf(err.headers);
     const wait = retryAfterMs !== undefined ? { retryAfterMs } : {};
-    if (status === 429) return new LlmError('llm_rate_limited', `LLM provider rate-limited ${model}`, true, { status, model, ...wait }, { cause: err });
+    if (status === 429) return new LlmError({ code: 'llm_rate_limited', message: `LLM provider rate-limited ${model}`, retryable: true, details: { status, model, ...wait } }, { cause: err });
     // Before 5xx: llama.cpp has answered an over-long prompt with 500 "Context size has been exceeded".
     if (isContextTooLong(err)) {
-      return new LlmError('context_too_long', `the prompt does not fit into ${model}'s context window (${status}): ${said}`, false, { status, model, ...contextFigures(err) }, { cause: err });
+      const message = `the prompt does not fit into ${model}'s context window (${status}): ${said}`;
+      return new LlmError({ code: 'context_too_long', message, retryable: false, details: { status, model, ...contextFigures(err) } }, { cause: err });
     }
-    if (status === 408) return new LlmError('llm_timeout', `LLM provider timed out on ${model}`, true, { status, model, ...wait }, { cause: err });
+    if (status === 408) return new LlmError({ code: 'llm_timeout', message: `LLM provider timed out on ${model}`, retryable: true, details: { status, model, ...wait } }, { cause: err });
     if (status === 409 || status >= 500) {
-      return new LlmError('llm_unavailable', `LLM provider failed (${status}) on ${model}: ${said}`, true, { status, model, ...wait }, { cause: err });
+      return new LlmError({ code: 'llm_unavailable', message: `LLM provider failed (${status}) on ${model}: ${said}`, retryable: true, details: { status, model, ...wait } }, { cause: err });
     }
-    return new LlmError('llm_error', `LLM provider rejected the request for ${model} (${status}): ${said}`, false, { status, model }, { cause: err });
+    return new LlmError({ code: 'llm_error', message: `LLM provider rejected the request for ${model} (${status}): ${said}`, retryable: false, details: { status, model } }, { cause: err });
   }
   // The SDK reports a call aborted through its signal as APIUserAbortError (no status).
   if (err instanceof OpenAI.APIUserAbortError || (err instanceof Error && err.name === 'AbortError')) {
-    return new LlmError('llm_timeout', `LLM call to ${model} was aborted`, true, { model }, { cause: err });
+    return new LlmError({ code: 'llm_timeout', message: `LLM call to ${model} was aborted`, retryable: true, details: { model } }, { cause: err });
   }
-  return new LlmError('llm_unavailable', `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, true, { model }, { cause: err });
+  return new LlmError({ code: 'llm_unavailable', message: `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, retryable: true, details: { model } }, { cause: err });
 }
 
 /** The provider's wait: `retry-after-ms` (OpenAI, Azure: finer) first, else `Retry-After`. */

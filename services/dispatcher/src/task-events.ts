@@ -36,6 +36,6 @@ export async function taskEventsPublished(bus: Bus, taskId: string): Promise<{ a
 
 /** The last event on the task's subject, if any. */
 export async function lastTaskEvent(bus: Bus, taskId: string): Promise<TaskEvent | undefined> {
-  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
+  const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(taskId) });
   return last ? last.json<TaskEvent>() : undefined;
 }

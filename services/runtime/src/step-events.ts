@@ -112,7 +112,7 @@ export class StepEvents {
     await Promise.allSettled([...this.pending]);
     // Sent on this connection before whatever the caller publishes next, so the stream holds
     // them before the job's result; flushing makes sure they are out of the client's buffer.
-    await this.o.bus.nc.flush().catch(() => undefined);
+    await this.o.bus.flush().catch(() => undefined);
   }
 
   /** Sends the held result events, ahead of whatever is published next. */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { contracts } from '@hermes/contracts';
 import { serve, type Bus } from '@hermes/bus';
+// Call records are written by a direct publish on the bucket's subject (see CallRecordStore): a raw handle.
+import { natsHandles } from '@hermes/bus/internal';
 import { ApprovalDesk } from './approval-desk.js';
 import { ApprovalIndex } from './approval-index.js';
 import { ArgumentValidator } from './argument-validator.js';
@@ -53,12 +55,12 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const instanceId = o.instanceId ?? `toolbus-${randomUUID().slice(0, 8)}`;
   const logger = bus.logger.child({ toolbus_id: instanceId });
   // Leave room for headers in the largest message the server accepts.
-  const maxBytes = (bus.nc.info?.max_payload ?? 1_048_576) - 16_384;
+  const maxBytes = (bus.maxPayload ?? 1_048_576) - 16_384;
 
   // The toolbus owns the audit stream; declared here rather than by hostService so that an
   // embedding process (and the tests) calling startToolbus get it with the configured retention.
   await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: s.TOOL_AUDIT_MAX_AGE_MS } });
-  const store = new CallRecordStore(await bus.kv('toolCalls'), maxBytes, { nc: bus.nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
+  const store = new CallRecordStore(await bus.kv('toolCalls'), maxBytes, { nc: natsHandles(bus).nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
   const cacheKv = await bus.kv('toolCache', { tuning: { toolCacheMaxTtlMs: s.TOOL_CACHE_MAX_TTL_MS } });
   const cache = new ResultCache(cacheKv, { maxTtlMs: s.TOOL_CACHE_MAX_TTL_MS, maxBytes });
   const audit = new AuditLog(bus, new ToolMetrics());

@@ -7,6 +7,7 @@ import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
 import { startToolbus, type Toolbus } from '../src/toolbus.js';
 import { defaultToolbusSettings, type ToolbusSettings } from '../src/toolbus-settings.js';
 import type { BuiltinTool } from '../src/tool-types.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const silent = createLogger({ service: 'toolbus-test', level: 'silent' });
 
@@ -82,11 +83,11 @@ export async function startStandInProvider(
     const announcement = { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl };
     await bus.publish(contracts.toolProvidersAnnounce, announcement, { subject: bus.subjects.toolProviderAnnounce(o.provider) });
   };
-  const discover = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, { callback: () => void announce() });
+  const discover = natsHandles(bus).nc.subscribe(bus.subjects.toolProvidersDiscover, { callback: () => void announce() });
   const heartbeat = setInterval(() => void announce(), Math.floor(ttl / 3));
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   await announce();
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   const stopAnnouncing = () => {
     clearInterval(heartbeat);
     discover.unsubscribe();
@@ -119,10 +120,10 @@ export async function waitForTool(bus: Bus, name: string, roles: string[] = []):
 
 /** Every message on a stream whose subject is `subject`, decoded. */
 export async function streamMessages<T>(bus: Bus, stream: string, subject: string): Promise<T[]> {
-  const info = await bus.jsm.streams.info(stream);
+  const info = await natsHandles(bus).jsm.streams.info(stream);
   const out: T[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-    const msg = await bus.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    const msg = await natsHandles(bus).jsm.streams.getMessage(stream, { seq }).catch(() => null);
     if (!msg || msg.subject !== subject) continue;
     const decoded = decodeJson(msg.data);
     if (decoded.ok) out.push(decoded.value as T);
@@ -145,7 +146,7 @@ export async function nextMessage<T>(bus: Bus, subject: string, timeoutMs = 5000
       sub?.unsubscribe();
       reject(new Error(`no message on ${subject} within ${timeoutMs} ms`));
     }, timeoutMs);
-    sub = bus.nc.subscribe(subject, {
+    sub = natsHandles(bus).nc.subscribe(subject, {
       max: 1,
       callback: (_err, msg) => {
         clearTimeout(timer);
@@ -154,7 +155,7 @@ export async function nextMessage<T>(bus: Bus, subject: string, timeoutMs = 5000
       },
     });
   });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   return { next };
 }
 

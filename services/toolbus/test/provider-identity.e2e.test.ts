@@ -6,6 +6,7 @@ import { contracts, type ToolSpec } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
 import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, sleep, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // Issue 17: a provider is tied to its own announce subject, cannot take a built-in's or an MCP
 // server's tool name (even while the server is away), cannot relax pinned policy, and a spec that
@@ -36,7 +37,7 @@ async function provider(bus: Bus, name: string, specs: ToolSpec[]) {
 /** Publishes an announcement for `claimed` on `subject` (what a login allowed only that subject could do). */
 async function announceOn(bus: Bus, subject: string, claimed: string, specs: ToolSpec[], instanceId = 'spoof-1'): Promise<void> {
   await bus.publish(contracts.toolProvidersAnnounce, { provider: claimed, instance_id: instanceId, tools: specs, ttl_ms: 60_000 }, { subject });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
 }
 
 const transfer = remoteTool('transfer', { require_confirm: true, roles: ['finance'] });

@@ -16,6 +16,7 @@ import { startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { defineTool, hostToolProvider } from '@hermes/tool-sdk';
 import type { Toolbus } from '../src/toolbus.js';
 import { remoteTool, sleep, startTestToolbus, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // Issue 17: a login for provider evil-tools announced provider sec-tools. On a nats-server running
 // the generated users (with provider users), each provider may announce only on its own subject
@@ -64,7 +65,7 @@ afterAll(async () => {
 describe('provider users of the generated NATS config', () => {
   it('a provider hosted with @hermes/tool-sdk under its own user announces and serves its tools', async () => {
     const bus = await asProvider('sec-tools');
-    const provider = await hostToolProvider({ bus, provider: 'sec-tools', tools: [defineTool(remoteTool('sec_balance'), async () => 42)] });
+    const provider = await hostToolProvider({ nc: natsHandles(bus).nc, provider: 'sec-tools', tools: [defineTool(remoteTool('sec_balance'), async () => 42)] });
     const cli = await asService('cli');
     await waitForTool(cli, 'sec_balance');
     // The toolbus reaches it on its exec subject (as the toolbus user), and it answers.
@@ -85,7 +86,7 @@ describe('provider users of the generated NATS config', () => {
     expect(await loggedViolation(providerUserFor('evil-tools'), /Publish Violation.*Subject "hermes\.toolbus\.providers\.announce\.sec-tools"/)).toBeDefined();
     await expect.poll(() => lines.join(''), { timeout: 3000 }).toMatch(/Permissions Violation for Publish to \\"hermes\.toolbus\.providers\.announce\.sec-tools\\"/i);
     // Nor in sec-tools' queue group on its exec subject.
-    evil.nc.subscribe(evil.subjects.toolExec('sec-tools'), { queue: evil.subjects.queueGroup('tool-provider.sec-tools') });
+    natsHandles(evil).nc.subscribe(evil.subjects.toolExec('sec-tools'), { queue: evil.subjects.queueGroup('tool-provider.sec-tools') });
     expect(await loggedViolation(providerUserFor('evil-tools'), /Subscription Violation.*Subject "hermes\.tools\.exec\.sec-tools"/)).toBeDefined();
     // Its own subject is fine, and its tool appears; the forged one never did.
     await evil.publish(contracts.toolProvidersAnnounce, { provider: 'evil-tools', instance_id: 'evil', tools: [remoteTool('evil_ok')], ttl_ms: 60_000 }, { subject: evil.subjects.toolProviderAnnounce('evil-tools') });

@@ -3,6 +3,7 @@ import { contracts } from '@hermes/contracts';
 import { decodeJson, encodeJson, request, type Bus } from '@hermes/bus';
 import type { Toolbus } from '../src/toolbus.js';
 import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const nats = natsForFile();
 const cleanups = nats.cleanups;
@@ -36,7 +37,7 @@ describe('toolsList over NATS', () => {
   it('answers a request that breaks the contract with invalid_payload', async () => {
     const bus = await busOnFreshPrefix();
     await toolbusOn(bus);
-    const msg = await bus.nc.request(bus.subjects.toolsList, encodeJson({ allow: 'echo' }), { timeout: 5000 });
+    const msg = await natsHandles(bus).nc.request(bus.subjects.toolsList, encodeJson({ allow: 'echo' }), { timeout: 5000 });
     expect(decodeJson(msg.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', retryable: false } } });
   });
 });

@@ -5,6 +5,7 @@ import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
 import { eventually } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
 import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, sleep, type StandInProvider, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const nats = natsForFile();
 const cleanups = nats.cleanups;
@@ -263,7 +264,7 @@ describe('exactly once', () => {
     const req = callRequest({ tool: 'charge' });
     const dying = a.calls.handle(req).catch((err: unknown) => err);
     await firstCallArrived;
-    await busA.nc.close(); // the replica is gone: no more lease renewals, no result
+    await natsHandles(busA).nc.close(); // the replica is gone: no more lease renewals, no result
     await dying;
     const started = Date.now();
     const reply = await b.calls.handle(req);
@@ -283,7 +284,7 @@ describe('exactly once', () => {
     const req = callRequest({ tool: 'charge' });
     const dying = a.calls.handle(req).catch((err: unknown) => err);
     await firstCallArrived;
-    await busA.nc.close();
+    await natsHandles(busA).nc.close();
     await dying;
     // A replica that has not heard of the provider (it started after the provider last announced).
     p.stopAnnouncing();

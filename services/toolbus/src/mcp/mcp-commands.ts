@@ -29,12 +29,10 @@ export const DEBUG_ROLES = ['admin'];
 export function serveMcpCommands(o: McpCommandsOptions): Drainable[] {
   const { bus, mcp, toolbusId } = o;
   const status = (): McpStatusReply => ({ toolbus_id: toolbusId, ...mcp.status() });
-  const reloadAll = bus.nc.subscribe(bus.subjects.mcpReloadAll, {
-    callback: (_err, msg) => {
+  const reloadAll = bus.subscribe(bus.subjects.mcpReloadAll, (msg) => {
       const decoded = decodeJson(msg.data);
       const from = decoded.ok ? (decoded.value as { toolbus_id?: unknown }).toolbus_id : undefined;
-      if (from !== toolbusId) void mcp.reload();
-    },
+    if (from !== toolbusId) void mcp.reload();
   });
   return [
     reloadAll,
