@@ -3,6 +3,7 @@
 // and deploy/nats/hermes-accounts.conf (the same users in a HERMES account, and one account per
 // team of deploy/nats/teams.json) from the contract catalog in libs/contracts (run `npm run build`
 // first: this imports the built @hermes/contracts). With --check, only reports whether both are current.
+// Tool providers listed in deploy/nats/tool-providers.json get a user each, in both files (see docs/deploy.md).
 // --prefix <p> writes the users of a deployment with HERMES_SUBJECT_PREFIX=<p> to stdout instead;
 // --accounts with it, the accounts file (teams from --teams <file>, default deploy/nats/teams.json).
 import { readFile, writeFile } from 'node:fs/promises';
@@ -26,23 +27,29 @@ try {
   process.exit(1);
 }
 
-let teams;
-try {
-  teams = JSON.parse(await readFile(teamsFile, 'utf8'));
-  if (!Array.isArray(teams)) throw new Error('must be a JSON array of team names');
-} catch (err) {
-  console.error(`cannot read the teams list ${teamsFile}: ${err.message}`);
-  process.exit(1);
+/** A JSON array of names (teams, tool providers), or exit 1 saying which file is wrong. */
+async function readNames(file, what) {
+  try {
+    const names = JSON.parse(await readFile(file, 'utf8'));
+    if (!Array.isArray(names) || names.some((n) => typeof n !== 'string')) throw new Error(`must be a JSON array of ${what} names`);
+    return names;
+  } catch (err) {
+    console.error(`cannot read the ${what} list ${file}: ${err.message}`);
+    process.exit(1);
+  }
 }
+const teams = await readNames(teamsFile, 'team');
+// The tool providers that get a NATS user of their own.
+const providers = await readNames(at('deploy/nats/tool-providers.json'), 'tool provider');
 
 if (prefix !== undefined) {
-  process.stdout.write(process.argv.includes('--accounts') ? renderNatsAccountsConf({ prefix, teams }) : renderNatsUsersConf({ prefix }));
+  process.stdout.write(process.argv.includes('--accounts') ? renderNatsAccountsConf({ prefix, teams, providers }) : renderNatsUsersConf({ prefix, providers }));
   process.exit(0);
 }
 
 const outputs = [
-  ['deploy/nats/hermes-users.conf', renderNatsUsersConf()],
-  ['deploy/nats/hermes-accounts.conf', renderNatsAccountsConf({ teams })],
+  ['deploy/nats/hermes-users.conf', renderNatsUsersConf({ providers })],
+  ['deploy/nats/hermes-accounts.conf', renderNatsAccountsConf({ teams, providers })],
 ];
 let stale = false;
 for (const [shown, text] of outputs) {

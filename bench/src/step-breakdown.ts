@@ -10,6 +10,7 @@ import { toolMessageContent } from './direct-agent.js';
 import { round, summarise, type LatencySummary } from './stats.js';
 import type { StepOverheadOptions } from './step-overhead-options.js';
 import type { TaskRun } from './step-overhead-bench.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 /** Phases of one step as the runtime timed them (RUNTIME_STEP_TIMING), p50 over the measured steps. */
 export interface RuntimePhases {
@@ -168,7 +169,7 @@ async function timeEach(iterations: number, run: (n: number) => Promise<unknown>
 async function measureHops(i: BreakdownInput, cpBytes: number): Promise<Record<string, LatencySummary>> {
   const { bus, stamp } = i;
   const n = i.options.hopIterations;
-  const kvm = new Kvm(bus.js);
+  const kvm = new Kvm(natsHandles(bus).js);
   const hops: Record<string, LatencySummary> = {};
 
   // A core NATS round trip between two connections: the floor under every request and KV write.
@@ -181,7 +182,7 @@ async function measureHops(i: BreakdownInput, cpBytes: number): Promise<Record<s
       },
     });
     await responder.flush();
-    hops.nats_request_reply = await timeEach(n, () => bus.nc.request(subject, new Uint8Array(64), { timeout: 5000 }));
+    hops.nats_request_reply = await timeEach(n, () => natsHandles(bus).nc.request(subject, new Uint8Array(64), { timeout: 5000 }));
   } finally {
     await responder.close();
   }

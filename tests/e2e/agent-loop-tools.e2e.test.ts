@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildService } from '@hermes/testkit';
-import { startStack, type Stack } from './stack.js';
+import { sharedStack, type SharedStack } from './shared-stack.js';
 import { callTools, ModelScript, offeredTools, toolMessages } from './model-script.js';
 import { outcomeOf, runTask, steps } from './tasks.js';
 import { auditRecords, hermesCli, Ledger, startToolProvider } from './tool-fixtures.js';
 
 // The agent loop through real processes: runtime ⇄ scripted model, runtime → toolbus → built-in
-// tools and a remote provider process.
-let stack: Stack;
+// tools and a remote provider process, on the shared stack.
+let stack: SharedStack;
 let model: ModelScript;
 let ledger: Ledger;
 let provider: ChildService;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await sharedStack();
   model = new ModelScript(stack.llm);
   ledger = new Ledger();
   provider = await startToolProvider({ natsUrl: stack.natsUrl, bus: stack.bus, ledger });

@@ -1,34 +1,28 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TEAM, contracts, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import { request, submitTask } from '@hermes/bus';
-import { lastUserMessageText } from '@hermes/testkit';
-import { API_KEY, startStack, type Stack } from './stack.js';
+import { eventually, lastUserMessageText } from '@hermes/testkit';
+import { API_KEY } from './stack.js';
+import { sharedStack, type SharedStack } from './shared-stack.js';
 import { collectTaskEvents } from './events.js';
 
-let stack: Stack;
+let stack: SharedStack;
 
 beforeAll(async () => {
-  stack = await startStack({ runtimeReplicas: 1 });
+  stack = await sharedStack();
 }, 90_000);
 
 afterAll(async () => {
   await stack?.stop();
 });
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('cancellation', () => {
   it('DELETE /v1/tasks/:id stops a running task at once: its LLM call is aborted and it ends cancelled', async () => {
     const goal = 'think for a very long time';
     stack.llm.setResponder(({ body }) => (lastUserMessageText(body) === goal ? { content: 'too late', delayMs: 30_000 } : { content: 'ok' }));
-    const { taskId } = await submitTask(stack.bus, { user_id: 'alice', goal }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: 'cancel-1' });
-    await until(() => stack.llm.inFlight === 1, 15_000);
+    const { taskId } = await submitTask(stack.bus, { user_id: 'alice', goal }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: `cancel-1-${randomUUID()}` });
+    const call = await eventually(() => stack.llm.requests.find((r) => lastUserMessageText(r.body) === goal), 15_000, "the task's LLM call");
 
     const res = await fetch(`${stack.gatewayUrl}/v1/tasks/${taskId}?reason=${encodeURIComponent('changed my mind')}`, {
       method: 'DELETE',
@@ -38,7 +32,7 @@ describe('cancellation', () => {
     expect(await res.json()).toMatchObject({ task_id: taskId, status: 'cancelled', error: { code: 'cancelled', message: 'changed my mind' } });
 
     // The runtime aborts the HTTP call to the model rather than waiting 30 s for it.
-    await until(() => stack.llm.inFlight === 0, 5_000);
+    await eventually(() => call.endedAt !== undefined, 5_000, 'the LLM call to be aborted');
     const events: TaskEvent[] = await collectTaskEvents(stack.bus, taskId);
     expect(events.map(taskEventKind).at(-1)).toBe('cancelled');
 
@@ -51,7 +45,7 @@ describe('cancellation', () => {
 
   it("cancelling another user's task looks like a missing task, and an ended task is returned unchanged", async () => {
     stack.llm.setResponder(() => ({ content: 'done quickly' }));
-    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'quick one' }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: 'cancel-2' });
+    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'quick one' }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: `cancel-2-${randomUUID()}` });
     const events = await collectTaskEvents(stack.bus, taskId);
     expect(events.map(taskEventKind).at(-1)).toBe('completed');
 

@@ -5,6 +5,7 @@ import { collectTaskEvents } from './events.js';
 import { startStack, type Stack } from './stack.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
 import { hermesCli } from './tool-fixtures.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // The default mode, as users run it: each task is planned (one call), then its subtask runs.
 const TASKS = 500;
@@ -32,7 +33,7 @@ describe('poison submissions', () => {
     // A buggy publisher of another team: valid CloudEvents whose inputs nest past any sane depth.
     await Promise.all(
       ids.map((id) =>
-        stack.bus.js.publish(
+        natsHandles(stack.bus).js.publish(
           stack.bus.subjects.taskSubmit(DEFAULT_TEAM),
           new TextEncoder().encode(`{"specversion":"1.0","type":"io.hermes.task.submit","source":"/buggy-team","id":"${id}","data":{"user_id":"victim","goal":"poison","inputs":{"x":${deep}}}}`),
         ),
@@ -43,7 +44,7 @@ describe('poison submissions', () => {
     const events = await watchTask(stack.bus, good, 180_000).done;
     expect(outcomeOf(events)).toMatchObject({ kind: 'completed' });
 
-    const deadLetters = async () => (await stack.bus.jsm.streams.info(stack.bus.subjects.streams.deadLetters)).state.messages;
+    const deadLetters = async () => (await natsHandles(stack.bus).jsm.streams.info(stack.bus.subjects.streams.deadLetters)).state.messages;
     await eventually(async () => (await deadLetters()) >= POISON, 60_000, 'every poison submission to be dead-lettered');
     const rejected = (await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, '/buggy-team', ids[0]!), 5_000)).map((e) => taskEventData(e, 'rejected'));
     expect(rejected).toMatchObject([{ error: { code: 'payload_limit', details: { limit: 'maxDepth' } } }]);
@@ -53,7 +54,7 @@ describe('poison submissions', () => {
     expect(rows).toHaveLength(POISON);
     expect(rows.filter((r) => r.includes(stack.bus.subjects.streams.taskSubmit) && r.includes('payload_limit'))).toHaveLength(POISON);
     // Nothing of them is left in the submit queue holding a slot.
-    expect((await stack.bus.jsm.streams.info(stack.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
+    expect((await natsHandles(stack.bus).jsm.streams.info(stack.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
   }, 300_000);
 });
 
@@ -62,13 +63,13 @@ describe('task events under a burst', () => {
     const seen = new Map<string, TaskEvent[]>();
     // A plain core subscription, as the AsyncAPI document tells submitters they may use: it sees
     // every publish, including repeats the stream's de-duplication hides from stream readers.
-    const sub = stack.bus.nc.subscribe(stack.bus.subjects.taskEventsAll, {
+    const sub = natsHandles(stack.bus).nc.subscribe(stack.bus.subjects.taskEventsAll, {
       callback: (_err, msg) => {
         const event = msg.json<TaskEvent>();
         seen.set(event.subject, [...(seen.get(event.subject) ?? []), event]);
       },
     });
-    await stack.bus.nc.flush();
+    await natsHandles(stack.bus).nc.flush();
 
     const ids = await Promise.all(Array.from({ length: TASKS }, (_, i) => submit(stack.bus, { user_id: `burst${i % 7}`, goal: `burst task ${i}` })));
 

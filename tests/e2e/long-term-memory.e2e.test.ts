@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { request } from '@hermes/bus';
-import type { RecordedRequest, ScriptedResponse } from '@hermes/testkit';
+import { eventually, type RecordedRequest, type ScriptedResponse } from '@hermes/testkit';
 import { goalOf } from './model-script.js';
 import { API_KEY, startStack, type Stack } from './stack.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const JUDGE = /^You decide what an AI assistant should remember/;
 const TEA = 'The user prefers green tea over coffee.';
@@ -28,16 +29,6 @@ function backgroundOf(stack: Stack, goal: string): string[] {
   const first = stack.llm.requests.find((r) => goalOf(r.body) === goal);
   if (!first) throw new Error(`the model was never asked about "${goal}"`);
   return (first.body.messages ?? []).slice(1).filter((m) => m.role === 'system').map((m) => String(m.content));
-}
-
-async function until<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**
@@ -64,13 +55,13 @@ describe('long-term memory across tasks', () => {
   };
   const memories = async (user_id: string) => (await request(stack.bus, contracts.memoryList, { user_id })).memories;
   const extractionIdle = async () => {
-    const info = await stack.bus.jsm.consumers.info(stack.bus.subjects.streams.memoryJobs, stack.bus.subjects.consumers.memoryExtract);
+    const info = await natsHandles(stack.bus).jsm.consumers.info(stack.bus.subjects.streams.memoryJobs, stack.bus.subjects.consumers.memoryExtract);
     return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
   };
 
   it("recalls what a user's earlier task taught into their next task's context, never into another user's; forgetting ends it", async () => {
     await run('alice', 'ltm-a1', 'Note for later: I always drink green tea, never coffee.');
-    const [learnt] = await until(async () => ((await memories('alice')).length ? memories('alice') : undefined), 'the extracted memory');
+    const [learnt] = await eventually(async () => ((await memories('alice')).length ? memories('alice') : undefined), 20_000, 'the extracted memory');
     expect(learnt).toMatchObject({ user_id: 'alice', type: 'preference', content: TEA, status: 'active', source: { session_id: 'ltm-a1' } });
 
     const question = 'Which do I prefer, green tea or coffee?';
@@ -82,7 +73,7 @@ describe('long-term memory across tasks', () => {
     await run('bob', 'ltm-b1', bobAsks);
     expect(backgroundOf(stack, bobAsks)).toEqual([]);
 
-    await until(extractionIdle, 'extraction to finish');
+    await eventually(extractionIdle, 20_000, 'extraction to finish');
     const res = await fetch(`${stack.gatewayUrl}/v1/users/alice/memory`, { method: 'DELETE', headers: { authorization: `Bearer ${API_KEY}` } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ memories_removed: 1, sessions_removed: 2 });

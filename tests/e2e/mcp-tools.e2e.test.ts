@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '@hermes/testkit';
 import { startStack, type Stack } from './stack.js';
 import { ModelScript, callTools, offeredTools, toolMessages } from './model-script.js';
 import { outcomeOf, runTask } from './tasks.js';
@@ -37,12 +38,18 @@ describe('MCP tools through the whole system', () => {
 
     // The server is connected by the toolbus in the background: wait until its tools are offered.
     let offered: string[] = [];
-    for (let i = 0; i < 50 && !offered.includes('everything_get-sum'); i++) {
-      const { events } = await runTask(stack.bus, { user_id: 'alice', goal: `list tools ${i}` });
-      expect(outcomeOf(events).kind).toBe('completed');
-      offered = offeredTools(stack.llm.requests.at(-1)!.body);
-      if (!offered.includes('everything_get-sum')) await new Promise((r) => setTimeout(r, 200));
-    }
+    let probes = 0;
+    // Generous: the toolbus starts the server as a child process on a loaded 2-core machine.
+    await eventually(
+      async () => {
+        const { events } = await runTask(stack.bus, { user_id: 'alice', goal: `list tools ${probes++}` });
+        expect(outcomeOf(events).kind).toBe('completed');
+        offered = offeredTools(stack.llm.requests.at(-1)!.body);
+        return offered.includes('everything_get-sum');
+      },
+      60_000,
+      () => `the MCP server's tools to be offered; offered ${offered.join(', ')}`,
+    );
     // enabled_tools hides the rest of the server's tools; names are prefixed with the server.
     expect(offered.filter((t) => t.startsWith('everything_')).sort()).toEqual(['everything_echo', 'everything_get-sum', 'everything_gzip-file-as-resource']);
 

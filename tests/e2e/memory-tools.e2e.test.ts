@@ -1,17 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { request } from '@hermes/bus';
-import { startStack, type Stack } from './stack.js';
+import { eventually } from '@hermes/testkit';
+import { sharedStack, type SharedStack } from './shared-stack.js';
 import { callTools, ModelScript, toolMessages } from './model-script.js';
 import { outcomeOf, runTask } from './tasks.js';
 
 // `remember` and `recall`, built-in tools of the toolbus, through every process: runtime →
-// toolbus → memory service (queued write, embedded vector store) and back.
-let stack: Stack;
+// toolbus → memory service (queued write, embedded vector store) and back, on the shared stack.
+let stack: SharedStack;
 let model: ModelScript;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await sharedStack();
   model = new ModelScript(stack.llm);
 }, 90_000);
 
@@ -21,16 +22,6 @@ afterAll(async () => {
 
 async function memoriesOf(userId: string) {
   return (await request(stack.bus, contracts.memoryList, { user_id: userId }, { timeoutMs: 3000 })).memories;
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('remember and recall tools', () => {
@@ -44,10 +35,14 @@ describe('remember and recall tools', () => {
     expect(stored!.content).toMatchObject({ ok: true, result: { remembered: true } });
 
     // The write is queued; the memory service stores it for carol only, with the type the model gave.
-    const memories = await until(async () => {
-      const all = await memoriesOf('carol');
-      return all.some((m) => m.content === fact) ? all : undefined;
-    }, "carol's memory");
+    const memories = await eventually(
+      async () => {
+        const all = await memoriesOf('carol');
+        return all.some((m) => m.content === fact) && all;
+      },
+      10_000,
+      "carol's memory",
+    );
     expect(memories.find((m) => m.content === fact)).toMatchObject({ type: 'preference', status: 'active', user_id: 'carol' });
 
     const recallGoal = 'when should the meeting with Carol be';

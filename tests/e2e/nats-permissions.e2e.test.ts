@@ -10,7 +10,8 @@ import { DEFAULT_TEAM, contracts, taskEventData, taskEventKind, type TaskEvent }
 import { HERMES_SERVICES, inboxPrefixFor, NATS_USERS, passwordVariableFor, type NatsUser } from '@hermes/contracts/nats-permissions';
 import { startHermesStack, type HermesStack } from '@hermes/devstack';
 import { createLogger } from '@hermes/telemetry';
-import { lastUserMessageText, startNatsServer, type NatsServerHandle, type Responder } from '@hermes/testkit';
+import { eventually, lastUserMessageText, startNatsServer, type NatsServerHandle, type Responder } from '@hermes/testkit';
+import { natsHandles } from '@hermes/bus/internal';
 
 // The generated least-privilege users (deploy/nats/hermes-users.conf, as committed) on a real
 // nats-server: every service runs as its own user and a task still goes through all of them; each
@@ -61,12 +62,7 @@ const violations = (from = 0) => nats.logs.slice(from).filter((l) => /(Publish|S
 
 /** Waits (briefly) for nats-server to log a violation matching `pattern`: its output arrives after the client's error. */
 async function loggedViolation(from: number, pattern: RegExp): Promise<string> {
-  const deadline = Date.now() + 3000;
-  for (;;) {
-    const line = violations(from).find((l) => pattern.test(l));
-    if (line || Date.now() > deadline) return line ?? '';
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return eventually(() => violations(from).find((l) => pattern.test(l)), 3000).catch(() => '');
 }
 const denied = (op: 'Publish' | 'Subscription', subject: string) =>
   new RegExp(`permissions violation for ${op === 'Publish' ? 'publish' : 'subscription'} to "${subject.replace(/[.$*>]/g, (c) => `\\${c}`)}`, 'i');
@@ -81,7 +77,7 @@ async function collect(bus: Bus, taskId: string, timeoutMs = 30_000): Promise<Ta
 
 /** Resolves with the error a core subscription ends with (a permission violation closes it). */
 async function subscriptionError(bus: Bus, subject: string): Promise<Error> {
-  const sub = bus.nc.subscribe(subject);
+  const sub = natsHandles(bus).nc.subscribe(subject);
   try {
     // Without a violation the subscription stays open and this times out the test.
     for await (const _ of sub) break;
@@ -162,7 +158,7 @@ describe('generated NATS users: each is denied what it should not do', () => {
     const logLines: string[] = [];
     const toolbus = await connectAs('toolbus', { logLines });
     const from = nats.logs.length;
-    await expect(toolbus.js.publish(toolbus.subjects.runtimeResults, encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
+    await expect(natsHandles(toolbus).js.publish(toolbus.subjects.runtimeResults, encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
       /permissions violation for publish to "hermes\.runtime\.results"/i,
     );
     expect(await loggedViolation(from, /User "toolbus", Subject "hermes\.runtime\.results"/)).toMatch(/Publish Violation/);
@@ -172,17 +168,17 @@ describe('generated NATS users: each is denied what it should not do', () => {
 
   it('the submitter cannot forge a task event, and cannot read the audit stream or the runtime jobs', async () => {
     const submitter = await connectAs('submitter');
-    await expect(submitter.js.publish(submitter.subjects.taskEvents(DEFAULT_TEAM, 't_0123'), encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
+    await expect(natsHandles(submitter).js.publish(submitter.subjects.taskEvents(DEFAULT_TEAM, 't_0123'), encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
       /permissions violation for publish/i,
     );
     // Reading a stream means creating a consumer on it: the JetStream API request itself is refused.
     const audit = submitter.subjects.streams.toolAudit;
-    await expect(submitter.jsm.streams.info(audit)).rejects.toThrow(denied('Publish', `$JS.API.STREAM.INFO.${audit}`));
-    await expect(submitter.jsm.consumers.add(audit, { filter_subject: submitter.subjects.toolAuditAll })).rejects.toThrow(denied('Publish', `$JS.API.CONSUMER.CREATE.${audit}`));
+    await expect(natsHandles(submitter).jsm.streams.info(audit)).rejects.toThrow(denied('Publish', `$JS.API.STREAM.INFO.${audit}`));
+    await expect(natsHandles(submitter).jsm.consumers.add(audit, { filter_subject: submitter.subjects.toolAuditAll })).rejects.toThrow(denied('Publish', `$JS.API.CONSUMER.CREATE.${audit}`));
     // Neither as a plain subscription nor by pulling from the runtime's durable consumer.
     expect((await subscriptionError(submitter, submitter.subjects.runtimeJobs)).message).toMatch(/permissions violation for subscription to "hermes\.runtime\.jobs"/i);
     const jobs = `${submitter.subjects.streams.runtimeJobs}.${submitter.subjects.consumers.runtimeJobs}`;
-    await expect(submitter.js.consumers.get(submitter.subjects.streams.runtimeJobs, submitter.subjects.consumers.runtimeJobs)).rejects.toThrow(
+    await expect(natsHandles(submitter).js.consumers.get(submitter.subjects.streams.runtimeJobs, submitter.subjects.consumers.runtimeJobs)).rejects.toThrow(
       denied('Publish', `$JS.API.CONSUMER.INFO.${jobs}`),
     );
   });
@@ -190,7 +186,7 @@ describe('generated NATS users: each is denied what it should not do', () => {
   it("the submitter cannot read task state from KV, nor other users' replies", async () => {
     const submitter = await connectAs('submitter');
     const tasksKv = `$JS.API.DIRECT.GET.KV_${submitter.subjects.buckets.tasks}`;
-    await expect(submitter.nc.request(tasksKv, encodeJson({ last_by_subj: '$KV.hermes_tasks.x' }), { timeout: 1500 })).rejects.toThrow(denied('Publish', tasksKv));
+    await expect(natsHandles(submitter).nc.request(tasksKv, encodeJson({ last_by_subj: '$KV.hermes_tasks.x' }), { timeout: 1500 })).rejects.toThrow(denied('Publish', tasksKv));
     expect((await subscriptionError(submitter, `${inboxPrefixFor('gateway')}.>`)).message).toMatch(/permissions violation for subscription/i);
     expect((await subscriptionError(submitter, '_INBOX.>')).message).toMatch(/permissions violation for subscription/i);
   });
@@ -199,7 +195,7 @@ describe('generated NATS users: each is denied what it should not do', () => {
     const gateway = await connectAs('gateway');
     expect((await subscriptionError(gateway, gateway.subjects.toolCall)).message).toMatch(/permissions violation for subscription to "hermes\.toolbus\.call"/i);
     const dispatcher = await connectAs('dispatcher');
-    await expect(dispatcher.nc.request(dispatcher.subjects.toolCall, encodeJson({}), { timeout: 1500 })).rejects.toThrow(denied('Publish', dispatcher.subjects.toolCall));
+    await expect(natsHandles(dispatcher).nc.request(dispatcher.subjects.toolCall, encodeJson({}), { timeout: 1500 })).rejects.toThrow(denied('Publish', dispatcher.subjects.toolCall));
   });
 
   it('a client without its own inbox prefix cannot even start (its reply inbox is refused), and a wrong password is refused', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskEventData, type TaskEvent } from '@hermes/contracts';
+import { contracts, isTerminalStatus, taskEventData, type TaskEvent, type TaskView } from '@hermes/contracts';
+import { request } from '@hermes/bus';
 import { callTools, ModelScript, toolMessages } from './model-script.js';
 import { startStack, type Stack } from './stack.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
@@ -35,6 +36,17 @@ async function kill(kind: 'toolbus' | 'memory'): Promise<void> {
   stack.services.delete(name);
 }
 
+/** Reads tasks.get every 50 ms until the task ends: `waiting_for` of each running view, and the final view. */
+async function followView(taskId: string): Promise<{ running: (string | undefined)[]; final: TaskView }> {
+  const running: (string | undefined)[] = [];
+  for (;;) {
+    const view = await request(stack.bus, contracts.taskGet, { task_id: taskId }).catch(() => undefined);
+    if (view && isTerminalStatus(view.status)) return { running, final: view };
+    if (view) running.push(view.waiting_for);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Kills the service and starts a new replica of it `downMs` later. */
 async function outage(kind: 'toolbus' | 'memory', downMs: number, name: string): Promise<void> {
   await kill(kind);
@@ -52,15 +64,23 @@ describe('dependency outages under a running task', () => {
         restarting = outage('toolbus', 2000, 'toolbus-2');
         return callTools({ name: 'echo', arguments: { text: 'still here' } });
       },
-      (req) => ({ content: `echoed: ${JSON.stringify(toolMessages(req.body)[0]?.content.result)}` }),
+      // Slow, so the task is seen running after its wait ended.
+      (req) => ({ content: `echoed: ${JSON.stringify(toolMessages(req.body)[0]?.content.result)}`, delayMs: 1500 }),
     ]);
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+    const views = followView(taskId);
     // Generous: a new toolbus process starts on a loaded 2-core machine.
     const events = await watchTask(stack.bus, taskId, 90_000).done;
     await restarting;
 
     expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'echoed: {"result":"still here"}' });
     expect(waits(events).map((w) => [w.waiting_for, w.code])).toContainEqual(['toolbus', 'no_responders']);
+    // tasks.get said what the task waited for while it waited, and nothing once the wait was over.
+    const { running, final } = await views;
+    const waited = running.indexOf('toolbus');
+    expect(waited).toBeGreaterThanOrEqual(0);
+    expect(running.slice(waited)).toContain(undefined);
+    expect(final.waiting_for).toBeUndefined();
   });
 
   it('the memory service killed before a task and back 3 s later: the task waits for its session and completes', async () => {

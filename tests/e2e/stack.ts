@@ -21,11 +21,13 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Extra environment per kind of service (e.g. `{ toolbus: { TOOL_CALL_LEASE_MS: '1000' } }`). */
   serviceEnv?: HermesStackOptions['serviceEnv'];
+  /** The model endpoint the services call, instead of a scripted model of the stack's own. */
+  modelBaseUrl?: string;
 }
 
-/** The whole Hermes as real processes against the scripted model, plus a bus client for the test. */
-export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  const stack = await startHermesStack({
+/** The stack's settings: the stock ones every e2e file gets unless it asks for others. */
+export function stackOptions(opts: StackOptions = {}): HermesStackOptions {
+  return {
     apiKeys: [
       { key: API_KEY, user_id: 'alice', roles: ['user'] },
       { key: ADMIN_KEY, user_id: 'ops', roles: ['admin'] },
@@ -35,10 +37,24 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single', ...opts.env },
     ...(opts.serviceEnv ? { serviceEnv: opts.serviceEnv } : {}),
     ...(opts.natsUrl ? { natsUrl: opts.natsUrl } : {}),
+    // The scripted model's name, behind another endpoint (the shared stack's model router).
+    ...(opts.modelBaseUrl ? { openai: { baseUrl: opts.modelBaseUrl, apiKey: 'scripted', model: 'scripted-demo' } } : {}),
     // Ten processes starting at once on a loaded 2-core CI machine can take longer than the kit's default.
     readyTimeoutMs: 60_000,
-  });
-  const bus = await Bus.connect({ servers: stack.natsUrl, name: 'e2e-client', logger: createLogger({ service: 'e2e', level: 'silent' }) });
+  };
+}
+
+/** A bus client for a test, on the stack's NATS. */
+export const testBus = (natsUrl: string) => Bus.connect({ servers: natsUrl, name: 'e2e-client', logger: createLogger({ service: 'e2e', level: 'silent' }) });
+
+/**
+ * The whole Hermes as real processes against the scripted model, plus a bus client for the test:
+ * for a file that needs settings of its own or kills processes (the others share one stack, see
+ * shared-stack.ts).
+ */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const stack = await startHermesStack(stackOptions(opts));
+  const bus = await testBus(stack.natsUrl);
   return {
     ...stack,
     llm: stack.llm!,

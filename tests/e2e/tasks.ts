@@ -3,8 +3,8 @@ import { followTaskEvents, submitTask, type Bus } from '@hermes/bus';
 import { DEFAULT_TEAM, taskEventData, taskEventKind, type TaskEvent, type TaskRequest } from '@hermes/contracts';
 
 /** Submits a task on the bus under a fresh CloudEvent id and returns its id. */
-export async function submit(bus: Bus, request: TaskRequest): Promise<string> {
-  const { taskId } = await submitTask(bus, request, { team: DEFAULT_TEAM, source: '/e2e/tools', id: randomUUID() });
+export async function submit(bus: Bus, request: TaskRequest, team = DEFAULT_TEAM): Promise<string> {
+  const { taskId } = await submitTask(bus, request, { team, source: '/e2e/tools', id: randomUUID() });
   return taskId;
 }
 
@@ -19,15 +19,15 @@ export interface TaskWatch {
   next(predicate: (e: TaskEvent) => boolean, timeoutMs?: number): Promise<TaskEvent>;
 }
 
-/** Follows a task's events from the start until its terminal event. */
-export function watchTask(bus: Bus, taskId: string, timeoutMs = 30_000): TaskWatch {
+/** Follows a task's events (on its team's subject) from the start until its terminal event. */
+export function watchTask(bus: Bus, taskId: string, timeoutMs = 30_000, team = DEFAULT_TEAM): TaskWatch {
   const events: TaskEvent[] = [];
   const listeners = new Set<() => void>();
   const signal = AbortSignal.timeout(timeoutMs);
   let ended = false;
   const done = (async () => {
     try {
-      for await (const { event } of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: taskId }, { signal })) {
+      for await (const { event } of followTaskEvents(bus, { team, task_id: taskId }, { signal })) {
         events.push(event);
         listeners.forEach((l) => l());
       }

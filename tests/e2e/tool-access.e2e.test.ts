@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '@hermes/bus';
+import { contracts, type ToolCallReply, type ToolCallRequest } from '@hermes/contracts';
 import type { ChildService } from '@hermes/testkit';
 import { API_KEY, replicasOf, startStack, type Stack } from './stack.js';
 import { callTools, ModelScript, offeredTools, toolMessages } from './model-script.js';
@@ -15,7 +17,7 @@ const providers: ChildService[] = [];
 beforeAll(async () => {
   stack = await startStack({
     serviceEnv: {
-      dispatcher: { HERMES_USER_ROLES: JSON.stringify({ default: ['user'], users: { fiona: ['user', 'finance'] } }) },
+      dispatcher: { HERMES_USER_ROLES: JSON.stringify({ default: ['user'], users: { fiona: ['user', 'finance'], 'team-t/alice': ['user', 'finance'] } }) },
       // Decisions in these tests take milliseconds; the approval-timeout test uses a shorter one still.
       toolbus: { TOOL_APPROVAL_TIMEOUT_MS: '20000' },
       // The loop asks a parked call again this often even without a settled notice.
@@ -185,5 +187,60 @@ describe('remote tool providers', () => {
     const offeredAfter = offeredTools(model.requests(goal2)[0]!.body);
     expect(offeredAfter).not.toContain('forecast');
     expect(offeredAfter.sort()).toEqual(offeredBefore.filter((t) => t !== 'forecast').sort());
+  });
+});
+
+let step = 0;
+/** A call as a runtime would send it, but written by the attacker. */
+function forged(over: Partial<ToolCallRequest> & Pick<ToolCallRequest, 'task_id' | 'user_id'>): ToolCallRequest {
+  step += 1;
+  return { idempotency_key: `${over.task_id}:forged:${step}:0`, subtask_id: 'forged', step, call_index: 0, tool_call_id: `f${step}`, roles: ['admin', 'finance'], tool: 'restricted_op', arguments: JSON.stringify({ account: 'ops-main' }), ...over };
+}
+const callError = (req: ToolCallRequest): Promise<{ reply?: ToolCallReply; error?: Error & { code?: string } }> =>
+  request(stack.bus, contracts.toolCall, req).then((reply) => ({ reply }), (err: unknown) => ({ error: err as Error & { code?: string } }));
+
+/** Starts a task that parks on a call needing approval, so it stays running while the test forges calls. */
+async function runningTask(user: string, goal: string, team?: string): Promise<string> {
+  model.on(goal, [callTools({ id: 'park', name: 'confirm_transfer', arguments: { to: 'ACME', amount_cents: 100 } }), { content: 'done' }]);
+  const taskId = await submit(stack.bus, { user_id: user, goal }, team);
+  await watchTask(stack.bus, taskId, undefined, team).next((e) => stepOf(e, 'approval_needed') !== undefined);
+  return taskId;
+}
+
+// Issue 17: the toolbus trusted the roles and task a call carried, so anyone able to publish on
+// the toolCall subject (a compromised runtime) had every role. Now the task record decides: each
+// forged call below is refused, and nothing reaches the provider.
+describe('tool calls are checked against the task record', () => {
+  it("a call forged with roles ['admin', 'finance'] for a user's task is refused for a role-restricted tool", async () => {
+    const taskId = await runningTask('alice', 'park for forged roles');
+    const { reply } = await callError(forged({ task_id: taskId, user_id: 'alice' }));
+    expect(reply).toMatchObject({ status: 'error', error: { code: 'tool_forbidden', message: expect.stringContaining('finance') } });
+    // fiona has the role in the dispatcher's table: her task's call runs even though the call claims no roles.
+    const fionas = await runningTask('fiona', 'park for real roles');
+    expect((await callError(forged({ task_id: fionas, user_id: 'fiona', roles: [] }))).reply).toMatchObject({ status: 'ok' });
+    expect(ledger.lines(taskId)).toEqual([]);
+    expect(ledger.lines(fionas)).toEqual([expect.objectContaining({ tool: 'restricted_op', user_id: 'fiona', roles: ['user', 'finance'] })]);
+  });
+
+  it('a call for an unknown task, for another user’s task, or for an ended task is refused with a structured error', async () => {
+    const unknown = await callError(forged({ task_id: 't_00000000000000000000000000000000', user_id: 'alice' }));
+    expect(unknown.error).toMatchObject({ code: 'not_found', message: expect.stringContaining('there is no task') });
+    const taskId = await runningTask('alice', 'park for ownership');
+    expect((await callError(forged({ task_id: taskId, user_id: 'fiona' }))).error).toMatchObject({ code: 'forbidden' });
+    await request(stack.bus, contracts.taskCancel, { task_id: taskId });
+    // The toolbus keeps a live task's record for TOOL_TASK_CACHE_MS (2 s): poll past it, the generous bound is for a loaded machine.
+    await expect.poll(async () => (await callError(forged({ task_id: taskId, user_id: 'alice', tool: 'lookup', arguments: '{"id":"INV-1"}' }))).error?.code, { timeout: 10_000, interval: 250 }).toBe('task_ended');
+    expect(ledger.lines(taskId)).toEqual([]);
+  });
+
+  it("a team's task: its calls run with the roles of its owner (team, user), and the same user id of another team is another user", async () => {
+    // team-t/alice has finance in the dispatcher's table; alice of the default team does not.
+    const taskId = await runningTask('alice', 'park for a team task', 'team-t');
+    expect((await callError(forged({ task_id: taskId, user_id: 'alice', team: 'team-t', roles: [] }))).reply).toMatchObject({ status: 'ok' });
+    expect(ledger.lines(taskId)).toEqual([expect.objectContaining({ tool: 'restricted_op', user_id: 'alice', roles: ['user', 'finance'] })]);
+    // The default team's alice (no team in the call) is not the owner of team-t's task.
+    expect((await callError(forged({ task_id: taskId, user_id: 'alice' }))).error).toMatchObject({ code: 'forbidden' });
+    expect((await callError(forged({ task_id: taskId, user_id: 'alice', team: 'team-u' }))).error).toMatchObject({ code: 'forbidden' });
+    expect(ledger.lines(taskId)).toHaveLength(1);
   });
 });

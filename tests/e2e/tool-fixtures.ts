@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { followSubject, request, type Bus } from '@hermes/bus';
 import { contracts, type ToolAuditRecord } from '@hermes/contracts';
-import { startChildService, type ChildService } from '@hermes/testkit';
+import { eventually, startChildService, type ChildService } from '@hermes/testkit';
+import { natsHandles } from '@hermes/bus/internal';
 
 const providerEntry = fileURLToPath(new URL('./fixtures/tool-provider.mjs', import.meta.url));
 const cliEntry = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
@@ -60,14 +61,15 @@ export async function listedTools(bus: Bus, roles: string[] = ['user', 'finance'
 
 /** Waits until every name in `present` is listed and none in `absent` is. */
 export async function waitForToolList(bus: Bus, o: { present?: string[]; absent?: string[] }, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let names: string[] = [];
-  for (;;) {
-    names = await listedTools(bus).catch(() => []);
-    if ((o.present ?? []).every((n) => names.includes(n)) && !(o.absent ?? []).some((n) => names.includes(n))) return;
-    if (Date.now() > deadline) throw new Error(`toolbus lists ${names.join(', ') || 'nothing'}; wanted ${JSON.stringify(o)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(
+    async () => {
+      names = await listedTools(bus).catch(() => []);
+      return (o.present ?? []).every((n) => names.includes(n)) && !(o.absent ?? []).some((n) => names.includes(n));
+    },
+    timeoutMs,
+    () => `a tool list as ${JSON.stringify(o)}; the toolbus lists ${names.join(', ') || 'nothing'}`,
+  );
 }
 
 export const FIXTURE_TOOLS = ['ledger_append', 'slow_op', 'restricted_op', 'confirm_transfer', 'lookup'] as const;
@@ -96,19 +98,22 @@ export async function startToolProvider(o: { natsUrl: string; bus: Bus; ledger: 
 
 /** The audit records of a task, in order; waits until there are at least `atLeast` (they are written asynchronously). */
 export async function auditRecords(bus: Bus, taskId: string, atLeast = 1, timeoutMs = 5000): Promise<ToolAuditRecord[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const records = await readAudit(bus, taskId);
-    if (records.length >= atLeast) return records;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} has ${records.length} audit records, wanted ${atLeast}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let seen = 0;
+  return eventually(
+    async () => {
+      const records = await readAudit(bus, taskId);
+      seen = records.length;
+      return records.length >= atLeast && records;
+    },
+    timeoutMs,
+    () => `${atLeast} audit records of task ${taskId}; it has ${seen}`,
+  );
 }
 
 async function readAudit(bus: Bus, taskId: string): Promise<ToolAuditRecord[]> {
   const stream = bus.subjects.streams.toolAudit;
   const subject = bus.subjects.toolAudit(taskId);
-  const last = await bus.jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+  const last = await natsHandles(bus).jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
   if (!last) return [];
   const records: ToolAuditRecord[] = [];
   for await (const m of followSubject(bus, { stream, subject, signal: AbortSignal.timeout(5000) })) {

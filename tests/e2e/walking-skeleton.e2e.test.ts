@@ -5,6 +5,7 @@ import { encodeJson, request, submitTask } from '@hermes/bus';
 import { lastUserMessageText } from '@hermes/testkit';
 import { API_KEY, replicasOf, runtimeHolding, startStack, type Stack } from './stack.js';
 import { collectTaskEvents, kinds, readSse } from './events.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let stack: Stack;
 
@@ -80,12 +81,12 @@ describe('walking skeleton: one task through all five services', () => {
       data: { user_id: 'carol', goal: 'count me once' },
     };
     const taskId = taskIdFor(DEFAULT_TEAM, event.source, event.id);
-    const first = await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
-    const second = await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
+    const first = await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
+    const second = await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: taskId });
     expect(first.duplicate).toBe(false);
     expect(second.duplicate).toBe(true);
     // Even a resend with another Nats-Msg-Id (say, after the window) names the same task.
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: `${taskId}-late` });
+    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(event), { msgID: `${taskId}-late` });
 
     const events = await collectTaskEvents(stack.bus, taskId);
     expect(kinds(events)).toEqual(['accepted', 'started', 'step', 'completed']);
@@ -96,7 +97,7 @@ describe('walking skeleton: one task through all five services', () => {
 
   it('a malformed event is rejected with its errors and the services keep serving', async () => {
     const bad = { specversion: '1.0', type: 'io.hermes.task.submit', source: '/e2e/bad', id: 'bad-1', data: { user_id: 'dave', priority: 'urgent' } };
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(bad));
+    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson(bad));
     const rejected = await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, bad.source, bad.id));
     expect(kinds(rejected)).toEqual(['rejected']);
     const data = taskEventData(rejected[0]!, 'rejected')!;
@@ -104,8 +105,8 @@ describe('walking skeleton: one task through all five services', () => {
     expect(data.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/goal', '/data/priority']));
 
     // Not even JSON: reported on the catch-all rejected subject.
-    const sub = stack.bus.nc.subscribe(stack.bus.subjects.taskRejected(DEFAULT_TEAM), { max: 1 });
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), new TextEncoder().encode('{not json'));
+    const sub = natsHandles(stack.bus).nc.subscribe(stack.bus.subjects.taskRejected(DEFAULT_TEAM), { max: 1 });
+    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), new TextEncoder().encode('{not json'));
     for await (const m of sub) {
       expect((m.json() as { data: { issues: { message: string }[] } }).data.issues[0]!.message).toMatch(/not valid JSON/);
     }
@@ -117,7 +118,7 @@ describe('walking skeleton: one task through all five services', () => {
     h.set('ce-source', '/e2e/binary');
     h.set('ce-id', 'bin-1');
     h.set('content-type', 'application/json');
-    await stack.bus.js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'dave', goal: 'binary mode works' }), { headers: h });
+    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'dave', goal: 'binary mode works' }), { headers: h });
     const events = await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, '/e2e/binary', 'bin-1'));
     expect(outputOf(events)).toBe('Scripted answer: binary mode works');
   });

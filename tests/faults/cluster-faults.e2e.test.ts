@@ -3,6 +3,7 @@ import { startNatsCluster, type ChildService, type NatsClusterHandle, type NatsS
 import { startStack, type Stack } from '../e2e/stack.js';
 import { Ledger, startToolProvider } from '../e2e/tool-fixtures.js';
 import { FaultModel, faultScale, runFault, saveReports, type FaultReport } from './fault-harness.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 /**
  * Hermes on a 3-node JetStream cluster with every stream and bucket at R3 (HERMES_JS_REPLICAS=3):
@@ -34,7 +35,7 @@ afterAll(async () => {
 
 /** The node that leads the task state bucket: the one whose loss a single-node setup could not survive. */
 async function leaderOfTaskState(): Promise<NatsServerHandle> {
-  const info = await stack.bus.jsm.streams.info(`KV_${stack.bus.subjects.buckets.tasks}`);
+  const info = await natsHandles(stack.bus).jsm.streams.info(`KV_${stack.bus.subjects.buckets.tasks}`);
   const node = cluster.nodes.find((_, i) => info.cluster?.leader === `n${i + 1}`);
   if (!node) throw new Error(`no leader known for the task bucket: ${JSON.stringify(info.cluster)}`);
   return node;
@@ -59,7 +60,7 @@ async function fault(scenario: string, inject: () => Promise<void>): Promise<Fau
 describe(`a 3-node cluster at R3 (${scale.tasks} tasks of ${scale.callsPerTask} side-effecting calls)`, { timeout: 300_000 }, () => {
   it('every stream and bucket Hermes declared has three replicas', async () => {
     const names: string[] = [];
-    for await (const s of stack.bus.jsm.streams.list()) {
+    for await (const s of natsHandles(stack.bus).jsm.streams.list()) {
       expect(s.config.num_replicas, s.config.name).toBe(3);
       names.push(s.config.name);
     }

@@ -6,7 +6,7 @@ import type { RecordedRequest, ScriptedResponse } from '@hermes/testkit';
 import { goalOf, toolMessages } from '../e2e/model-script.js';
 import type { Stack } from '../e2e/stack.js';
 import { watchTask } from '../e2e/tasks.js';
-import type { Ledger } from '../e2e/tool-fixtures.js';
+import { auditRecords, type Ledger } from '../e2e/tool-fixtures.js';
 
 /** How big a fault run is: the issue's size (`full`, `npm run test:faults`) or one that fits the CI suite. */
 export interface FaultScale {
@@ -37,6 +37,8 @@ export interface FaultReport {
   duplicate_keys: number;
   /** Completed tasks whose effects are not exactly one per step. */
   wrong_effect_counts: number;
+  /** Tool calls answered with an error (the model read it as a failed step), by code, from the toolbus audit. */
+  tool_errors: Record<string, number>;
   /** LLM answers of a step asked for again (the runtime had not checkpointed the first answer). */
   reasked_steps: number;
   /** Longest pause between two side effects from the fault on: what the fault cost the run. */
@@ -57,7 +59,8 @@ export interface FaultReport {
 export class FaultModel {
   private readonly asked = new Map<string, number>();
 
-  constructor(private readonly o: { scale: FaultScale; varying: boolean }) {}
+  /** `tool`: the side-effecting tool the model calls (default the e2e provider's `ledger_append`), with extra arguments. */
+  constructor(private readonly o: { scale: FaultScale; varying: boolean; tool?: { name: string; args?: Record<string, unknown> } }) {}
 
   answer(req: RecordedRequest): ScriptedResponse {
     const goal = goalOf(req.body) ?? '';
@@ -68,7 +71,8 @@ export class FaultModel {
     const delayMs = Math.round(lo + Math.random() * (hi - lo));
     if (done >= this.o.scale.callsPerTask) return { content: `done: ${goal}`, delayMs };
     const entry = this.o.varying ? `${goal} step ${done + 1} nonce ${randomUUID().slice(0, 8)}` : `${goal} step ${done + 1}`;
-    return { toolCalls: [{ name: 'ledger_append', arguments: { entry: entry.slice(0, 200) } }], delayMs };
+    const tool = this.o.tool ?? { name: 'ledger_append' };
+    return { toolCalls: [{ name: tool.name, arguments: { ...tool.args, entry: entry.slice(0, 200) } }], delayMs };
   }
 
   /** Steps of these goals asked for more than once. */
@@ -131,6 +135,10 @@ export async function runFault(o: {
   for (const l of lines) byKey.set(l.key, (byKey.get(l.key) ?? 0) + 1);
   const ends = outcomes.map((events) => (events ? endOf(events) : 'stuck'));
   const completedIds = ids.filter((_, i) => ends[i] === 'completed');
+  const tool_errors: Record<string, number> = {};
+  for (const id of ids) {
+    for (const r of await auditRecords(stack.bus, id, 0)) if (r.outcome === 'error') tool_errors[r.error_code ?? '?'] = (tool_errors[r.error_code ?? '?'] ?? 0) + 1;
+  }
   const after = times.filter((t) => t >= faultAt);
   const gaps = [faultAt, ...after].slice(1).map((t, i) => t - [faultAt, ...after][i]!);
   return {
@@ -142,6 +150,7 @@ export async function runFault(o: {
     stuck: ends.filter((e) => e === 'stuck').length,
     duplicate_keys: [...byKey.values()].filter((n) => n > 1).length,
     wrong_effect_counts: completedIds.filter((id) => lines.filter((l) => l.task_id === id).length !== scale.callsPerTask).length,
+    tool_errors,
     reasked_steps: o.model.reasked(goals),
     stall_ms: gaps.length ? Math.max(...gaps) : 0,
     recovery_ms: after.length ? after[0]! - faultAt : -1,

@@ -1,8 +1,15 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildService } from '@hermes/testkit';
 import { startStack, type Stack } from '../e2e/stack.js';
 import { Ledger, startToolProvider } from '../e2e/tool-fixtures.js';
 import { FaultModel, faultScale, runFault, saveReports, type FaultReport } from './fault-harness.js';
+
+// The toolbus's own test fixture: an SDK-based MCP stdio server whose idempotency check precedes a
+// wait, so a copy of a call left running in a dead toolbus's child would write its effect twice.
+const ledgerMcpServer = fileURLToPath(new URL('../../services/toolbus/test/fixtures/ledger-mcp-server.mjs', import.meta.url));
 
 /**
  * An operator's bad day, one fault after another on one Hermes: tasks of several side-effecting
@@ -20,12 +27,15 @@ let provider: ChildService;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
+  ledger = new Ledger();
+  // Every toolbus also hosts an MCP stdio server with a side-effecting tool writing to the same ledger.
+  const mcpConfig = join(dirname(ledger.path), 'mcp.json');
+  writeFileSync(mcpConfig, JSON.stringify({ servers: { books: { transport: 'stdio', command: process.execPath, args: [ledgerMcpServer], env: { LEDGER_FILE: ledger.path } } } }));
   stack = await startStack({
     // A paused runtime loses its jobs after 2 s; a dead toolbus its calls after 1 s; a call without a reply is asked again after 1.5 s.
     runtimeAckWaitMs: 2000,
-    serviceEnv: { toolbus: { TOOL_CALL_LEASE_MS: '1000' }, runtime: { TOOL_REPLY_WAIT_MS: '1500', RUNTIME_CONCURRENCY: '16' } },
+    serviceEnv: { toolbus: { TOOL_CALL_LEASE_MS: '1000', MCP_CONFIG_FILE: mcpConfig }, runtime: { TOOL_REPLY_WAIT_MS: '1500', RUNTIME_CONCURRENCY: '16' } },
   });
-  ledger = new Ledger();
   provider = await startToolProvider({ natsUrl: stack.natsUrl, bus: stack.bus, ledger });
 }, 120_000);
 
@@ -53,8 +63,8 @@ async function kill(kind: string): Promise<void> {
 let replicas = 0;
 const fresh = (kind: 'runtime' | 'toolbus' | 'memory') => stack.startReplica(kind, `${kind}-f${++replicas}`);
 
-async function fault(scenario: string, inject: () => Promise<void>, opts: { varying?: boolean } = {}): Promise<FaultReport> {
-  const model = new FaultModel({ scale, varying: opts.varying ?? false });
+async function fault(scenario: string, inject: () => Promise<void>, opts: { varying?: boolean; tool?: { name: string; args?: Record<string, unknown> } } = {}): Promise<FaultReport> {
+  const model = new FaultModel({ scale, varying: opts.varying ?? false, ...(opts.tool ? { tool: opts.tool } : {}) });
   stack.llm.setResponder((req) => model.answer(req));
   const report = await runFault({ stack, ledger, model, scale, scenario, inject });
   reports.push(report);
@@ -65,6 +75,8 @@ function expectNothingLost(r: FaultReport): void {
   expect({ completed: r.completed, failed: r.failed, stuck: r.stuck }).toEqual({ completed: r.tasks, failed: [], stuck: 0 });
   expect(r.duplicate_keys).toBe(0);
   expect(r.wrong_effect_counts).toBe(0);
+  // A tool error is a step the model gave up on: none of these faults may cause one.
+  expect(r.tool_errors).toEqual({});
 }
 
 // Generous: a fault, its recovery and every task's end on a loaded 2-core machine.
@@ -141,6 +153,16 @@ describe(`faults under load (${scale.tasks} tasks of ${scale.callsPerTask} side-
   it('one of two toolbuses killed mid-call', async () => {
     await fresh('toolbus');
     expectNothingLost(await fault('one of two toolbuses killed', () => kill('toolbus')));
+  });
+
+  it('one of two toolbuses killed mid-call, with a side-effecting MCP stdio tool', async () => {
+    const [, first] = replica('toolbus');
+    const second = await fresh('toolbus');
+    // Generous: each replica starts its own MCP server, slow on a loaded 2-core machine.
+    await Promise.all([first, second].map((t) => t.waitForLog(/MCP server ready/, 30_000)));
+    // Each call is in its server's hands 300 ms: the kill finds calls there, whose child must die with it.
+    const tool = { name: 'books_ledger_append', args: { delay_ms: 300 } };
+    expectNothingLost(await fault('one of two toolbuses killed, MCP stdio tool', () => kill('toolbus'), { tool }));
   });
 
   it('the memory service killed and back after 3 s', async () => {

@@ -1,14 +1,7 @@
-import { wireError, type WireError } from '@hermes/contracts';
+import { HermesError, wireError, type WireError } from '@hermes/contracts';
 
 /** Base class of every error the bus layer throws locally. */
-export class BusError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class BusError extends HermesError {}
 
 /** A request got a structured error reply (or none at all); `wire` is what to pass on. */
 export class RemoteError extends BusError {
@@ -68,11 +61,15 @@ const MAX_ISSUES = 20;
 export class InvalidMessageError extends BusError {
   readonly retryable = false;
   readonly wire: WireError;
+  /** `decodeError`: why the body could not even be decoded (a `payload_limit` keeps its own code). */
   constructor(
     readonly contract: string,
     readonly issues: readonly { path: string; message: string }[],
+    decodeError?: WireError,
   ) {
-    super('invalid_payload', `invalid ${contract} message: ${issues.length} problem(s)`);
-    this.wire = wireError('invalid_payload', this.message, { issues: issues.slice(0, MAX_ISSUES) });
+    super(decodeError?.code ?? 'invalid_payload', `invalid ${contract} message: ${decodeError?.message ?? `${issues.length} problem(s)`}`);
+    this.wire = decodeError
+      ? { ...decodeError, message: this.message, retryable: false }
+      : wireError('invalid_payload', this.message, { issues: issues.slice(0, MAX_ISSUES) });
   }
 }

@@ -1,6 +1,7 @@
 import { hermesMeter } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { consumerConfig, type ConsumerKey } from './stream-specs.js';
+import { natsHandles } from './bus.js';
 
 /**
  * Observes the durable consumers a service declared: `num_pending` (messages not yet delivered:
@@ -18,7 +19,7 @@ export function observeConsumers(bus: Bus, keys: readonly ConsumerKey[]): void {
     await Promise.all(
       keys.map(async (key) => {
         const { stream, config } = consumerConfig(bus.subjects, key, bus.tuning);
-        const info = await bus.jsm.consumers.info(stream, config.durable_name).catch(() => undefined);
+        const info = await natsHandles(bus).jsm.consumers.info(stream, config.durable_name).catch(() => undefined);
         if (!info) return;
         const attrs = { 'messaging.system': 'nats', 'messaging.destination.name': stream, 'messaging.consumer.group.name': config.durable_name };
         result.observe(pending, info.num_pending, attrs);

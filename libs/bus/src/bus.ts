@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { connect, credsAuthenticator, headers as natsHeaders, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream';
+import { connect, credsAuthenticator, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type PubAck, type StoredMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { limitsError, subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
+import { injectTraceContext, limitsError, subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, type Logger } from '@hermes/telemetry';
 import { encodeJson } from './codec.js';
 import { OutgoingPayloadError, PayloadLimitError } from './bus-errors.js';
-import { injectTraceContext } from './trace-headers.js';
 import { bucketConfig, consumerConfig, streamConfig, type BucketKey, type ConsumerKey, type StreamKey, type StreamTuning } from './stream-specs.js';
 import { contractSubject } from './contract-subject.js';
 import { ConsumerProgress } from './consumer-progress.js';
@@ -58,18 +57,36 @@ export interface PublishOptions {
   ack?: boolean;
 }
 
+/** The raw NATS handles under a Bus. */
+export interface NatsHandles {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+}
+
+/** The raw handles of `bus`, for `@hermes/bus/internal` only. */
+export function natsHandles(bus: Bus): NatsHandles {
+  // Element access reaches the private fields: this module owns them.
+  return { nc: bus['nc'], js: bus['js'], jsm: bus['jsm'] };
+}
+
 /** One NATS connection with the JetStream handles and the subject catalogue a service needs. */
 export class Bus {
+  private readonly nc: NatsConnection;
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+
   private constructor(
-    readonly nc: NatsConnection,
-    readonly js: JetStreamClient,
-    readonly jsm: JetStreamManager,
+    raw: NatsHandles,
     readonly subjects: Subjects,
     readonly logger: Logger,
     readonly tuning: StreamTuning,
     /** The work consumers running on this connection: what they hold, whether they progress. */
     readonly progress: ConsumerProgress,
-  ) {}
+  ) {
+    // Kept off the public surface: callers use the typed methods; `@hermes/bus/internal` hands them out where a raw handle is truly needed.
+    ({ nc: this.nc, js: this.js, jsm: this.jsm } = raw);
+  }
 
   /** Connects with unlimited reconnects and logs every connection state change. */
   static async connect(opts: BusOptions): Promise<Bus> {
@@ -102,7 +119,7 @@ export class Bus {
       }
     })();
     const jsm = await jetstreamManager(nc);
-    return new Bus(nc, jetstream(nc), jsm, subjects, opts.logger, opts.tuning ?? {}, new ConsumerProgress(opts.livenessAckWaits));
+    return new Bus({ nc, js: jetstream(nc), jsm }, subjects, opts.logger, opts.tuning ?? {}, new ConsumerProgress(opts.livenessAckWaits));
   }
 
   /**
@@ -120,9 +137,20 @@ export class Bus {
         await this.jsm.streams.add(cfg);
       } catch (err) {
         if (!(err instanceof JetStreamApiError)) throw err;
-        await this.jsm.streams.update(cfg.name, cfg);
+        await this.jsm.streams.update(cfg.name, await this.keepingConsumerLimit(cfg));
       }
     }
+  }
+
+  /**
+   * nats-server 2.9 refuses to change a stream's max_consumers: a stream created before the limit
+   * existed keeps its own (a warning at each declaration), so the update of its other settings still works.
+   */
+  private async keepingConsumerLimit<C extends { name: string; max_consumers?: number }>(cfg: C): Promise<C> {
+    const current = (await this.jsm.streams.info(cfg.name)).config.max_consumers;
+    if (cfg.max_consumers === undefined || current === cfg.max_consumers) return cfg;
+    this.logger.warn({ stream: cfg.name, max_consumers: current, wanted: cfg.max_consumers }, 'stream keeps the consumer limit it was created with (nats-server cannot change it); recreate it to apply the new one');
+    return { ...cfg, max_consumers: current };
   }
 
   /** Declares durable consumers idempotently (several replicas may race; all succeed). */
@@ -200,6 +228,28 @@ export class Bus {
   }
 
   /** Flushes and closes the connection, letting subscriptions finish what they hold. */
+  /** Calls `onMessage` for each core message on `subject` (wildcards allowed) until unsubscribed; errors are logged. */
+  subscribe(subject: string, onMessage: (msg: Msg) => void): Subscription {
+    return this.nc.subscribe(subject, {
+      callback: (err, msg) => (err ? this.logger.error({ err, subject }, 'subscription failed') : onMessage(msg)),
+    });
+  }
+
+  /** Resolves once the server has processed everything sent so far (subscriptions included). */
+  flush(): Promise<void> {
+    return this.nc.flush();
+  }
+
+  /** The largest message the server takes, in bytes (undefined before the first connect). */
+  get maxPayload(): number | undefined {
+    return this.nc.info?.max_payload;
+  }
+
+  /** One stored message of a stream, by sequence or as the last on a subject; null when there is none. */
+  storedMessage(stream: string, query: { seq: number } | { last_by_subj: string }): Promise<StoredMsg | null> {
+    return this.jsm.streams.getMessage(stream, query);
+  }
+
   async drain(): Promise<void> {
     if (this.nc.isClosed()) return;
     await this.nc.drain();

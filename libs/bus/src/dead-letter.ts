@@ -1,9 +1,10 @@
 import { JetStreamApiError, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import { headers as natsHeaders, NoRespondersError, TimeoutError } from '@nats-io/transport-node';
-import { contracts, wireError, type DeadLetter, type WireError } from '@hermes/contracts';
+import { contracts, HermesError, wireError, type DeadLetter, type WireError } from '@hermes/contracts';
 import { hermesMeter } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { BusError, OutgoingPayloadError, RemoteError } from './bus-errors.js';
+import { natsHandles } from './bus.js';
 
 // Room left in max_payload for the JSON around the body and the record's own headers (traceparent, Nats-Msg-Id).
 const RECORD_OVERHEAD_BYTES = 4096;
@@ -39,6 +40,8 @@ export function isUnansweredRequest(err: unknown): err is RemoteError {
  * built a payload that breaks its own contract: the same input fails the same way every time.
  */
 export function isRetryable(err: unknown): boolean {
+  // The caller's or the model's fault: the same message fails the same way on every delivery.
+  if (err instanceof HermesError && err.fault !== 'system') return false;
   if (typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false) return false;
   if (err instanceof OutgoingPayloadError) return false;
   return !PROGRAMMING_ERRORS.some((type) => err instanceof type);
@@ -97,7 +100,7 @@ export function deadLetterRecord(msg: JsMsg, error: WireError, maxPayload: numbe
  * stored once). Throws when JetStream did not store it; the message must then not be terminated.
  */
 export async function publishDeadLetter(bus: Bus, msg: JsMsg, error: WireError): Promise<DeadLetter> {
-  const record = deadLetterRecord(msg, error, bus.nc.info?.max_payload ?? 1024 * 1024);
+  const record = deadLetterRecord(msg, error, natsHandles(bus).nc.info?.max_payload ?? 1024 * 1024);
   await bus.publish(contracts.deadLetters, record, { subject: bus.subjects.deadLetter(record.stream), msgId: `${record.stream}:${record.stream_seq}` });
   return record;
 }
@@ -145,7 +148,7 @@ export async function republishDeadLetter(bus: Bus, record: DeadLetter, msgId: s
     for (const v of values) h.append(name, v);
   }
   h.set(REPLAY_OF_HEADER, `${record.stream}:${record.stream_seq}`);
-  return bus.js.publish(record.subject, Buffer.from(record.payload, 'base64'), { headers: h, msgID: msgId });
+  return natsHandles(bus).js.publish(record.subject, Buffer.from(record.payload, 'base64'), { headers: h, msgID: msgId });
 }
 
 let counter: ReturnType<ReturnType<typeof hermesMeter>['createCounter']> | undefined;

@@ -1,6 +1,7 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { Bus } from './bus.js';
 import { decodeJson } from './codec.js';
+import { natsHandles } from './bus.js';
 
 export interface FollowedMessage {
   /** Stream sequence: a stable position to resume from (used as the SSE event id). */
@@ -18,7 +19,7 @@ export async function* followSubject(
   bus: Bus,
   opts: { stream: string; subject: string; afterSeq?: number; signal?: AbortSignal; until?: (value: unknown) => boolean },
 ): AsyncGenerator<FollowedMessage> {
-  const consumer = await bus.js.consumers.get(opts.stream, {
+  const consumer = await natsHandles(bus).js.consumers.get(opts.stream, {
     filter_subjects: opts.subject,
     ...(opts.afterSeq ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: opts.afterSeq + 1 } : { deliver_policy: DeliverPolicy.All }),
   });

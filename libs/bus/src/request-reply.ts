@@ -1,13 +1,13 @@
 import { headers as natsHeaders, NoRespondersError, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { limitsError, replyEnvelope, StoredStateError, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
+import { extractTraceContext, injectTraceContext, limitsError, replyEnvelope, StoredStateError, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { decodeJson, encodeJson } from './codec.js';
 import { OutgoingPayloadError, PayloadLimitError, RemoteError, ReplyError } from './bus-errors.js';
+import { natsHandles } from './bus.js';
 import { contractSubject } from './contract-subject.js';
-import { extractTraceContext, injectTraceContext } from './trace-headers.js';
 
 const envelopes = new WeakMap<TSchema, TSchema>();
 function envelopeFor(reply: TSchema): TSchema {
@@ -36,7 +36,7 @@ export async function request<Req extends TSchema, Res extends TSchema>(
   injectTraceContext(h);
   let msg: Msg;
   try {
-    msg = await bus.nc.request(subject, encodeJson(payload), { timeout: opts.timeoutMs ?? 5000, headers: h });
+    msg = await natsHandles(bus).nc.request(subject, encodeJson(payload), { timeout: opts.timeoutMs ?? 5000, headers: h });
   } catch (err) {
     if (err instanceof NoRespondersError || (err as { cause?: unknown }).cause instanceof NoRespondersError) {
       throw new RemoteError(wireError('no_responders', `no ${contract.responder} replica is listening on ${subject}`), subject, { cause: err });
@@ -83,7 +83,7 @@ export function serve<Req extends TSchema, Res extends TSchema>(
   handler: (req: Static<Req>, ctx: RequestContext) => Promise<Static<Res>>,
 ): Subscription {
   const subject = contract.subject(bus.subjects).replace(/\{[^}]+\}/g, '*');
-  return bus.nc.subscribe(subject, {
+  return natsHandles(bus).nc.subscribe(subject, {
     queue: bus.subjects.queueGroup(contract.responder),
     callback: (err, msg) => {
       if (err) {

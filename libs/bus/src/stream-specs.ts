@@ -59,11 +59,29 @@ export const MEMORY_EXTRACT_MAX_DELIVERIES = 8;
  */
 export const maxDeliverBackstop = (maxDeliveries: number): number => maxDeliveries + 3;
 
+/**
+ * How many consumers each stream takes at most, so that no caller can exhaust the server with
+ * durables (issue 17: 200 were created). Work queues hold their service's durables and a few
+ * spare (a work queue takes only non-overlapping consumers anyway); streams read through ordered
+ * consumers allow one per concurrent reader (an SSE client, a `hermes run`, a submitter following
+ * a task), with room for many on the task events.
+ */
+export const STREAM_MAX_CONSUMERS: Readonly<Record<StreamKey, number>> = {
+  taskSubmit: 16,
+  runtimeJobs: 16,
+  runtimeResults: 16,
+  memoryJobs: 16,
+  taskEvents: 10_000,
+  // Read by operators (hermes audit, trace, deadletter) only.
+  toolAudit: 64,
+  deadLetters: 64,
+};
+
 /** The JetStream streams Hermes declares. Only features of nats-server 2.9 are used. */
 export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}): Partial<StreamConfig> & { name: string; subjects: string[] } {
   // Only the submit stream's window is tunable: every service declares the shared streams, and
   // they must all compute the same config or each start would undo the others'.
-  const base = { storage: StorageType.File, num_replicas: t.replicas ?? 1, duplicate_window: nanos(120_000), discard: DiscardPolicy.Old };
+  const base = { storage: StorageType.File, num_replicas: t.replicas ?? 1, duplicate_window: nanos(120_000), discard: DiscardPolicy.Old, max_consumers: STREAM_MAX_CONSUMERS[key] };
   switch (key) {
     case 'taskSubmit':
       return {

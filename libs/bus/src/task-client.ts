@@ -8,12 +8,12 @@ import {
   type TaskEvent,
   type TaskRequest,
   type TaskSubmitEvent,
+  currentTraceparent,
 } from '@hermes/contracts';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
 import { followSubject } from './event-follower.js';
-import { currentTraceparent } from './trace-headers.js';
 
 export interface SubmitOptions {
   /** The team the task is for: the subject it is published on says so (see docs/deploy.md). */

@@ -1,7 +1,7 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { millis } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
-import { validate, type MessageContract, type WireError } from '@hermes/contracts';
+import { extractTraceContext, validate, type MessageContract, type WireError } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { hermesMeter, hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
@@ -10,7 +10,7 @@ import { decodeJson } from './codec.js';
 import type { ConsumerTracker } from './consumer-progress.js';
 import { deliveriesExhausted, errorAsWire, isDependencyOutage, isRetryable, publishDeadLetter, terminateDeadLetter } from './dead-letter.js';
 import { DEFAULT_MAX_DELIVERIES, DEFAULT_OUTAGE_BUDGET_MS } from './stream-specs.js';
-import { extractTraceContext } from './trace-headers.js';
+import { natsHandles } from './bus.js';
 
 const PULL_EXPIRES_MS = 5_000;
 const PULL_RETRY_MS = 500;
@@ -88,7 +88,7 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   const maxDeliveries = opts.maxDeliveries ?? bus.tuning.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
   // A consumer that can dead-letter needs somewhere to put the records (the dispatcher owns the stream's config).
   await bus.ensureStreams(['deadLetters'], { createOnly: true });
-  const consumer = await bus.js.consumers.get(opts.stream, opts.durable);
+  const consumer = await natsHandles(bus).js.consumers.get(opts.stream, opts.durable);
   const { config } = await consumer.info(true);
   if (config.max_deliver !== undefined && config.max_deliver > 0 && config.max_deliver <= maxDeliveries) {
     // JetStream would stop delivering before our bound: such messages stay in the stream, never dead-lettered.
@@ -120,7 +120,7 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   const loop = (async () => {
     while (!stopped) {
       while (!stopped && running.size >= concurrency) await new Promise<void>((r) => waiters.push(r));
-      if (stopped || bus.nc.isClosed() || bus.nc.isDraining()) break;
+      if (stopped || natsHandles(bus).nc.isClosed() || natsHandles(bus).nc.isDraining()) break;
       try {
         batch = await consumer.fetch({ max_messages: concurrency - running.size, expires: PULL_EXPIRES_MS });
         if (stopped) batch.stop();
@@ -135,7 +135,7 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
           running.add(entry);
         }
       } catch (err) {
-        if (stopped || bus.nc.isClosed() || bus.nc.isDraining()) break;
+        if (stopped || natsHandles(bus).nc.isClosed() || natsHandles(bus).nc.isDraining()) break;
         bus.logger.warn({ err, stream: opts.stream, durable: opts.durable }, 'pull failed; retrying');
         await new Promise((r) => setTimeout(r, PULL_RETRY_MS));
       } finally {
@@ -288,7 +288,7 @@ export async function consumeContract<P extends TSchema>(
       const issues = decoded.ok ? (checked?.issues ?? []) : [{ path: '', message: decoded.message }];
       bus.logger.warn({ subject: msg.subject, issues }, `invalid ${contract.name} message dropped`);
       await opts.onInvalid?.(msg, issues);
-      throw new InvalidMessageError(contract.name, issues);
+      throw new InvalidMessageError(contract.name, issues, decoded.ok ? undefined : decoded.error);
     }
     return handler(checked.value, msg);
   });

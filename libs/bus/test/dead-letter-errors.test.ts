@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorAsWire, InvalidMessageError, isRetryable, OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
+import { BusError, errorAsWire, InvalidMessageError, isRetryable, OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
 import { wireError } from '@hermes/contracts';
 
 describe('isRetryable', () => {
@@ -33,5 +33,13 @@ describe('errorAsWire', () => {
     expect(errorAsWire(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toEqual({ code: 'ECONNREFUSED', message: 'refused', retryable: true, details: { error_name: 'Error' } });
     expect(errorAsWire(new TypeError('x is not a function'))).toEqual({ code: 'internal', message: 'x is not a function', retryable: false, details: { error_name: 'TypeError' } });
     expect(errorAsWire(new Error('x'.repeat(10_000))).message).toHaveLength(4000);
+  });
+});
+
+describe('isRetryable by fault', () => {
+  it("says no for a Hermes error that is the caller's or the model's fault, whatever else it says", () => {
+    expect(isRetryable(new BusError('session_forbidden', 'not yours'))).toBe(false);
+    expect(isRetryable(new BusError('loop_detected', 'the model repeats itself'))).toBe(false);
+    expect(isRetryable(new BusError('no_responders', 'nobody listens'))).toBe(true);
   });
 });

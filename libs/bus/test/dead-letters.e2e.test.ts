@@ -4,8 +4,8 @@ import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { deadLetter, startWorkConsumer, type Bus, type RawHandler, type WorkConsumer, type WorkConsumerOptions } from '@hermes/bus';
 import { contracts, wireError, type WireError } from '@hermes/contracts';
-import { freePort, startChildService } from '@hermes/testkit';
-import { connectBus, storedDeadLetters as deadLetters, eventually, fixture, runtimeJob, natsForFile, uniquePrefix } from './support.js';
+import { connectBus, storedDeadLetters as deadLetters, eventually, runtimeJob, natsForFile, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const file = natsForFile();
 const { buses, consumers } = file;
@@ -16,7 +16,7 @@ async function jobsBus(label: string, maxAckPending = 1000): Promise<{ bus: Bus;
   buses.push(bus);
   await bus.ensureStreams(['runtimeJobs']);
   const durable = 'dl-test';
-  await bus.jsm.consumers.add(bus.subjects.streams.runtimeJobs, {
+  await natsHandles(bus).jsm.consumers.add(bus.subjects.streams.runtimeJobs, {
     durable_name: durable,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
@@ -54,7 +54,7 @@ const deadLettersOnce = (bus: Bus, n: number) =>
     const records = await deadLetters(bus);
     return records.length === n ? records : undefined;
   }, 10_000, `${n} dead letter(s)`);
-const storedMessages = async (bus: Bus) => (await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages;
+const storedMessages = async (bus: Bus) => (await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages;
 
 describe('dead letters', () => {
   it('50 messages whose handler always throws are dead-lettered after the bound, and a good one behind them is handled', async () => {
@@ -97,7 +97,7 @@ describe('dead letters', () => {
     expect(hooked.find((h) => h.seq === 1)?.error).toEqual(first.error);
     // Terminated, so gone from the work queue and from the consumer's pending acks.
     await eventually(async () => ((await storedMessages(bus)) === 0 ? true : undefined), 10_000, 'the work queue to empty');
-    expect((await bus.jsm.consumers.info(bus.subjects.streams.runtimeJobs, durable)).num_ack_pending).toBe(0);
+    expect((await natsHandles(bus).jsm.consumers.info(bus.subjects.streams.runtimeJobs, durable)).num_ack_pending).toBe(0);
   });
 
   it('a non-retryable error is dead-lettered on its first delivery, with its code', async () => {
@@ -125,7 +125,7 @@ describe('dead letters', () => {
     const { bus, durable } = await jobsBus('crashed');
     await bus.publish(contracts.runtimeJobs, runtimeJob('crasher'), { msgId: 'crasher' });
     // Three deliveries nobody finished, as three processes that died holding it would leave.
-    const raw = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, durable);
+    const raw = await natsHandles(bus).js.consumers.get(bus.subjects.streams.runtimeJobs, durable);
     for (let delivery = 1; delivery <= 3; delivery++) {
       const msg = await raw.next({ expires: 5_000 });
       expect(msg?.info.deliveryCount).toBe(delivery);
@@ -160,7 +160,7 @@ describe('dead letters', () => {
       throw new TypeError('cannot handle it');
     });
     // 800 kB is 1.07 MB in base64: more than the server's default max_payload of 1 MB.
-    await bus.js.publish(bus.subjects.runtimeJobs, new Uint8Array(800_000).fill(0x61));
+    await natsHandles(bus).js.publish(bus.subjects.runtimeJobs, new Uint8Array(800_000).fill(0x61));
 
     const [record] = await deadLettersOnce(bus, 1);
     expect(record).toMatchObject({ payload_bytes: 800_000, error: { code: 'internal' } });
@@ -193,78 +193,5 @@ describe('dead letters', () => {
     await eventually(async () => ((await storedMessages(bus)) === 0 ? true : undefined), 10_000, 'the work queue to empty');
     expect(hookCalls).toBe(1);
     expect((await deadLetters(bus)).map((r) => r.error.details?.error_name)).toEqual(['RangeError']);
-  });
-});
-
-async function probe(port: number): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
-  try {
-    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  } catch {
-    return undefined;
-  }
-}
-
-describe('liveness', () => {
-  it('a handler stuck on a job turns /healthz 503 naming its consumer, and 200 again once it finishes; metrics show the age and the dead letters', async () => {
-    const prefix = uniquePrefix('stall');
-    const [healthPort, metricsPort] = [await freePort(), await freePort()];
-    const ackWaitMs = 1_000;
-    const service = await startChildService({
-      name: 'stalling-service',
-      entry: fixture('stalling-service.mjs'),
-      env: {
-        NATS_URL: file.nats.url,
-        HERMES_SUBJECT_PREFIX: prefix,
-        HEALTH_PORT: String(healthPort),
-        METRICS_PORT: String(metricsPort),
-        ACK_WAIT_MS: String(ackWaitMs),
-        HERMES_LIVENESS_ACK_WAITS: '2',
-        LOG_LEVEL: 'warn',
-      },
-      healthPort,
-    });
-    const bus = await connectBus(file.nats.url, { prefix });
-    buses.push(bus);
-
-    // Healthy while idle and while it finishes what it takes.
-    await bus.publish(contracts.runtimeJobs, { ...runtimeJob('quick'), goal: 'quick' });
-    await service.waitForLog(/^done quick$/);
-    expect((await probe(healthPort))?.status).toBe(200);
-
-    await bus.publish(contracts.runtimeJobs, { ...runtimeJob('stuck'), goal: 'hang' });
-    await service.waitForLog(/^took stuck$/);
-    // Stalled after 2 x 1 s ack wait of holding it; the deadline leaves room for a slow machine.
-    const stalled = await eventually(async () => {
-      const r = await probe(healthPort);
-      return r?.status === 503 ? r.body : undefined;
-    }, 20_000, '/healthz 503');
-    expect(stalled).toMatchObject({
-      status: 'not_live',
-      reason: 'consumer_stalled',
-      consumers: [{ stream: bus.subjects.streams.runtimeJobs, consumer: bus.subjects.consumers.runtimeJobs, in_flight: 1, stall_after_ms: 2 * ackWaitMs }],
-    });
-    const age = await eventually(async () => {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith('hermes_bus_consumer_oldest_unacked_age') && l.includes(bus.subjects.consumers.runtimeJobs));
-      return line ? Number(line.split(' ').at(-1)) : undefined;
-    }, 10_000, 'the oldest-unacked gauge');
-    expect(age).toBeGreaterThanOrEqual(2);
-
-    bus.nc.publish(`${prefix}.test.release`);
-    await service.waitForLog(/^done stuck$/);
-    await eventually(async () => ((await probe(healthPort))?.status === 200 ? true : undefined), 10_000, '/healthz 200 again');
-
-    // A poisoned job is dead-lettered at once and counted.
-    await bus.publish(contracts.runtimeJobs, { ...runtimeJob('poisoned'), goal: 'poison' });
-    const counted = await eventually(async () => {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      return text.split('\n').find((l) => l.startsWith('hermes_bus_dead_letters_total'));
-    }, 10_000, 'the dead-letter counter');
-    expect(counted).toContain(`messaging_consumer_group_name="${bus.subjects.consumers.runtimeJobs}"`);
-    expect(counted).toContain('error_type="internal"');
-    expect(counted!.split(' ').at(-1)).toBe('1');
-    expect((await probe(healthPort))?.status).toBe(200);
-    expect(await service.stop(5_000)).toEqual({ code: 0, signal: null });
   });
 });

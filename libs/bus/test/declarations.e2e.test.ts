@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Bus} from '@hermes/bus';
-import { OutgoingPayloadError, maxDeliverBackstop, submitTask } from '@hermes/bus';
-import { DEFAULT_TEAM, contracts, makeTaskEvent, type TaskRequest } from '@hermes/contracts';
+import { OutgoingPayloadError, STREAM_MAX_CONSUMERS, consumerConfig, maxDeliverBackstop, streamConfig, submitTask } from '@hermes/bus';
+import { AckPolicy } from '@nats-io/jetstream';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, subjectsFor, type TaskRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit', 'memoryJobs', 'deadLetters'] as const;
 const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs', 'memoryExtract', 'memoryWrites'] as const;
@@ -26,6 +28,45 @@ afterAll(async () => {
   await cleanupAll();
 });
 
+describe('consumer limits', () => {
+  it('a stream takes no more consumers than its max_consumers, so a caller cannot create hundreds of durables', async () => {
+    const bus = await open(uniquePrefix('limit'));
+    await bus.ensureStreams(['toolAudit']);
+    const stream = bus.subjects.streams.toolAudit;
+    expect((await natsHandles(bus).jsm.streams.info(stream)).config.max_consumers).toBe(STREAM_MAX_CONSUMERS.toolAudit);
+    let created = 0;
+    let refusal: Error | undefined;
+    for (let i = 0; i < 200 && !refusal; i++) {
+      try {
+        await natsHandles(bus).jsm.consumers.add(stream, { durable_name: `squat-${i}`, ack_policy: AckPolicy.Explicit });
+        created += 1;
+      } catch (err) {
+        refusal = err as Error;
+      }
+    }
+    // The real server's refusal, once the limit is reached.
+    expect(refusal?.message).toMatch(/maximum consumers limit reached/);
+    expect(created).toBe(STREAM_MAX_CONSUMERS.toolAudit);
+  });
+
+  it('every stream has a consumer limit and every durable a max_ack_pending', () => {
+    const s = subjectsFor('x');
+    for (const key of ALL_STREAMS) expect(streamConfig(s, key).max_consumers, key).toBeGreaterThan(0);
+    for (const key of ALL_CONSUMERS) expect(consumerConfig(s, key).config.max_ack_pending, key).toBeGreaterThan(0);
+  });
+
+  it('a stream created without a limit (before this release) is still declared: it keeps its own, nats-server cannot change it', async () => {
+    const bus = await open(uniquePrefix('old'));
+    const { max_consumers: _limit, ...old } = streamConfig(bus.subjects, 'toolAudit');
+    await natsHandles(bus).jsm.streams.add(old);
+    await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: 86_400_000 } });
+    const config = (await natsHandles(bus).jsm.streams.info(bus.subjects.streams.toolAudit)).config;
+    expect(config.max_consumers).toBe(-1);
+    // The rest of the update still happened.
+    expect(config.max_age).toBe(86_400_000 * 1_000_000);
+  });
+});
+
 describe('stream and consumer declaration', () => {
   it('two connections declaring the same streams and consumers at once, and again later, end with one of each', async () => {
     const prefix = uniquePrefix('decl');
@@ -37,14 +78,14 @@ describe('stream and consumer declaration', () => {
     await b.ensureConsumers([...ALL_CONSUMERS]);
 
     const names: string[] = [];
-    for await (const s of a.jsm.streams.list()) if (s.config.name.startsWith(prefix.toUpperCase())) names.push(s.config.name);
+    for await (const s of natsHandles(a).jsm.streams.list()) if (s.config.name.startsWith(prefix.toUpperCase())) names.push(s.config.name);
     expect(names.sort()).toEqual(Object.values(a.subjects.streams).sort());
     const jobConsumers: string[] = [];
-    for await (const c of a.jsm.consumers.list(a.subjects.streams.runtimeJobs)) jobConsumers.push(c.name);
+    for await (const c of natsHandles(a).jsm.consumers.list(a.subjects.streams.runtimeJobs)) jobConsumers.push(c.name);
     expect(jobConsumers).toEqual([a.subjects.consumers.runtimeJobs]);
     // The memory work queue has two consumers, each on its own subject (a work queue allows that only when they do not overlap).
     const memoryConsumers: [string, string | undefined][] = [];
-    for await (const c of a.jsm.consumers.list(a.subjects.streams.memoryJobs)) memoryConsumers.push([c.name, c.config.filter_subject]);
+    for await (const c of natsHandles(a).jsm.consumers.list(a.subjects.streams.memoryJobs)) memoryConsumers.push([c.name, c.config.filter_subject]);
     expect(memoryConsumers.sort()).toEqual([
       [a.subjects.consumers.memoryExtract, a.subjects.memoryExtract],
       [a.subjects.consumers.memoryWrites, a.subjects.memoryWrite],
@@ -65,10 +106,10 @@ describe('stream and consumer declaration', () => {
     await after.ensureConsumers(['runtimeJobs']);
 
     // Only the submit stream's duplicate window is tunable (see stream-specs).
-    const stream = await after.jsm.streams.info(after.subjects.streams.taskSubmit);
+    const stream = await natsHandles(after).jsm.streams.info(after.subjects.streams.taskSubmit);
     expect(stream.config.duplicate_window).toBe(5_000 * 1_000_000);
-    expect((await after.jsm.streams.info(after.subjects.streams.runtimeJobs)).state.messages).toBe(1);
-    const consumer = await after.jsm.consumers.info(after.subjects.streams.runtimeJobs, after.subjects.consumers.runtimeJobs);
+    expect((await natsHandles(after).jsm.streams.info(after.subjects.streams.runtimeJobs)).state.messages).toBe(1);
+    const consumer = await natsHandles(after).jsm.consumers.info(after.subjects.streams.runtimeJobs, after.subjects.consumers.runtimeJobs);
     expect(consumer.config.ack_wait).toBe(2_000 * 1_000_000);
     // JetStream's backstop sits a little above the dead-letter bound, and follows it.
     expect(consumer.config.max_deliver).toBe(maxDeliverBackstop(2));
@@ -81,8 +122,8 @@ describe('stream and consumer declaration', () => {
     await owner.ensureStreams(['taskSubmit']);
     const user = await open(prefix);
     await user.ensureStreams(['taskSubmit', 'taskEvents'], { createOnly: true });
-    expect((await user.jsm.streams.info(user.subjects.streams.taskSubmit)).config.duplicate_window).toBe(5_000 * 1_000_000);
-    expect((await user.jsm.streams.info(user.subjects.streams.taskEvents)).config.name).toBe(user.subjects.streams.taskEvents);
+    expect((await natsHandles(user).jsm.streams.info(user.subjects.streams.taskSubmit)).config.duplicate_window).toBe(5_000 * 1_000_000);
+    expect((await natsHandles(user).jsm.streams.info(user.subjects.streams.taskEvents)).config.name).toBe(user.subjects.streams.taskEvents);
   });
 
   it('a tuning the server refuses surfaces as an error instead of being ignored', async () => {
@@ -109,7 +150,7 @@ describe('submitTask', () => {
     expect(first).toMatchObject({ eventId: 'evt-1', duplicate: false });
     expect(second).toEqual({ ...first, duplicate: true });
     expect(other.taskId).not.toBe(first.taskId);
-    const info = await bus.jsm.streams.info(bus.subjects.streams.taskSubmit);
+    const info = await natsHandles(bus).jsm.streams.info(bus.subjects.streams.taskSubmit);
     expect(info.state.messages).toBe(2);
   });
 
@@ -122,7 +163,7 @@ describe('submitTask', () => {
 
     expect(err).toBeInstanceOf(OutgoingPayloadError);
     expect((err as OutgoingPayloadError).issues.map((i) => i.path)).toEqual(expect.arrayContaining(['/data/user_id', '/data/goal']));
-    const info = await bus.jsm.streams.info(bus.subjects.streams.taskSubmit);
+    const info = await natsHandles(bus).jsm.streams.info(bus.subjects.streams.taskSubmit);
     expect(info.state.messages).toBe(0);
   });
 });
@@ -137,9 +178,9 @@ describe('publish without an ack', () => {
     expect(await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false })).toBeUndefined();
     await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false });
     await bus.publish(contracts.taskEvents, { ...event, id: 'step-2' }, { subject, msgId: 'step-2', ack: false });
-    await bus.nc.flush();
+    await natsHandles(bus).nc.flush();
 
-    const info = await bus.jsm.streams.info(bus.subjects.streams.taskEvents);
+    const info = await natsHandles(bus).jsm.streams.info(bus.subjects.streams.taskEvents);
     expect(info.state.messages).toBe(2);
     await expect(bus.publish(contracts.taskEvents, { ...event, data: {} } as never, { subject, ack: false })).rejects.toBeInstanceOf(OutgoingPayloadError);
   });
@@ -182,6 +223,6 @@ describe('ensureStreams tuning', () => {
 
     await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: 3_600_000 } });
 
-    expect((await bus.jsm.streams.info(bus.subjects.streams.toolAudit)).config.max_age).toBe(3_600_000 * 1_000_000);
+    expect((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.toolAudit)).config.max_age).toBe(3_600_000 * 1_000_000);
   });
 });

@@ -3,8 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
 import { encodeJson, followSubject, followTaskEvents, type TaskEventWithSeq } from '@hermes/bus';
 import { DEFAULT_TEAM, contracts, makeTaskEvent, taskEventKind, type TaskEvent } from '@hermes/contracts';
-import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
+import { cleanupAll, eventually, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -108,10 +109,10 @@ describe('followSubject', () => {
   it('yields undecodable bodies instead of stopping, and stops where `until` says', async () => {
     const bus = await open();
     const subject = bus.subjects.taskEvents(DEFAULT_TEAM, 't_raw');
-    await bus.js.publish(subject, encodeJson({ n: 1 }));
-    await bus.js.publish(subject, new TextEncoder().encode('{broken'));
-    await bus.js.publish(subject, encodeJson({ n: 2, last: true }));
-    await bus.js.publish(subject, encodeJson({ n: 3 }));
+    await natsHandles(bus).js.publish(subject, encodeJson({ n: 1 }));
+    await natsHandles(bus).js.publish(subject, new TextEncoder().encode('{broken'));
+    await natsHandles(bus).js.publish(subject, encodeJson({ n: 2, last: true }));
+    await natsHandles(bus).js.publish(subject, encodeJson({ n: 3 }));
 
     const got = await collect(
       followSubject(bus, { stream: bus.subjects.streams.taskEvents, subject, until: (v) => (v as { last?: boolean }).last === true }),
@@ -131,10 +132,10 @@ describe('following across a server restart', () => {
       for await (const e of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: 't_r' })) seen.push(taskEventKind(e.event));
     })();
     await emit(bus, started('t_r'));
-    while (seen.length < 2) await sleep(20);
+    await eventually(() => seen.length >= 2, 5_000, 'the two stored events');
 
     const reconnected = (async () => {
-      for await (const status of bus.nc.status()) if (status.type === 'reconnect') return;
+      for await (const status of natsHandles(bus).nc.status()) if (status.type === 'reconnect') return;
     })();
     await nats.restart();
     await reconnected;

@@ -3,6 +3,7 @@ import type { KV } from '@nats-io/kv';
 import { CasRetriesExhaustedError, casUpdate, isCasConflict, type Bus } from '@hermes/bus';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -60,7 +61,7 @@ describe('isCasConflict', () => {
 
   it('is false for other JetStream errors and for anything that is not one', async () => {
     const { bus, kv } = await bucket();
-    const missingStream = await errorOf(bus.jsm.streams.info('NO_SUCH_STREAM'));
+    const missingStream = await errorOf(natsHandles(bus).jsm.streams.info('NO_SUCH_STREAM'));
     expect(missingStream).toBeInstanceOf(Error);
     expect(isCasConflict(missingStream)).toBe(false);
     expect(isCasConflict(await errorOf(Promise.resolve().then(() => kv.update('k', '1', 0))))).toBe(false);

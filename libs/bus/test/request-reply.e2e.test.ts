@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Bus} from '@hermes/bus';
 import { OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError, ReplyError, consumeContract, decodeJson, encodeJson, request, serve } from '@hermes/bus';
-import { contracts, wireError, type MemoryWriteJob, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
+import { contracts, wireError, type MemoryWriteJob, type WireError, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, eventually, runtimeJob, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -27,7 +28,7 @@ const stored: SessionMessage = {
 
 /** Sends raw bytes on a request subject and returns the decoded reply envelope. */
 async function rawRequest(bus: Bus, subject: string, body: Uint8Array): Promise<unknown> {
-  const msg = await bus.nc.request(subject, body, { timeout: 2_000 });
+  const msg = await natsHandles(bus).nc.request(subject, body, { timeout: 2_000 });
   const decoded = decodeJson(msg.data);
   if (!decoded.ok) throw new Error(decoded.message);
   return decoded.value;
@@ -55,12 +56,12 @@ describe('request and serve', () => {
   it('work handed to afterReply runs once the reply is sent, and its failure does not touch the reply', async () => {
     const bus = await open();
     const order: string[] = [];
-    const sub = bus.nc.subscribe('after.reply');
+    const sub = natsHandles(bus).nc.subscribe('after.reply');
     serve(bus, contracts.sessionRead, async (req, ctx) => {
       ctx.afterReply(() => {
         order.push('after');
         // A publish from here shares the reply's socket write; it still arrives on its own subject.
-        bus.nc.publish('after.reply', encodeJson({ for: req.session_id }));
+        natsHandles(bus).nc.publish('after.reply', encodeJson({ for: req.session_id }));
       });
       ctx.afterReply(() => {
         throw new Error('bookkeeping failed');
@@ -131,7 +132,7 @@ describe('request and serve', () => {
       throw new Error('database password is hunter2');
     });
 
-    const raw = await bus.nc.request(bus.subjects.sessionRead, encodeJson({ user_id: 'alice', session_id: 'chat-7' }), { timeout: 2_000 });
+    const raw = await natsHandles(bus).nc.request(bus.subjects.sessionRead, encodeJson({ user_id: 'alice', session_id: 'chat-7' }), { timeout: 2_000 });
     const text = new TextDecoder().decode(raw.data);
     const err: unknown = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' }).catch((e: unknown) => e);
 
@@ -176,7 +177,7 @@ describe('request and serve', () => {
 
   it('a reply that breaks the envelope contract is reported as invalid_payload', async () => {
     const bus = await open();
-    bus.nc.subscribe(bus.subjects.toolsList, { callback: (_err, msg) => void msg.respond(encodeJson({ tools: [] })) });
+    natsHandles(bus).nc.subscribe(bus.subjects.toolsList, { callback: (_err, msg) => void msg.respond(encodeJson({ tools: [] })) });
 
     const err: unknown = await request(bus, contracts.toolsList, {}).catch((e: unknown) => e);
 
@@ -200,7 +201,7 @@ describe('outgoing payload checks', () => {
     expect(err).toBeInstanceOf(OutgoingPayloadError);
     expect((err as OutgoingPayloadError).code).toBe('invalid_payload');
     expect((err as OutgoingPayloadError).issues).toEqual([expect.objectContaining({ path: '/session_id' })]);
-    await bus.nc.flush();
+    await natsHandles(bus).nc.flush();
     expect(handled).toBe(0);
   });
 
@@ -208,15 +209,15 @@ describe('outgoing payload checks', () => {
     const bus = await open();
     await bus.ensureStreams(['runtimeJobs']);
     const seen: string[] = [];
-    bus.nc.subscribe(bus.subjects.runtimeJobs, { callback: (_err, msg) => void seen.push(msg.subject) });
+    natsHandles(bus).nc.subscribe(bus.subjects.runtimeJobs, { callback: (_err, msg) => void seen.push(msg.subject) });
 
     const invalid = { ...runtimeJob('j1'), model_role: 'oracle' } as unknown as ReturnType<typeof runtimeJob>;
     await expect(bus.publish(contracts.runtimeJobs, invalid)).rejects.toBeInstanceOf(OutgoingPayloadError);
 
-    await bus.nc.flush();
+    await natsHandles(bus).nc.flush();
     await sleep(50);
     expect(seen).toEqual([]);
-    const info = await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs);
+    const info = await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs);
     expect(info.state.messages).toBe(0);
     const ack = await bus.publish(contracts.runtimeJobs, runtimeJob('j2'));
     expect(ack?.seq).toBe(1);
@@ -235,7 +236,7 @@ describe('payload limits on the bus', () => {
       return { messages: [] };
     });
     const body = new TextEncoder().encode(`{"user_id":"alice","session_id":"s","extra":${deepText(5000)}}`);
-    const decoded = decodeJson((await bus.nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
+    const decoded = decodeJson((await natsHandles(bus).nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
     expect(decoded).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 64, actual: 5001 } } } });
     expect(handled).toBe(0);
     await expect(request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 's' })).resolves.toEqual({ messages: [] });
@@ -246,7 +247,7 @@ describe('payload limits on the bus', () => {
     serve(bus, contracts.sessionAppend, async () => ({ messages: [] }));
     // 43 levels: within the envelope's 64, over the 36 of a memory write.
     const body = new TextEncoder().encode(`{"user_id":"u1","session_id":"s1","messages":[{"role":"user","content":"x","x":${deepText(40)}}]}`);
-    const raw = await bus.nc.request(bus.subjects.sessionAppend, body, { timeout: 5_000 });
+    const raw = await natsHandles(bus).nc.request(bus.subjects.sessionAppend, body, { timeout: 5_000 });
     expect(decodeJson(raw.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', details: { limit: 'maxDepth', max: 36, actual: 43, path: `/messages/0/x${'/0'.repeat(33)}` } } } });
   });
 
@@ -254,7 +255,7 @@ describe('payload limits on the bus', () => {
     const bus = await open();
     serve(bus, contracts.sessionRead, async () => ({ messages: [] }));
     const body = Uint8Array.from([...new TextEncoder().encode('{"user_id":"'), 0xff, ...new TextEncoder().encode('","session_id":"s"}')]);
-    const decoded = decodeJson((await bus.nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
+    const decoded = decodeJson((await natsHandles(bus).nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
     expect(decoded).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', message: expect.stringMatching(/UTF-8/) } } });
   });
 
@@ -285,16 +286,25 @@ describe('payload limits on the bus', () => {
     await bus.ensureConsumers(['memoryWrites']);
     const invalid: string[] = [];
     const handled: unknown[] = [];
+    const deadLettered: WireError[] = [];
     const consumer = await consumeContract(
       bus,
       contracts.memoryWrite,
-      { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, onInvalid: async (_msg, issues) => void invalid.push(issues[0]!.message) },
+      {
+        stream: bus.subjects.streams.memoryJobs,
+        durable: bus.subjects.consumers.memoryWrites,
+        onInvalid: async (_msg, issues) => void invalid.push(issues[0]!.message),
+        onDeadLetter: (_msg, error) => void deadLettered.push(error),
+      },
       async (job) => void handled.push(job),
     );
-    await bus.js.publish(bus.subjects.memoryWrite, new TextEncoder().encode(`{"deep":${deepText(100_000)}}`));
+    await natsHandles(bus).js.publish(bus.subjects.memoryWrite, new TextEncoder().encode(`{"deep":${deepText(100_000)}}`));
     await eventually(() => (invalid.length === 1 ? invalid : undefined), 10_000, 'the deep message reported');
     expect(invalid[0]).toMatch(/nests 100001 levels deep, over the maximum of 36/);
     expect(handled).toEqual([]);
+    // Its dead letter says which limit it broke, not just that it was invalid.
+    await eventually(() => deadLettered.length === 1, 10_000, 'the deep message dead-lettered');
+    expect(deadLettered[0]).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxDepth' } });
     await consumer.stop(1_000);
   });
 });

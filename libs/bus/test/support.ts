@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Bus, type BusOptions, type WorkConsumer } from '@hermes/bus';
 import { DeadLetter, validate, type RuntimeJob } from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
+import { natsHandles } from '@hermes/bus/internal';
 
 let prefixes = 0;
 
@@ -36,11 +37,11 @@ export function fixture(name: string): string {
 /** Every dead-letter record on the bus's dead-letter stream, oldest first, each checked against its contract. */
 export async function storedDeadLetters(bus: Bus): Promise<DeadLetter[]> {
   const stream = bus.subjects.streams.deadLetters;
-  const info = await bus.jsm.streams.info(stream).catch(() => undefined);
+  const info = await natsHandles(bus).jsm.streams.info(stream).catch(() => undefined);
   const out: DeadLetter[] = [];
   if (!info || info.state.messages === 0) return out;
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-    const m = await bus.jsm.streams.getMessage(stream, { seq });
+    const m = await natsHandles(bus).jsm.streams.getMessage(stream, { seq });
     const checked = validate(DeadLetter, m?.json());
     if (!checked.ok) throw new Error(`record ${seq} breaks its contract: ${JSON.stringify(checked.issues)}`);
     out.push(checked.value);

@@ -7,6 +7,7 @@ import { DEFAULT_TEAM, contracts } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, eventually, runtimeJob, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const exporter = new InMemorySpanExporter();
 let nats: NatsServerHandle;
@@ -99,7 +100,7 @@ describe('trace context over NATS', () => {
 
     const { span, result } = await inSpan('submit', () => submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'e1' }));
 
-    const stored = await bus.jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq: 1 });
+    const stored = await natsHandles(bus).jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq: 1 });
     const caller = span.spanContext();
     const producer = exporter.getFinishedSpans().find((s) => s.name === 'publish taskSubmit' && s.spanContext().traceId === caller.traceId);
     expect(producer?.parentSpanContext?.spanId).toBe(caller.spanId);

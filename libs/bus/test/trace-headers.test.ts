@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { headers } from '@nats-io/transport-node';
 import { ROOT_CONTEXT, context, trace } from '@opentelemetry/api';
-import { contextFromTraceparent, currentTraceparent, extractTraceContext, injectTraceContext } from '@hermes/bus';
+import { contextFromTraceparent, currentTraceparent, extractTraceContext, injectTraceContext } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -5,6 +5,7 @@ import { consumeContract, encodeJson, RemoteError, startWorkConsumer, type WorkC
 import { contracts, wireError, type RuntimeJob } from '@hermes/contracts';
 import { startChildService } from '@hermes/testkit';
 import { connectBus, eventually, fixture, runtimeJob, storedDeadLetters, natsForFile, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const file = natsForFile();
 const { buses, consumers } = file;
@@ -23,7 +24,7 @@ function jobsConsumerOpts(bus: Bus) {
 }
 
 async function consumerState(bus: Bus) {
-  return bus.jsm.consumers.info(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
+  return natsHandles(bus).jsm.consumers.info(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
 }
 
 async function track(c: Promise<WorkConsumer>): Promise<WorkConsumer> {
@@ -46,7 +47,7 @@ describe('startWorkConsumer', () => {
     await bus.publish(contracts.runtimeJobs, runtimeJob('j1'));
 
     await eventually(() => (deliveries.length >= 2 ? true : undefined), 5_000, 'the redelivery');
-    await eventually(async () => ((await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 2_000, 'the ack');
+    await eventually(async () => ((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 2_000, 'the ack');
     expect(deliveries).toEqual([1, 2]);
     expect((await consumerState(bus)).num_ack_pending).toBe(0);
   });
@@ -64,7 +65,7 @@ describe('startWorkConsumer', () => {
 
     await bus.publish(contracts.runtimeJobs, runtimeJob('j-outage'));
 
-    await eventually(async () => ((await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 15_000, 'the ack');
+    await eventually(async () => ((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 15_000, 'the ack');
     expect(seen).toEqual([1, 1, 1, 1]);
     expect(await storedDeadLetters(bus)).toEqual([]);
   });
@@ -189,7 +190,7 @@ describe('startWorkConsumer', () => {
     await survivor.publish(contracts.runtimeJobs, runtimeJob('orphan'));
     await tookIt;
 
-    await doomed.nc.close();
+    await natsHandles(doomed).nc.close();
     await sleep(200); // several heartbeats fall due on the closed connection
     release(); // and the handler then finishes: its ack cannot be sent either
     await sleep(50);
@@ -240,8 +241,8 @@ describe('consumeContract', () => {
       ),
     );
 
-    await bus.js.publish(bus.subjects.runtimeJobs, encodeJson({ ...runtimeJob('bad'), model_role: 'oracle', extra: 1 }));
-    await bus.js.publish(bus.subjects.runtimeJobs, new TextEncoder().encode('not json'));
+    await natsHandles(bus).js.publish(bus.subjects.runtimeJobs, encodeJson({ ...runtimeJob('bad'), model_role: 'oracle', extra: 1 }));
+    await natsHandles(bus).js.publish(bus.subjects.runtimeJobs, new TextEncoder().encode('not json'));
     await bus.publish(contracts.runtimeJobs, runtimeJob('good'));
 
     await eventually(() => (handled.length === 1 && invalid.length === 2 ? true : undefined), 5_000, 'all three messages');
@@ -273,7 +274,7 @@ describe('across a server restart', () => {
     await eventually(() => (handled.length === 1 ? true : undefined), 5_000, 'the first job');
 
     const reconnected = (async () => {
-      for await (const status of bus.nc.status()) if (status.type === 'reconnect') return;
+      for await (const status of natsHandles(bus).nc.status()) if (status.type === 'reconnect') return;
     })();
     await file.nats.restart();
     await reconnected;

@@ -1,12 +1,13 @@
+import { HermesError } from '@hermes/contracts';
+
 /** A setting is missing or invalid; the message names each bad setting and what it must be. */
-export class ConfigError extends Error {
-  readonly code = 'invalid_config';
+export class ConfigError extends HermesError {
   constructor(
     readonly service: string,
     readonly problems: readonly { setting: string; message: string }[],
     options?: { cause?: unknown },
   ) {
-    super(`invalid configuration for ${service}:\n${problems.map((p) => `  - ${p.setting}: ${p.message}`).join('\n')}`, options);
-    this.name = new.target.name;
+    // The operator's fault, like a caller's: starting again with the same settings fails the same way.
+    super('invalid_config', `invalid configuration for ${service}:\n${problems.map((p) => `  - ${p.setting}: ${p.message}`).join('\n')}`, { ...options, fault: 'caller' });
   }
 }

@@ -115,7 +115,9 @@ const taskQueries = {
     request: TaskGetRequest,
     reply: TaskView,
     responder: 'dispatcher',
-    requesters: ['cli'],
+    // The toolbus takes a call's owner and roles from the task record (by task id, whatever its
+    // team), and refuses calls of ended tasks.
+    requesters: ['cli', 'toolbus'],
   }),
   taskList: request({
     name: 'taskList',
@@ -254,8 +256,9 @@ export const contracts = {
   }),
   toolProvidersAnnounce: message({
     name: 'toolProvidersAnnounce',
-    summary: 'A remote tool provider announces its tools, and repeats it as a heartbeat within ttl_ms.',
-    subject: (s) => s.toolProvidersAnnounce,
+    summary:
+      "A remote tool provider announces its tools on its own subject (the payload's provider must be the subject's last token; only that provider's NATS user may publish there), and repeats it as a heartbeat within ttl_ms.",
+    subject: (s) => s.toolProviderAnnounce('{provider}'),
     payload: ToolProviderAnnouncement,
     producers: ['tool-provider'],
     consumers: ['toolbus'],

@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   llm_unavailable: { retryable: true, summary: 'the LLM provider could not be reached or failed (5xx)' },
   llm_rate_limited: { retryable: true, summary: 'the LLM provider answered 429' },
   llm_timeout: { retryable: true, summary: 'the LLM call took too long' },
+  context_too_long: { retryable: false, summary: "the prompt does not fit into the model's context window, as the LLM provider answered (details.context_tokens and details.prompt_tokens when it said them); the runtime compacts the conversation once before giving up" },
   llm_permit_timeout: { retryable: true, summary: 'no LLM permit was free within the wait limit (the pool is saturated or backing off)' },
   budget_exceeded: { retryable: false, summary: "the task used up its token budget (budget.max_tokens)" },
   input_too_large: { retryable: false, summary: "the task's goal and inputs (with dependency outputs) do not fit into the model's context window; nothing was sent to the model" },
@@ -30,6 +31,7 @@ export const ERROR_CODES = {
   loop_detected: { retryable: false, summary: 'the model repeated the same tool call with the same arguments' },
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
   cancelled: { retryable: false, summary: 'the task was cancelled' },
+  task_ended: { retryable: false, summary: 'the task has already ended (completed, failed or cancelled): nothing more runs for it, e.g. no tool call' },
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
   max_deliveries_exceeded: {
     retryable: false,
@@ -50,27 +52,4 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** Builds a wire error with the code's default retryability. */
 export function wireError(code: ErrorCode, message: string, details?: Record<string, unknown>, retryable?: boolean): WireError {
   return { code, message, retryable: retryable ?? ERROR_CODES[code].retryable, ...(details ? { details } : {}) };
-}
-
-/**
- * Refusals caused by who asked or what was asked: running the same request again, or a re-plan
- * of it, cannot succeed, so the task ends with this error as it is.
- */
-const CALLER_FAULTS: ReadonlySet<string> = new Set([
-  'invalid_payload',
-  'invalid_task_event',
-  'unauthorized',
-  'forbidden',
-  'session_forbidden',
-  'tool_forbidden',
-  'budget_exceeded',
-  'input_too_large',
-  'payload_too_large',
-  'duplicate_conflict',
-  'cancelled',
-]);
-
-/** Whether an error is the caller's fault (see CALLER_FAULTS): never retried nor re-planned. */
-export function isCallerFault(error: Pick<WireError, 'code'>): boolean {
-  return CALLER_FAULTS.has(error.code);
 }

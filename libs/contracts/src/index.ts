@@ -6,8 +6,12 @@ export type { Subjects } from './subjects.js';
 export { validate, precompile } from './validate.js';
 export type { ValidationResult } from './validate.js';
 
-export { ERROR_CODES, isCallerFault, wireError } from './errors.js';
+export { ERROR_CODES, wireError } from './errors.js';
 export type { ErrorCode } from './errors.js';
+export { faultOf, isCallerFault } from './faults.js';
+export type { Fault } from './faults.js';
+export { HermesError } from './hermes-error.js';
+export type { HermesErrorOptions } from './hermes-error.js';
 
 export {
   PAYLOAD_LIMITS,
@@ -28,6 +32,8 @@ export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest, CLOUDEVENT_HEA
 export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 
 export { contracts, replyEnvelope } from './catalog.js';
+export { injectTraceContext, extractTraceContext, currentTraceparent, contextFromTraceparent } from './trace-context.js';
+export type { TraceHeaders } from './trace-context.js';
 export type { MessageContract, RequestContract, ServiceName } from './catalog.js';
 
 export { makeTaskEvent, taskEventKind, taskEventData } from './task-event-builder.js';

@@ -47,8 +47,14 @@ export interface Subjects {
   /** JetStream: an audit record per tool call, by task. */
   toolAudit(taskId: string): string;
   readonly toolAuditAll: string;
-  /** Core pub/sub: remote providers announce their tools; the toolbus asks them to. */
-  readonly toolProvidersAnnounce: string;
+  /**
+   * Core pub/sub: a remote provider announces its tools on its own subject, which only its NATS
+   * user may publish to; the toolbus takes an announcement for a provider only from that subject.
+   */
+  toolProviderAnnounce(provider: string): string;
+  /** Wildcard over every provider's announce subject (what the toolbus listens to). */
+  readonly toolProvidersAnnounceAll: string;
+  /** Core pub/sub: the toolbus asks every provider to announce itself now. */
   readonly toolProvidersDiscover: string;
   /** Request/reply to a remote provider (queue group per provider). */
   toolExec(provider: string): string;
@@ -157,7 +163,8 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     toolCallSettled: (taskId: string) => `${prefix}.toolbus.settled.${taskId}`,
     toolAudit: (taskId: string) => `${prefix}.toolbus.audit.${taskId}`,
     toolAuditAll: `${prefix}.toolbus.audit.>`,
-    toolProvidersAnnounce: `${prefix}.toolbus.providers.announce`,
+    toolProviderAnnounce: (provider: string) => `${prefix}.toolbus.providers.announce.${provider}`,
+    toolProvidersAnnounceAll: `${prefix}.toolbus.providers.announce.*`,
     toolProvidersDiscover: `${prefix}.toolbus.providers.discover`,
     toolExec: (provider: string) => `${prefix}.tools.exec.${provider}`,
     toolDebugCall: `${prefix}.toolbus.tools.call`,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { subjectsFor } from '../src/index.js';
-import { renderNatsAccountsConf, teamAccountFor, teamImports, teamPasswordVariableFor } from '../src/nats-accounts.js';
+import { HERMES_ACCOUNT, renderNatsAccountsConf, teamAccountFor, teamImports, teamPasswordVariableFor } from '../src/nats-accounts.js';
 
 const at = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const s = subjectsFor();
@@ -10,7 +10,17 @@ const s = subjectsFor();
 describe('renderNatsAccountsConf', () => {
   it('matches the committed deploy/nats/hermes-accounts.conf for deploy/nats/teams.json (run npm run nats-permissions)', () => {
     const teams = JSON.parse(readFileSync(at('deploy/nats/teams.json'), 'utf8')) as string[];
-    expect(readFileSync(at('deploy/nats/hermes-accounts.conf'), 'utf8')).toBe(renderNatsAccountsConf({ teams }));
+    const providers = JSON.parse(readFileSync(at('deploy/nats/tool-providers.json'), 'utf8')) as string[];
+    expect(readFileSync(at('deploy/nats/hermes-accounts.conf'), 'utf8')).toBe(renderNatsAccountsConf({ teams, providers }));
+  });
+
+  it('puts the tool providers in the HERMES account, beside the services whose toolbus calls them', () => {
+    const conf = renderNatsAccountsConf({ teams: ['team-a'], providers: ['sec-tools'] });
+    const hermes = conf.slice(conf.indexOf(`${HERMES_ACCOUNT}: {`), conf.indexOf(`${teamAccountFor('team-a')}: {`));
+    expect(hermes).toContain('user: "provider-sec-tools"');
+    expect(hermes).toContain('"hermes.toolbus.providers.announce.sec-tools"');
+    expect(conf.split('user: "provider-sec-tools"')).toHaveLength(2);
+    expect(renderNatsAccountsConf({ teams: ['team-a'] })).not.toContain('provider-');
   });
 
   it("gives a team only its own submit subject, task queries and events, mapped from the plain names", () => {

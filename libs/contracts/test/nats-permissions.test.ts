@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEAM, contracts, subjectsFor } from '../src/index.js';
-import { HERMES_SERVICES, JETSTREAM_ROLES, NATS_USERS, inboxPrefixFor, natsPermissions, passwordVariableFor, renderNatsUsersConf } from '../src/nats-permissions.js';
+import { HERMES_SERVICES, JETSTREAM_ROLES, NATS_USERS, inboxPrefixFor, natsPermissions, passwordVariableFor, providerNatsPermissions, renderNatsUsersConf } from '../src/nats-permissions.js';
 
 const confPath = fileURLToPath(new URL('../../../deploy/nats/hermes-users.conf', import.meta.url));
 const perms = natsPermissions();
@@ -29,7 +29,8 @@ describe('deploy/nats/hermes-users.conf', () => {
     } catch {
       current = undefined;
     }
-    expect(current, 'deploy/nats/hermes-users.conf is missing or stale: run `npm run build && npm run nats-permissions`').toBe(renderNatsUsersConf());
+    const providers = JSON.parse(readFileSync(fileURLToPath(new URL('../../../deploy/nats/tool-providers.json', import.meta.url)), 'utf8')) as string[];
+    expect(current, 'deploy/nats/hermes-users.conf is missing or stale: run `npm run build && npm run nats-permissions`').toBe(renderNatsUsersConf({ providers }));
   });
 
   it('names every user once, with its password from a variable, and no wildcard that opens everything', () => {
@@ -152,5 +153,24 @@ describe('natsPermissions', () => {
   it('has one user per deployable service plus the submitter and the CLI', () => {
     expect([...NATS_USERS]).toEqual([...HERMES_SERVICES, 'submitter', 'cli']);
     expect(Object.keys(JETSTREAM_ROLES).sort()).toEqual([...NATS_USERS].sort());
+  });
+});
+
+describe('provider users', () => {
+  it('let a provider announce only on its own subject and take only its own calls', () => {
+    const p = providerNatsPermissions('sec-tools');
+    expect(p.publish).toEqual(['hermes.toolbus.providers.announce.sec-tools', '$JS.API.INFO']);
+    expect(p.publish.some((x) => matches(x, 'hermes.toolbus.providers.announce.evil-tools'))).toBe(false);
+    expect(p.subscribe).toContain('hermes.tools.exec.sec-tools hermes.tool-provider.sec-tools');
+    expect(p.subscribe.some((x) => matches(x, 'hermes.tools.exec.evil-tools'))).toBe(false);
+    expect(() => providerNatsPermissions('bad.name')).toThrow(/must match/);
+  });
+
+  it('are rendered after the service users, each with its password variable', () => {
+    const text = renderNatsUsersConf({ providers: ['sec-tools', 'sec-tools', 'crm'] });
+    expect(text.split('user: "provider-sec-tools"')).toHaveLength(2);
+    expect(text).toContain('password: $HERMES_NATS_PASSWORD_PROVIDER_SEC_TOOLS');
+    expect(text).toContain('user: "provider-crm"');
+    expect(renderNatsUsersConf()).not.toContain('provider-');
   });
 });

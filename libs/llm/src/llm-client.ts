@@ -3,9 +3,11 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { activeConversationId, contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
+import { withProviderErrorBodies } from './error-bodies.js';
 import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
-import { PoolResolver } from './llm-pools.js';
+import { PoolResolver, type CallSettings } from './llm-pools.js';
+import { supportedParams, type RequestParams } from './provider-profiles.js';
 import { LlmMetrics } from './llm-metrics.js';
 import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport, type PermitReservation } from './permits.js';
 
@@ -34,6 +36,8 @@ export interface LlmClientOptions {
   captureContent?: boolean;
   /** The SDK's HTTP client: undici's `request` (default, less CPU per call) or the global `fetch`. */
   httpClient?: LlmHttpClient;
+  /** Keep the model's reasoning on the result (LLM_KEEP_REASONING); it is never part of the answer either way. */
+  keepReasoning?: boolean;
 }
 
 export interface ChatRequest {
@@ -47,6 +51,12 @@ export interface ChatRequest {
   onDelta?: (text: string) => void;
   /** A permit reserved for this call with `reserve` (used by the first attempt, if it still holds). */
   reservation?: PermitReservation;
+  /**
+   * The JSON Schema the answer should follow: sent as `response_format: json_schema` where the
+   * provider takes it (structured outputs, vLLM's guided decoding), else not at all. The caller
+   * still parses what comes back: not every model keeps to it.
+   */
+  responseSchema?: { name: string; schema: object };
 }
 
 /**
@@ -56,8 +66,10 @@ export interface ChatRequest {
  */
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
-  /** The SDK's `fetch` (LLM_HTTP_CLIENT); undefined leaves the SDK its own. One connection pool for every role. */
-  private readonly transport: typeof fetch | undefined;
+  /** Context windows the servers reported, by endpoint and model. */
+  private readonly detectedWindows = new Map<string, number>();
+  /** The SDK's `fetch` (LLM_HTTP_CLIENT), error bodies made readable. One connection pool for every role. */
+  private readonly transport: typeof fetch;
   private readonly permits: PermitProvider;
   private readonly metrics = new LlmMetrics();
   private readonly captureContent: boolean;
@@ -67,12 +79,49 @@ export class LlmClient {
     this.permits = opts.permits ?? unlimitedPermits;
     this.captureContent = opts.captureContent ?? genAiContentCapture();
     this.pools = opts.pools ?? new PoolResolver([], { capacity: 8 });
-    this.transport = (opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : undefined;
+    this.transport = withProviderErrorBodies((opts.httpClient ?? 'undici') === 'undici' ? undiciFetch() : (input, init) => globalThis.fetch(input, init));
   }
 
   /** The model configured for a role (for events and spans). */
   modelFor(role: ModelRole): string {
     return this.opts.roles[role].model;
+  }
+
+  /** `gen_ai.provider.name` of a role's endpoint (its pool's provider profile). */
+  providerFor(role: ModelRole): string {
+    return this.settingsFor(role).profile.providerName;
+  }
+
+  /** A role's model's context window: LLM_POOLS' `context_tokens`, else what vLLM reported; undefined when neither says. */
+  contextTokensFor(role: ModelRole): number | undefined {
+    const e = this.opts.roles[role];
+    return this.settingsFor(role).contextTokens ?? this.detectedWindows.get(`${e.baseUrl}\u0000${e.model}`);
+  }
+
+  /**
+   * Reads the window of each chat role's model from `/v1/models` where the server reports one
+   * (vLLM's `max_model_len`) and no `context_tokens` is configured. Once, at start; a server that
+   * does not answer within `timeoutMs` leaves MODEL_CONTEXT_TOKENS in force (it never fails start).
+   */
+  async detectContextWindows(o: { timeoutMs?: number } = {}): Promise<void> {
+    for (const role of ['worker', 'planner', 'summarizer'] as const) {
+      const e = this.opts.roles[role];
+      const key = `${e.baseUrl}\u0000${e.model}`;
+      const settings = this.settingsFor(role);
+      if (settings.contextTokens || settings.provider !== 'vllm' || this.detectedWindows.has(key)) continue;
+      try {
+        for await (const m of this.client(e).models.list({ timeout: o.timeoutMs ?? 5_000 })) {
+          const len = (m as { max_model_len?: unknown }).max_model_len;
+          if (m.id === e.model && typeof len === 'number' && len > 0) this.detectedWindows.set(key, len);
+        }
+      } catch {
+        // Not known then: the configured default applies.
+      }
+    }
+  }
+
+  private settingsFor(role: ModelRole): CallSettings {
+    return this.pools.callSettings(this.opts.roles[role], role);
   }
 
   /** The semaphore pool a role's calls are counted in. */
@@ -93,14 +142,22 @@ export class LlmClient {
   async chat(req: ChatRequest): Promise<ChatResult> {
     const endpoint = this.opts.roles[req.role];
     const pool = this.pools.poolFor(endpoint);
+    const settings = this.settingsFor(req.role);
+    const provider = settings.profile.providerName;
+    // Parameters the server would reject or ignore are not sent; the span lists them.
+    const { sent, dropped } = supportedParams(settings.profile, settings.params);
+    const responseFormat = req.responseSchema && settings.profile.responseFormats.includes('json_schema') ? jsonSchemaFormat(req.responseSchema) : undefined;
     const conversationId = activeConversationId();
     const span = hermesTracer().startSpan(`chat ${endpoint.model}`, {
       kind: SpanKind.CLIENT,
       attributes: {
         'gen_ai.operation.name': 'chat',
-        'gen_ai.provider.name': 'openai',
+        'gen_ai.provider.name': provider,
         'gen_ai.request.model': endpoint.model,
-        'server.address': safeHost(endpoint.baseUrl),
+        ...serverAttributes(endpoint.baseUrl),
+        ...requestAttributes(sent),
+        ...(dropped.length ? { 'hermes.llm.params_dropped': dropped } : {}),
+        ...(responseFormat ? { 'gen_ai.output.type': 'json' } : {}),
         'hermes.llm.pool': pool,
         ...(conversationId ? { 'gen_ai.conversation.id': conversationId } : {}),
       },
@@ -115,35 +172,40 @@ export class LlmClient {
         const started = performance.now();
         const scope = callSignal(req.signal);
         try {
-          const result = await callChat(this.client(endpoint), {
+          const { reasoning, ...result }: ChatResult = await callChat(this.client(endpoint), {
             model: endpoint.model,
             messages: req.messages,
             ...(req.tools ? { tools: req.tools } : {}),
             ...(scope.signal ? { signal: scope.signal } : {}),
             ...(req.onDelta ? { onDelta: req.onDelta } : {}),
+            params: responseFormat ? { ...sent, response_format: responseFormat } : sent,
+            streamUsage: settings.profile.streamUsage,
           });
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
           // in the background (it counts against the cap until that write lands, so the cap holds).
           void releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
-          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, usage: result.usage });
+          this.metrics.call({ model: endpoint.model, provider, pool, seconds: (performance.now() - started) / 1000, usage: result.usage, ...(result.usageEstimated ? { usageEstimated: true } : {}) });
           span.setAttributes({
             'gen_ai.response.model': result.model,
             'gen_ai.usage.input_tokens': result.usage.input_tokens,
             'gen_ai.usage.output_tokens': result.usage.output_tokens,
             'gen_ai.response.finish_reasons': [result.finishReason],
+            ...(result.usageEstimated ? { 'hermes.llm.usage_estimated': true } : {}),
+            ...(result.reasoningTokens ? { 'hermes.llm.usage.reasoning_tokens': result.reasoningTokens } : {}),
             ...(this.captureContent && span.isRecording() ? outputContent(result) : {}),
           });
-          return result;
+          return reasoning !== undefined && this.opts.keepReasoning ? { ...result, reasoning } : result;
         } catch (err) {
           const e = toLlmError(err, endpoint.model);
           // A call its caller aborted says nothing about the provider; counting it as a failure
           // would back the whole pool off after a few cancelled tasks.
           await releaseQuietly(permit, req.signal?.aborted ? {} : reportFor(e), span);
-          this.metrics.call({ model: endpoint.model, pool, seconds: (performance.now() - started) / 1000, errorType: e.code });
+          this.metrics.call({ model: endpoint.model, provider, pool, seconds: (performance.now() - started) / 1000, errorType: e.code });
           if (!e.retryable || attempt >= (this.opts.maxRetries ?? 2) || req.signal?.aborted) throw e;
           span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
-          // A 429 already paused the whole pool; other failures back off here, with jitter.
-          if (e.code !== 'llm_rate_limited') await sleep(backoffMs(attempt, this.opts.retryBaseMs ?? 250), req.signal);
+          // A 429 already paused the whole pool; other failures wait what the provider asked (a 503's
+          // Retry-After), else back off here, with jitter.
+          if (e.code !== 'llm_rate_limited') await sleep(Math.min(30_000, e.details.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseMs ?? 250)), req.signal);
         } finally {
           scope.end();
         }
@@ -209,7 +271,7 @@ export class LlmClient {
     let c = this.clients.get(key);
     if (!c) {
       // Retries happen above, through the semaphore; the SDK must not retry behind its back.
-      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, ...(this.transport ? { fetch: this.transport } : {}) });
+      c = new OpenAI({ baseURL: e.baseUrl, apiKey: e.apiKey, timeout: this.opts.timeoutMs ?? 60_000, maxRetries: 0, fetch: this.transport });
       this.clients.set(key, c);
     }
     return c;
@@ -265,12 +327,31 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-function safeHost(url: string): string {
+/** `server.address` and `server.port` (the scheme's default port when the URL names none). */
+function serverAttributes(url: string): Record<string, string | number> {
   try {
-    return new URL(url).host;
+    const u = new URL(url);
+    return { 'server.address': u.hostname, 'server.port': u.port ? Number(u.port) : u.protocol === 'http:' ? 80 : 443 };
   } catch {
-    return url;
+    return { 'server.address': url };
   }
+}
+
+/** `response_format` for a schema; not strict, since strict mode refuses optional and free-form properties. */
+function jsonSchemaFormat(s: { name: string; schema: object }): object {
+  // A TypeBox schema carries symbol keys; what goes on the wire is its JSON.
+  return { type: 'json_schema', json_schema: { name: s.name, strict: false, schema: JSON.parse(JSON.stringify(s.schema)) as object } };
+}
+
+/** `gen_ai.request.*` for the parameters actually sent. */
+function requestAttributes(p: Partial<RequestParams>): Record<string, number | string[]> {
+  return {
+    ...(p.temperature !== undefined ? { 'gen_ai.request.temperature': p.temperature } : {}),
+    ...(p.top_p !== undefined ? { 'gen_ai.request.top_p': p.top_p } : {}),
+    ...(p.max_tokens !== undefined ? { 'gen_ai.request.max_tokens': p.max_tokens } : {}),
+    ...(p.seed !== undefined ? { 'gen_ai.request.seed': p.seed } : {}),
+    ...(p.stop !== undefined ? { 'gen_ai.request.stop_sequences': p.stop } : {}),
+  };
 }
 
 /**

@@ -25,13 +25,15 @@ export class LlmMetrics {
     this.calls = m.createCounter('hermes.llm.calls', { description: 'LLM call attempts, by outcome' });
   }
 
-  call(o: { model: string; pool: string; seconds: number; usage?: { input_tokens: number; output_tokens: number }; errorType?: string }): void {
-    const base: Attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': o.model, 'hermes.llm.pool': o.pool };
+  call(o: { model: string; provider: string; pool: string; seconds: number; usage?: { input_tokens: number; output_tokens: number }; usageEstimated?: boolean; errorType?: string }): void {
+    const base: Attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': o.provider, 'gen_ai.request.model': o.model, 'hermes.llm.pool': o.pool };
     this.duration.record(o.seconds, { ...base, ...(o.errorType ? { 'error.type': o.errorType } : {}) });
     this.calls.add(1, { ...base, outcome: o.errorType ?? 'ok' });
     if (o.usage) {
-      this.tokens.record(o.usage.input_tokens, { ...base, 'gen_ai.token.type': 'input' });
-      this.tokens.record(o.usage.output_tokens, { ...base, 'gen_ai.token.type': 'output' });
+      // Counted by Hermes' tokenizer, not reported by the server: kept apart so dashboards can tell.
+      const counted = o.usageEstimated ? { 'hermes.llm.usage_estimated': true } : {};
+      this.tokens.record(o.usage.input_tokens, { ...base, ...counted, 'gen_ai.token.type': 'input' });
+      this.tokens.record(o.usage.output_tokens, { ...base, ...counted, 'gen_ai.token.type': 'output' });
     }
   }
 

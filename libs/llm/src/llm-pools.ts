@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
+import { ProviderName, RequestParams, providerForUrl, providerProfile, type ProviderProfile } from './provider-profiles.js';
 
 /** One configured pool: which calls it covers and how many may run at once. */
 export const PoolConfig = Type.Object(
@@ -9,10 +10,26 @@ export const PoolConfig = Type.Object(
     base_url: Type.Optional(Type.String({ description: 'endpoint this pool covers; absent = any' })),
     capacity: Type.Integer({ minimum: 0, description: 'calls in flight at once, cluster-wide' }),
     tpm: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per minute, cluster-wide' })),
+    provider: Type.Optional(ProviderName),
+    params: Type.Optional(
+      Type.Object(
+        { planner: Type.Optional(RequestParams), worker: Type.Optional(RequestParams), summarizer: Type.Optional(RequestParams) },
+        { additionalProperties: false, description: 'request parameters per role, sent only where the provider takes them' },
+      ),
+    ),
+    context_tokens: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 256 }), { description: "each model's context window in tokens (model name → tokens)" })),
   },
   { additionalProperties: false },
 );
 export type PoolConfig = Static<typeof PoolConfig>;
+
+/** What a call to one endpoint for one role is made with. */
+export interface CallSettings {
+  provider: ProviderName;
+  profile: ProviderProfile;
+  params?: RequestParams;
+  contextTokens?: number;
+}
 
 export interface PoolSettings {
   capacity: number;
@@ -52,6 +69,15 @@ export class PoolResolver {
     const name = `${host}_${endpoint.model}_${key}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 120);
     if (!this.settings.has(name)) this.settings.set(name, this.defaults);
     return name;
+  }
+
+  /** How calls to the endpoint are made: the provider profile, the role's parameters and the model's window. */
+  callSettings(endpoint: { baseUrl: string; model: string; apiKey: string }, role: string): CallSettings {
+    const config = this.pools.find((p) => p.name === this.poolFor(endpoint));
+    const provider = config?.provider ?? providerForUrl(endpoint.baseUrl);
+    const params = (config?.params as Record<string, RequestParams | undefined> | undefined)?.[role];
+    const contextTokens = config?.context_tokens?.[endpoint.model];
+    return { provider, profile: providerProfile(provider), ...(params ? { params } : {}), ...(contextTokens ? { contextTokens } : {}) };
   }
 
   /** Settings for a pool name (the defaults for one this process has not resolved itself). */

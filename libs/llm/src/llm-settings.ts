@@ -26,7 +26,11 @@ export const llmSettings = {
     description: "the openai SDK's HTTP client: undici (its request API, about half the CPU per call) or fetch (Node's global fetch, the SDK's default)",
   }),
   LLM_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of retryable LLM errors, each through a new permit' }),
-  LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm? }' }),
+  LLM_KEEP_REASONING: Type.Boolean({
+    default: false,
+    description: "keep a reasoning model's thinking (reasoning_content, reasoning or inline <think>) as `detail.reasoning` on llm_call step events; it is never part of the answer or the session either way",
+  }),
+  LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm?, provider?, params?, context_tokens? }' }),
   LLM_DEFAULT_CAPACITY: Type.Integer({ default: 8, minimum: 0, description: 'calls in flight, cluster-wide, for a pool not in LLM_POOLS' }),
   LLM_DEFAULT_TPM: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per minute for a pool not in LLM_POOLS' })),
   LLM_PERMIT_LEASE_MS: Type.Integer({ default: 15_000, minimum: 500, description: 'a permit not renewed for this long (its process died) is given back' }),
@@ -75,6 +79,8 @@ export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmCli
     maxRetries: c.LLM_MAX_RETRIES,
     httpClient: c.LLM_HTTP_CLIENT,
     permitTimeoutMs: c.LLM_PERMIT_TIMEOUT_MS,
+    keepReasoning: c.LLM_KEEP_REASONING,
   });
+  await llm.detectContextWindows();
   return { llm, close: () => sem.close() };
 }

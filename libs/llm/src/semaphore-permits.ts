@@ -16,11 +16,11 @@ export function semaphorePermits(sem: DistributedSemaphore): PermitProvider {
         });
       } catch (err) {
         if (err instanceof PermitTimeoutError) {
-          throw new LlmError('llm_permit_timeout', err.message, true, { pool: req.pool }, { cause: err });
+          throw new LlmError({ code: 'llm_permit_timeout', message: err.message, retryable: true, details: { pool: req.pool } }, { cause: err });
         }
         // The caller gave up (as with a call aborted mid-flight): not a provider failure.
         if (err instanceof PermitAbortedError) {
-          throw new LlmError('llm_timeout', `wait for a permit from pool "${req.pool}" was aborted`, true, { pool: req.pool }, { cause: err });
+          throw new LlmError({ code: 'llm_timeout', message: `wait for a permit from pool "${req.pool}" was aborted`, retryable: true, details: { pool: req.pool } }, { cause: err });
         }
         throw err;
       }

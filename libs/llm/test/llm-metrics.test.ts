@@ -37,6 +37,8 @@ describe('LLM metrics', () => {
     const byType = Object.fromEntries(tokens.dataPoints.map((p) => [p.attributes['gen_ai.token.type'], p.value.sum]));
     expect(byType).toEqual({ input: 11, output: 7 });
     expect(tokens.dataPoints[0]!.attributes['gen_ai.request.model']).toBe('metric-model');
+    // The scripted endpoint is in no pool with a provider: a generic OpenAI-compatible server.
+    expect(tokens.dataPoints[0]!.attributes['gen_ai.provider.name']).toBe('openai_compatible');
 
     const calls = all.find((m) => m.descriptor.name === 'hermes.llm.calls') as SumMetricData;
     const byOutcome = Object.fromEntries(calls.dataPoints.map((p) => [p.attributes.outcome, p.value]));

@@ -38,8 +38,11 @@ describe('chat spans', () => {
     const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'chat span-model');
     expect(span?.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': 'openai',
+      // An endpoint in no pool with a provider, and not OpenAI's or Azure's host, is a generic one.
+      'gen_ai.provider.name': 'openai_compatible',
       'gen_ai.request.model': 'span-model',
+      'server.address': '127.0.0.1',
+      'server.port': llm.port,
       'gen_ai.usage.input_tokens': 9,
       'gen_ai.usage.output_tokens': 4,
       'gen_ai.response.finish_reasons': ['stop'],

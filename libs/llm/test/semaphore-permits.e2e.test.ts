@@ -4,7 +4,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LlmClient, LlmError, semaphorePermits, type LlmClientOptions, type RoleEndpoint } from '@hermes/llm';
 import { DistributedSemaphore, readPoolStatus } from '@hermes/semaphore';
-import { cleanupAll, lastUserMessageText, startNatsServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
+import { cleanupAll, eventually, lastUserMessageText, startNatsServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
 
 let natsUrl: string;
 let model: ScriptedLlm;
@@ -49,14 +49,6 @@ async function rejection(p: Promise<unknown>): Promise<LlmError> {
   return err as LlmError;
 }
 
-async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('LlmClient through the distributed semaphore', () => {
   it('a call given a reservation uses its permit rather than asking the pool for another', async () => {
     // One permit, and a short permit wait: a call that ignored its reservation would time out.
@@ -77,7 +69,7 @@ describe('LlmClient through the distributed semaphore', () => {
   it('a call that gets no permit in time fails with llm_permit_timeout, retryable, without reaching the model', async () => {
     const { client } = await clientWithOnePermit({ permitTimeoutMs: 300 });
     const holding = client.chat({ role: 'worker', messages: ask('hold') });
-    await until(() => model.requests.length === 1);
+    await eventually(() => model.requests.length === 1, 5_000, 'the call to reach the model');
 
     const started = Date.now();
     const err = await rejection(client.chat({ role: 'worker', messages: ask('blocked') }));
@@ -94,7 +86,7 @@ describe('LlmClient through the distributed semaphore', () => {
   it('an aborted signal abandons the wait for a permit at once', async () => {
     const { client, kv } = await clientWithOnePermit();
     const holding = client.chat({ role: 'worker', messages: ask('hold') });
-    await until(() => model.requests.length === 1);
+    await eventually(() => model.requests.length === 1, 5_000, 'the call to reach the model');
 
     const ac = new AbortController();
     const waiting = rejection(client.chat({ role: 'worker', messages: ask('cancelled'), signal: ac.signal }));
@@ -119,7 +111,7 @@ describe('LlmClient through the distributed semaphore', () => {
       model.enqueue({ hang: true });
       const ac = new AbortController();
       const call = rejection(client.chat({ role: 'worker', messages: ask(`cancel me ${i}`), signal: ac.signal }));
-      await until(() => model.requests.length === i + 1);
+      await eventually(() => model.requests.length === i + 1, 5_000, 'the call to reach the model');
       ac.abort();
       expect((await call).code).toBe('llm_timeout');
     }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { PermitAbortedError, PermitTimeoutError } from './errors.js';
-import { ServerClock } from './server-clock.js';
+import { ServerClock, type ClockTimer, type SemaphoreClock } from './server-clock.js';
 import { expire, grant, grantable, inUse, newPoolState, release, type PoolSettings, type PoolState, type ReleaseReport } from './pool-state.js';
 import { nextWakeUp } from './wake-up.js';
 import { lostCompareAndSet } from './kv-conflict.js';
@@ -20,6 +20,8 @@ export interface SemaphoreOptions {
    * cap, and is given back at once when someone starts waiting. 0 turns keeping off. Default 0.
    */
   keepMs?: number;
+  /** The time leases, back-offs, budgets, kept permits and acquire timeouts go by. Default: the NATS server's clock. */
+  clock?: SemaphoreClock;
   logger?: { warn(obj: object, msg: string): void };
 }
 
@@ -69,13 +71,14 @@ interface LocalPool {
   holders: Set<string>;
   releases: Map<string, { report: ReleaseReport; done: () => void }>;
   /** Permits released by their caller but kept for our next acquire (see `keepMs`), with their give-back timers. */
-  kept: Map<string, NodeJS.Timeout>;
+  kept: Map<string, ClockTimer>;
   /** Open reservations, by their cancel. */
   reservations: Set<() => Promise<void>>;
   cancels: Set<string>;
-  pumping: boolean;
+  /** The write cycles running now, if any. */
+  pumping?: Promise<void>;
   again: boolean;
-  timer?: NodeJS.Timeout;
+  timer?: ClockTimer;
 }
 
 /**
@@ -85,7 +88,7 @@ interface LocalPool {
  */
 export class DistributedSemaphore {
   private readonly pools = new Map<string, LocalPool>();
-  private readonly clock = new ServerClock();
+  private readonly clock: SemaphoreClock;
   private readonly processId = randomBytes(6).toString('hex');
   private readonly leaseMs: number;
   private seq = 0;
@@ -96,6 +99,7 @@ export class DistributedSemaphore {
 
   private constructor(private readonly o: SemaphoreOptions) {
     this.leaseMs = o.leaseMs ?? 15_000;
+    this.clock = o.clock ?? new ServerClock();
   }
 
   static async open(opts: SemaphoreOptions): Promise<DistributedSemaphore> {
@@ -129,7 +133,7 @@ export class DistributedSemaphore {
     let open = true;
     const end = (): Promise<string | undefined> => {
       open = false;
-      clearTimeout(timer);
+      timer.cancel();
       lp.reservations.delete(cancel);
       return taken;
     };
@@ -138,8 +142,7 @@ export class DistributedSemaphore {
       const id = await end();
       if (id) await this.permit(lp, id, 0).release();
     };
-    const timer = setTimeout(() => void cancel(), this.o.keepMs ?? 0);
-    timer.unref();
+    const timer = this.clock.setTimer(cancel, this.o.keepMs ?? 0);
     lp.reservations.add(cancel);
     return {
       claim: async () => {
@@ -153,7 +156,7 @@ export class DistributedSemaphore {
 
   private wait(lp: LocalPool, pool: string, opts: AcquireOptions): Promise<Permit> {
     return new Promise<Permit>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: ClockTimer | undefined;
       const onAbort = () => giveUp(new PermitAbortedError(pool, { cause: opts.signal?.reason }));
       const w: LocalWaiter = {
         id: `${this.processId}.${++this.seq}`,
@@ -161,9 +164,9 @@ export class DistributedSemaphore {
         prio: opts.priority ?? 1,
         est: Math.max(0, Math.ceil(opts.estimatedTokens ?? 0)),
         enqueued: false,
-        startedAt: Date.now(),
+        startedAt: this.clock.now(),
         settle: (result) => {
-          clearTimeout(timer);
+          timer?.cancel();
           opts.signal?.removeEventListener('abort', onAbort);
           if (result instanceof Error) reject(result);
           else resolve(result);
@@ -179,7 +182,7 @@ export class DistributedSemaphore {
         w.settle(err);
         void this.pump(lp);
       };
-      if (opts.timeoutMs !== undefined) timer = setTimeout(() => giveUp(new PermitTimeoutError(pool, opts.timeoutMs!)), opts.timeoutMs);
+      if (opts.timeoutMs !== undefined) timer = this.clock.setTimer(() => giveUp(new PermitTimeoutError(pool, opts.timeoutMs!)), opts.timeoutMs);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       lp.waiters.push(w);
       void this.pump(lp);
@@ -194,7 +197,7 @@ export class DistributedSemaphore {
     this.closed = true;
     this.watcher?.stop();
     for (const lp of this.pools.values()) {
-      clearTimeout(lp.timer);
+      lp.timer?.cancel();
       for (const w of lp.waiters.splice(0)) w.settle(new PermitAbortedError(lp.name));
     }
   }
@@ -202,7 +205,7 @@ export class DistributedSemaphore {
   private pool(name: string): LocalPool {
     let lp = this.pools.get(name);
     if (!lp) {
-      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), kept: new Map(), reservations: new Set(), cancels: new Set(), pumping: false, again: false };
+      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), kept: new Map(), reservations: new Set(), cancels: new Set(), again: false };
       this.pools.set(name, lp);
     }
     return lp;
@@ -234,25 +237,31 @@ export class DistributedSemaphore {
     return lp.waiters.length > 0 || lp.releases.size > 0 || lp.cancels.size > 0;
   }
 
-  /** Runs write cycles for a pool until nothing local is pending; one at a time per pool. */
-  private async pump(lp: LocalPool): Promise<void> {
+  /**
+   * Runs write cycles for a pool until nothing local is pending; one at a time per pool. Resolves
+   * when the cycles running now have ended (one already running takes this call's work along).
+   */
+  private pump(lp: LocalPool): Promise<void> {
     if (lp.pumping) {
       lp.again = true;
-      return;
+      return lp.pumping;
     }
-    lp.pumping = true;
-    try {
-      do {
-        lp.again = false;
-        await this.cycle(lp);
-      } while (lp.again && !this.closed);
-    } catch (err) {
-      this.o.logger?.warn({ err, pool: lp.name }, 'semaphore write failed; retrying');
-      setTimeout(() => void this.pump(lp), 200).unref();
-    } finally {
-      lp.pumping = false;
-      this.schedule(lp);
-    }
+    lp.pumping = (async () => {
+      try {
+        do {
+          lp.again = false;
+          await this.cycle(lp);
+        } while (lp.again && !this.closed);
+      } catch (err) {
+        this.o.logger?.warn({ err, pool: lp.name }, 'semaphore write failed; retrying');
+        // A retry after a failed write waits for the connection, not for pool time: a real timer.
+        setTimeout(() => void this.pump(lp), 200).unref();
+      } finally {
+        lp.pumping = undefined;
+        this.schedule(lp);
+      }
+    })();
+    return lp.pumping;
   }
 
   /** Reads the pool (from the watch cache), applies everything pending here, writes it with CAS. */
@@ -369,7 +378,7 @@ export class DistributedSemaphore {
       }
       const [w] = lp.waiters.splice(i, 1);
       lp.holders.add(id);
-      w!.settle(this.permit(lp, id, Date.now() - w!.startedAt));
+      w!.settle(this.permit(lp, id, this.clock.now() - w!.startedAt));
     }
   }
 
@@ -379,7 +388,7 @@ export class DistributedSemaphore {
     for (const w of lp.waiters.filter((x) => s.holders[x.id])) {
       lp.waiters.splice(lp.waiters.indexOf(w), 1);
       lp.holders.add(w.id);
-      w.settle(this.permit(lp, w.id, Date.now() - w.startedAt));
+      w.settle(this.permit(lp, w.id, this.clock.now() - w.startedAt));
     }
   }
 
@@ -414,10 +423,7 @@ export class DistributedSemaphore {
     const s = lp.cached?.state;
     if (keepMs <= 0 || this.closing || !s || report.failed || report.rateLimitedForMs !== undefined) return false;
     if (lp.waiters.length > 0 || !this.mayKeep(s) || s.tpm !== null || s.failures > 0 || !s.holders[id]) return false;
-    const timer = setTimeout(() => {
-      if (lp.kept.delete(id)) void this.giveBack(lp, id, {});
-    }, keepMs);
-    timer.unref();
+    const timer = this.clock.setTimer(() => (lp.kept.delete(id) ? this.giveBack(lp, id, {}) : undefined), keepMs);
     lp.kept.set(id, timer);
     return true;
   }
@@ -441,7 +447,7 @@ export class DistributedSemaphore {
     if (!first) return undefined;
     const [id, timer] = first;
     lp.kept.delete(id);
-    clearTimeout(timer);
+    timer.cancel();
     // Its lease may have run out while we kept it (the process stalled): then it is not ours.
     if (!cached || lp.waiters.length > 0 || !this.mayKeep(cached.state) || !cached.state.holders[id]) {
       void this.giveBackKept(lp);
@@ -466,7 +472,7 @@ export class DistributedSemaphore {
   private giveBackKept(lp: LocalPool): Promise<void>[] {
     const out: Promise<void>[] = [];
     for (const [id, timer] of lp.kept) {
-      clearTimeout(timer);
+      timer.cancel();
       out.push(this.giveBack(lp, id, {}));
     }
     lp.kept.clear();
@@ -492,7 +498,7 @@ export class DistributedSemaphore {
 
   /** Wakes the pool when time alone changes things: a lease to renew or expire, a back-off or budget to wait out. */
   private schedule(lp: LocalPool): void {
-    clearTimeout(lp.timer);
+    lp.timer?.cancel();
     if (this.closed || !lp.cached) return;
     const at = nextWakeUp({
       state: lp.cached.state,
@@ -502,7 +508,6 @@ export class DistributedSemaphore {
       holding: lp.holders.size > 0,
     });
     if (at === undefined) return;
-    lp.timer = setTimeout(() => void this.pump(lp), Math.max(1, at - this.clock.now()));
-    lp.timer.unref();
+    lp.timer = this.clock.setTimer(() => this.pump(lp), Math.max(1, at - this.clock.now()));
   }
 }

@@ -1,14 +1,7 @@
+import { HermesError } from '@hermes/contracts';
+
 /** Base class of the semaphore's local errors. */
-export class SemaphoreError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = new.target.name;
-  }
-}
+export class SemaphoreError extends HermesError {}
 
 /** The wait for a permit took longer than the caller allowed. Retryable: the pool is busy, not broken. */
 export class PermitTimeoutError extends SemaphoreError {

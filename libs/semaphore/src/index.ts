@@ -5,3 +5,4 @@ export type { PoolStatus } from './pool-admin.js';
 export { SemaphoreError, PermitTimeoutError, PermitAbortedError } from './errors.js';
 export { AGING_MS, FAILURES_BEFORE_BACKOFF, MAX_FAILURE_BACKOFF_MS } from './pool-state.js';
 export type { PoolSettings, ReleaseReport } from './pool-state.js';
+export type { SemaphoreClock, ClockTimer } from './server-clock.js';

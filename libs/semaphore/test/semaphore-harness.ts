@@ -69,3 +69,18 @@ export function semaphoreCluster(bucketPrefix: string) {
  * grant can lag by seconds, and these tests assert that it comes, not how fast.
  */
 export const GRANT_EXPECTED_MS = 15_000;
+
+/** A promise and whether it has settled yet, for a test that moves a clock until it does. */
+export function tracked<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  return {
+    promise,
+    get settled() {
+      return settled;
+    },
+  };
+}

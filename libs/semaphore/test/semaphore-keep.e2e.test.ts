@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PermitTimeoutError, readPoolStatus } from '../src/index.js';
-import { GRANT_EXPECTED_MS, member, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
+import { GRANT_EXPECTED_MS, member, semaphoreCluster, sleep, tracked, type Member } from './semaphore-harness.js';
+import { ManualClock } from './manual-clock.js';
 
 const { url, bucket, join } = semaphoreCluster('sem_keep');
 const revision = async (m: Member, pool: string) => (await m.kv.get(`pool.${pool}`))!.revision;
@@ -21,10 +22,13 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
   });
 
   it('a kept permit is given back when its time is up', async () => {
-    const m = await join(bucket(), { p: { capacity: 1 } }, { keepMs: 150 });
+    const clock = new ManualClock();
+    const m = await join(bucket(), { p: { capacity: 1 } }, { keepMs: 150, clock });
     await (await m.sem.acquire('p')).release();
     expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(1);
-    await sleep(600);
+    await clock.advance(149);
+    expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(1);
+    await clock.advance(1);
     expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(0);
   });
 
@@ -42,16 +46,19 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
 
   it('a kept permit is not taken back past a waiter whose write the keeper may not have seen yet', async () => {
     const b = bucket();
-    const keeper = await join(b, { p: { capacity: 1 } }, { keepMs: 60_000 });
+    const clock = new ManualClock();
+    const keeper = await join(b, { p: { capacity: 1 } }, { keepMs: 60_000, clock });
     await (await keeper.sem.acquire('p')).release();
     // Another process starts waiting: its queue entry is written straight into the pool.
     const entry = (await keeper.kv.get('pool.p'))!;
     const state = entry.json<{ waiters: unknown[] }>();
-    const now = Date.now();
+    const now = clock.now();
     state.waiters.push({ id: 'other.1', t: now, prio: 1, est: 0, exp: now + 10_000 });
     const written = keeper.kv.update('pool.p', JSON.stringify(state), entry.revision);
     // Asked before that write's echo can reach the keeper's view: the permit still goes to the waiter first.
-    await expect(keeper.sem.acquire('p', { timeoutMs: 1000 })).rejects.toBeInstanceOf(PermitTimeoutError);
+    const attempt = tracked(keeper.sem.acquire('p', { timeoutMs: 1000 }));
+    await clock.advanceUntil(() => attempt.settled);
+    await expect(attempt.promise).rejects.toBeInstanceOf(PermitTimeoutError);
     await written;
     expect(Object.keys((await keeper.kv.get('pool.p'))!.json<{ holders: Record<string, unknown> }>().holders)).toEqual(['other.1']);
   });
@@ -112,10 +119,12 @@ describe('DistributedSemaphore with keepMs (a released permit kept for the next 
     });
 
     it('lapses unclaimed after keepMs, and the permit goes back like any kept one', async () => {
-      const m = await join(bucket(), { p: { capacity: 1 } }, { keepMs: 150 });
+      const clock = new ManualClock();
+      const m = await join(bucket(), { p: { capacity: 1 } }, { keepMs: 150, clock });
       await (await m.sem.acquire('p')).release();
       const r = m.sem.reserve('p')!;
-      await sleep(900);
+      // keepMs twice: the reservation lapses (the permit is kept again), then the kept permit goes back.
+      await clock.advance(300);
       expect(await r.claim()).toBeUndefined();
       expect((await readPoolStatus(m.kv))[0]!.in_use).toBe(0);
     });

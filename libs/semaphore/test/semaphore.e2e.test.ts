@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PermitAbortedError, PermitTimeoutError, readPoolStatus, setPoolCapacity, type Permit } from '../src/index.js';
-import { GRANT_EXPECTED_MS, semaphoreCluster, sleep, type Member } from './semaphore-harness.js';
+import { GRANT_EXPECTED_MS, semaphoreCluster, sleep, tracked, type Member } from './semaphore-harness.js';
+import { ManualClock } from './manual-clock.js';
 
 const { bucket, join } = semaphoreCluster('sem_test');
 
@@ -71,25 +72,29 @@ describe('DistributedSemaphore', () => {
 
   it('a permit held by a member that vanished comes back after the lease', async () => {
     const b = bucket();
-    const dying = await join(b, { p: { capacity: 1 } }, { leaseMs: 600 });
-    const live = await join(b, { p: { capacity: 1 } }, { leaseMs: 600 });
+    const clock = new ManualClock();
+    const dying = await join(b, { p: { capacity: 1 } }, { leaseMs: 600, clock });
+    const live = await join(b, { p: { capacity: 1 } }, { leaseMs: 600, clock });
     await dying.sem.acquire('p');
     // The process dies: no release, no renewals.
     await dying.nc.close();
     await (dying.sem as unknown as { close(): Promise<void> }).close();
-    const started = Date.now();
-    const p = await live.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
-    const waited = Date.now() - started;
-    expect(waited).toBeGreaterThan(300);
-    await p.release();
+    const p = tracked(live.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS }));
+    // The clock stood still since the grant, so the lease runs out 600 ms from now.
+    expect(await clock.advanceUntil(() => p.settled)).toBeGreaterThanOrEqual(600);
+    await (await p.promise).release();
   });
 
   it('a live holder renews its lease, so a long call is never counted twice', async () => {
     const b = bucket();
-    const holder = await join(b, { p: { capacity: 1 } }, { leaseMs: 400 });
-    const other = await join(b, { p: { capacity: 1 } }, { leaseMs: 400 });
+    const clock = new ManualClock();
+    const holder = await join(b, { p: { capacity: 1 } }, { leaseMs: 400, clock });
+    const other = await join(b, { p: { capacity: 1 } }, { leaseMs: 400, clock });
     const p = await holder.sem.acquire('p');
-    await expect(other.sem.acquire('p', { timeoutMs: 1500 })).rejects.toBeInstanceOf(PermitTimeoutError);
+    // Almost four leases pass while the other waits.
+    const refused = tracked(other.sem.acquire('p', { timeoutMs: 1500 }));
+    await clock.advanceUntil(() => refused.settled);
+    await expect(refused.promise).rejects.toBeInstanceOf(PermitTimeoutError);
     await p.release();
     const q = await other.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
     await q.release();
@@ -129,13 +134,14 @@ describe('DistributedSemaphore', () => {
 
   it('a 429 reported by one member makes every member wait out the Retry-After', async () => {
     const b = bucket();
-    const a = await join(b, { p: { capacity: 5 } });
-    const c = await join(b, { p: { capacity: 5 } });
+    const clock = new ManualClock();
+    const a = await join(b, { p: { capacity: 5 } }, { clock });
+    const c = await join(b, { p: { capacity: 5 } }, { clock });
     const p = await a.sem.acquire('p');
-    const reportedAt = Date.now();
     await p.release({ rateLimitedForMs: 700 });
-    const q = await c.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
-    expect(Date.now() - reportedAt).toBeGreaterThanOrEqual(600);
+    const granted = tracked(c.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS }));
+    expect(await clock.advanceUntil(() => granted.settled)).toBeGreaterThanOrEqual(700);
+    const q = await granted.promise;
     const status = (await readPoolStatus(c.kv))[0]!;
     expect(status.in_use).toBe(1);
     await q.release();
@@ -143,29 +149,34 @@ describe('DistributedSemaphore', () => {
 
   it('repeated failures back the pool off; a success resets the count', async () => {
     const b = bucket();
-    const m = await join(b, { p: { capacity: 5 } });
+    const clock = new ManualClock();
+    const m = await join(b, { p: { capacity: 5 } }, { clock });
     for (let i = 0; i < 2; i++) await (await m.sem.acquire('p')).release({ failed: true });
     expect((await readPoolStatus(m.kv))[0]).toMatchObject({ consecutive_failures: 2, backoff_until: null });
     await (await m.sem.acquire('p')).release({ failed: true });
     const s = (await readPoolStatus(m.kv))[0]!;
     expect(s.backoff_reason).toBe('failing');
-    await expect(m.sem.acquire('p', { timeoutMs: 300 })).rejects.toBeInstanceOf(PermitTimeoutError);
-    const p = await m.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS });
-    await p.release({});
+    // Backed off for 1 s: a caller waiting 300 ms gets nothing, a patient one gets a permit after it.
+    const refused = tracked(m.sem.acquire('p', { timeoutMs: 300 }));
+    await clock.advanceUntil(() => refused.settled);
+    await expect(refused.promise).rejects.toBeInstanceOf(PermitTimeoutError);
+    const patient = tracked(m.sem.acquire('p', { timeoutMs: GRANT_EXPECTED_MS }));
+    await clock.advanceUntil(() => patient.settled);
+    await (await patient.promise).release({});
     expect((await readPoolStatus(m.kv))[0]).toMatchObject({ consecutive_failures: 0 });
   });
 
   it('a tokens-per-minute budget delays calls that would exceed it and corrects estimates with real usage', async () => {
     const b = bucket();
     // 6000 tokens/minute = 100 per second.
-    const m = await join(b, { p: { capacity: 10, tpm: 6000 } });
+    const clock = new ManualClock();
+    const m = await join(b, { p: { capacity: 10, tpm: 6000 } }, { clock });
     const first = await m.sem.acquire('p', { estimatedTokens: 5000 });
     await first.release({ tokens: 5950 }); // used more than estimated: 50 left
-    const started = Date.now();
-    const second = await m.sem.acquire('p', { estimatedTokens: 150, timeoutMs: GRANT_EXPECTED_MS });
+    const second = tracked(m.sem.acquire('p', { estimatedTokens: 150, timeoutMs: GRANT_EXPECTED_MS }));
     // 100 tokens more needed at 100/s.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
-    await second.release({ tokens: 150 });
+    expect(await clock.advanceUntil(() => second.settled)).toBeGreaterThanOrEqual(1000);
+    await (await second.promise).release({ tokens: 150 });
   });
 
   it('holders of different members release concurrently without losing updates', async () => {

@@ -1,13 +1,7 @@
-/** Base class of every error thrown by the test kit. */
-export class TestkitError extends Error {
-  readonly code: string;
+import { HermesError } from '@hermes/contracts';
 
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+/** Base class of every error thrown by the test kit. */
+export class TestkitError extends HermesError {}
 
 /** A process or server did not become ready; the message carries its log tail. */
 export class ProcessStartError extends TestkitError {

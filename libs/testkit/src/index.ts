@@ -14,6 +14,8 @@ export type { RedisServerHandle, RedisServerOptions } from './redis-server.js';
 export { defaultResponder, demoResponder, lastUserMessageText } from './responders.js';
 export { startScriptedLlm } from './scripted-llm.js';
 export type { ScriptedLlm, ScriptedLlmOptions } from './scripted-llm.js';
+export { SCRIPTED_PROFILES } from './server-profiles.js';
+export type { ContextOverflow, ScriptedProfile } from './server-profiles.js';
 export type {
   ChatContentPart,
   ChatMessage,

@@ -20,6 +20,11 @@ export interface NatsServerOptions {
   keepDir?: boolean;
   /** How long to wait for "Server is ready". Default 15 s. */
   startTimeoutMs?: number;
+  /**
+   * A further log line the server must print before it counts as ready. A cluster node logs
+   * "Server is ready" before it binds its route port, and exits if that port is taken.
+   */
+  readyLogLine?: RegExp;
 }
 
 /**
@@ -47,6 +52,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     // the INFO greeting, that the port already serves clients.
     async isReady({ port }, proc) {
       if (!proc.logs.some((line) => line.includes('Server is ready'))) return false;
+      if (options.readyLogLine && !proc.logs.some((line) => options.readyLogLine!.test(line))) return false;
       return probeTcp({ port, accept: (received) => received.startsWith('INFO ') });
     },
   };

@@ -1,5 +1,6 @@
 import { messageText } from './responders.js';
 import type { ChatRequestBody, ScriptedContent, ScriptedError, ScriptedToolCalls } from './scripted-response.js';
+import type { WireTraits } from './server-profiles.js';
 
 /** A completion decided but not yet encoded; the same plan yields the JSON body or the SSE chunks. */
 export interface CompletionPlan {
@@ -7,6 +8,8 @@ export interface CompletionPlan {
   model: string;
   created: number;
   content: string | null;
+  /** Reasoning the profile sends in its own field (a profile without one drops it). */
+  reasoning: string | null;
   toolCalls: Array<{ id: string; name: string; arguments: string }>;
   finishReason: string;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
@@ -40,6 +43,7 @@ export function planCompletion(options: {
     model: typeof body.model === 'string' ? body.model : 'scripted',
     created: Math.floor(Date.now() / 1000),
     content,
+    reasoning: response.reasoning ?? null,
     toolCalls,
     finishReason: response.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
     usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
@@ -50,8 +54,8 @@ function estimateTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
-/** A `chat.completion` object as the OpenAI API returns it. */
-export function completionBody(plan: CompletionPlan): object {
+/** A `chat.completion` object as the OpenAI API returns it (reasoning where the profile puts it). */
+export function completionBody(plan: CompletionPlan, traits: WireTraits): object {
   return {
     id: plan.id,
     object: 'chat.completion',
@@ -64,6 +68,7 @@ export function completionBody(plan: CompletionPlan): object {
           role: 'assistant',
           content: plan.content,
           refusal: null,
+          ...(traits.reasoningField && plan.reasoning !== null ? { [traits.reasoningField]: plan.reasoning } : {}),
           ...(plan.toolCalls.length > 0
             ? { tool_calls: plan.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
             : {}),
@@ -78,10 +83,12 @@ export function completionBody(plan: CompletionPlan): object {
 
 /**
  * The `chat.completion.chunk` sequence for a streamed answer, in the order OpenAI sends it:
- * role, content split into word deltas, each tool call's header then its arguments in pieces
- * (so clients must reassemble by `index`), the finish reason, and the usage chunk if asked for.
+ * role, reasoning then content split into word deltas, each tool call's header then its arguments
+ * in pieces (so clients must reassemble by `index`), the finish reason, and the usage chunk if
+ * asked for. A profile changes what its server does differently (see server-profiles.ts).
  */
-export function completionChunks(plan: CompletionPlan, includeUsage: boolean): object[] {
+export function completionChunks(plan: CompletionPlan, askedForUsage: boolean, traits: WireTraits): object[] {
+  const includeUsage = askedForUsage && traits.streamUsage;
   const chunk = (delta: object, finishReason: string | null = null): object => ({
     id: plan.id,
     object: 'chat.completion.chunk',
@@ -91,8 +98,14 @@ export function completionChunks(plan: CompletionPlan, includeUsage: boolean): o
     ...(includeUsage ? { usage: null } : {}),
   });
   const chunks: object[] = [chunk({ role: 'assistant', content: plan.toolCalls.length > 0 && plan.content === null ? null : '', refusal: null })];
+  const reasoningField = traits.reasoningField;
+  if (reasoningField) for (const piece of splitWords(plan.reasoning ?? '')) chunks.push(chunk({ [reasoningField]: piece }));
   for (const piece of splitWords(plan.content ?? '')) chunks.push(chunk({ content: piece }));
   plan.toolCalls.forEach((call, index) => {
+    if (traits.toolCallDeltas === 'whole-at-0') {
+      chunks.push(chunk({ tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }] }));
+      return;
+    }
     chunks.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
     for (const piece of splitEvenly(call.arguments, 4)) chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
@@ -119,14 +132,25 @@ function splitEvenly(text: string, parts: number): string[] {
   return pieces;
 }
 
-/** Status, headers and OpenAI-style error body for a scripted HTTP error. */
-export function errorResponse(error: ScriptedError): { status: number; headers: Record<string, string>; body: object } {
+/** Status, headers and error body (in the profile's shape) for a scripted HTTP error. */
+export function errorResponse(error: ScriptedError, traits: WireTraits): { status: number; headers: Record<string, string>; body: object } {
+  if (error.overflow) {
+    if (!traits.overflow) throw new Error('this profile truncates an over-long prompt silently; script an answer instead');
+    const o = traits.overflow(error.overflow);
+    return { status: o.status, headers: {}, body: traits.errorBody(o) };
+  }
   const rateLimited = error.status === 429;
-  const retryAfter = error.retryAfterSeconds ?? (rateLimited ? 1 : undefined);
+  const retryAfter = error.retryAfterSeconds ?? (rateLimited && error.retryAfterMs === undefined ? 1 : undefined);
+  const headers: Record<string, string> = {
+    ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+    // OpenAI and Azure OpenAI also send the delay in milliseconds.
+    ...(error.retryAfterMs === undefined ? {} : { 'retry-after-ms': String(error.retryAfterMs) }),
+  };
   return {
     status: error.status,
-    headers: retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) },
-    body: openAiError({
+    headers,
+    body: traits.errorBody({
+      status: error.status,
       message: error.message ?? (rateLimited ? 'Rate limit reached (scripted).' : `Scripted error with status ${error.status}.`),
       type: errorType(error.status),
       code: error.code ?? (rateLimited ? 'rate_limit_exceeded' : null),

@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { completionBody, completionChunks, errorResponse, openAiError, planCompletion } from './openai-wire.js';
+import { wireTraits, type ScriptedProfile } from './server-profiles.js';
 import { trackResource, untrackResource } from './process-registry.js';
 import { defaultResponder } from './responders.js';
 import type { ChatRequestBody, RecordedRequest, Responder, ScriptedResponse } from './scripted-response.js';
@@ -15,6 +16,10 @@ export interface ScriptedLlmOptions {
   responder?: Responder;
   /** Port to listen on. Default: one the OS picks. */
   port?: number;
+  /** Which real server to behave like on the wire (see server-profiles.ts). Default `openai`. */
+  profile?: ScriptedProfile;
+  /** The model's context window, reported where the profile's `/v1/models` reports one (vLLM's `max_model_len`). Default 4096. */
+  contextTokens?: number;
 }
 
 /** An OpenAI-compatible chat completions server whose answers the test scripts. */
@@ -36,6 +41,7 @@ export interface ScriptedLlm {
   clearQueue(): void;
   setResponder(responder: Responder): void;
   setLatency(latencyMs: number): void;
+  setProfile(profile: ScriptedProfile): void;
   /** Forgets recorded requests and restarts `maxInFlight` from the current `inFlight`. */
   resetStats(): void;
   /** Closes the server, cutting off open (e.g. hanging) requests. */
@@ -51,6 +57,8 @@ class ScriptedLlmServer implements ScriptedLlm {
   #queue: ScriptedResponse[] = [];
   #responder: Responder;
   #latencyMs: number;
+  #profile: ScriptedProfile;
+  readonly #contextTokens: number;
   #requests: RecordedRequest[] = [];
   #inFlight = 0;
   #maxInFlight = 0;
@@ -62,6 +70,8 @@ class ScriptedLlmServer implements ScriptedLlm {
   constructor(options: ScriptedLlmOptions) {
     this.#responder = options.responder ?? defaultResponder;
     this.#latencyMs = options.latencyMs ?? 0;
+    this.#profile = options.profile ?? 'openai';
+    this.#contextTokens = options.contextTokens ?? 4096;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, openAiError({ message: `Scripted model failed: ${String(error)}`, type: 'server_error', code: null }));
@@ -122,6 +132,10 @@ class ScriptedLlmServer implements ScriptedLlm {
     this.#latencyMs = latencyMs;
   }
 
+  setProfile(profile: ScriptedProfile): void {
+    this.#profile = profile;
+  }
+
   resetStats(): void {
     // A fresh array, so a snapshot a test already holds does not change under it.
     this.#requests = [];
@@ -141,7 +155,8 @@ class ScriptedLlmServer implements ScriptedLlm {
     res.on('error', () => undefined);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method === 'GET' && MODEL_PATHS.has(path)) {
-      sendJson(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'hermes-testkit' }] });
+      const fields = wireTraits(this.#profile).modelFields(this.#contextTokens);
+      sendJson(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'hermes-testkit', ...fields }] });
       return;
     }
     if (req.method === 'POST' && COMPLETION_PATHS.has(path)) {
@@ -156,9 +171,11 @@ class ScriptedLlmServer implements ScriptedLlm {
     this.#inFlight++;
     this.#maxInFlight = Math.max(this.#maxInFlight, this.#inFlight);
     const aborted = new AbortController();
+    const seen: { recorded?: RecordedRequest } = {};
     // 'close' fires both when the response has been sent and when the client went away.
     res.once('close', () => {
       this.#inFlight--;
+      if (seen.recorded) seen.recorded.endedAt = Date.now();
       aborted.abort();
     });
 
@@ -167,7 +184,9 @@ class ScriptedLlmServer implements ScriptedLlm {
       sendJson(res, 400, openAiError({ message: 'Request body is not a JSON object (scripted model).', type: 'invalid_request_error', code: null }));
       return;
     }
-    const recorded: RecordedRequest = { body, headers: req.headers, receivedAt };
+    // The client may have gone away while the body was read.
+    const recorded: RecordedRequest = { body, headers: req.headers, receivedAt, ...(res.destroyed ? { endedAt: Date.now() } : {}) };
+    seen.recorded = recorded;
     this.#requests.push(recorded);
 
     let response: ScriptedResponse;
@@ -190,8 +209,9 @@ class ScriptedLlmServer implements ScriptedLlm {
     if (res.destroyed) return;
 
     const requestId = `req_scripted_${++this.#sequence}`;
+    const traits = wireTraits(this.#profile);
     if ('status' in response) {
-      const error = errorResponse(response);
+      const error = errorResponse(response, traits);
       sendJson(res, error.status, error.body, { ...error.headers, 'x-request-id': requestId });
       return;
     }
@@ -203,14 +223,14 @@ class ScriptedLlmServer implements ScriptedLlm {
     });
     if (body.stream === true) {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': requestId });
-      for (const chunk of completionChunks(plan, body.stream_options?.include_usage === true)) {
+      for (const chunk of completionChunks(plan, body.stream_options?.include_usage === true, traits)) {
         if (res.destroyed) return;
         res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       }
       res.end('data: [DONE]\n\n');
       return;
     }
-    sendJson(res, 200, completionBody(plan), { 'x-request-id': requestId });
+    sendJson(res, 200, completionBody(plan, traits), { 'x-request-id': requestId });
   }
 }
 

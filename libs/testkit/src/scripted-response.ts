@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ContextOverflow } from './server-profiles.js';
 
 /** Token counts to report instead of the chars/4 estimate. */
 export interface ScriptedUsage {
@@ -9,6 +10,8 @@ export interface ScriptedUsage {
 /** An assistant message with text content; `finish_reason` is `finishReason ?? 'stop'`. */
 export interface ScriptedContent {
   content: string;
+  /** Reasoning, sent in the profile's reasoning field (`reasoning_content`, `reasoning`; OpenAI sends none). */
+  reasoning?: string;
   usage?: ScriptedUsage;
   finishReason?: string;
   /** Added to the server's latency before this response is sent. */
@@ -28,6 +31,7 @@ export interface ScriptedToolCall {
 export interface ScriptedToolCalls {
   toolCalls: ScriptedToolCall[];
   content?: string;
+  reasoning?: string;
   usage?: ScriptedUsage;
   finishReason?: string;
   delayMs?: number;
@@ -44,6 +48,10 @@ export interface ScriptedError {
   /** Overrides `error.code` in the body. */
   code?: string;
   retryAfterSeconds?: number;
+  /** Sent as `retry-after-ms` (OpenAI, Azure OpenAI); on a 429 it replaces the default `retry-after: 1`. */
+  retryAfterMs?: number;
+  /** The prompt does not fit: the profile's own status, message and body for that (`status` is then ignored). */
+  overflow?: ContextOverflow;
   delayMs?: number;
 }
 
@@ -94,6 +102,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** `Date.now()` when the request arrived. */
   receivedAt: number;
+  /** `Date.now()` when its response ended or its client went away; undefined while it is in flight. */
+  endedAt?: number;
 }
 
 /** Decides the answer when the queue is empty. */

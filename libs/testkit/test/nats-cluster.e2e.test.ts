@@ -1,7 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupAll, eventually, startNatsCluster } from '../src/index.js';
+import { cleanupAll, eventually, freePort, startNatsCluster } from '../src/index.js';
+import { isRunning } from './process-state.js';
 
 afterEach(async () => {
   await cleanupAll();
@@ -49,4 +52,47 @@ describe('startNatsCluster', () => {
       await nc.close();
     }
   }, 120_000);
+
+  it('starts again on new ports when a chosen port is taken before its node binds it', async () => {
+    // Another process holds the port handed out second: node n1's route port.
+    const holder: Server = createServer();
+    await new Promise<void>((resolve) => holder.listen({ port: 0, host: '127.0.0.1' }, resolve));
+    const taken = (holder.address() as { port: number }).port;
+    let handedOut = 0;
+    const choosePort = async () => (++handedOut === 2 ? taken : freePort());
+    try {
+      const cluster = await startNatsCluster({ choosePort });
+      // Six ports for the try that met the taken one, six for the one that started.
+      expect(handedOut).toBe(12);
+      expect(cluster.nodes.every((n) => n.logs.some((l) => /Listening for route connections/.test(l)) && !n.logs.some((l) => l.includes(String(taken))))).toBe(true);
+      // The nodes of the failed try were stopped: only the cluster's three are left.
+      expect(natsServerChildren().filter(isRunning).sort()).toEqual(cluster.nodes.map((n) => n.pid).sort());
+      const nc = await connect({ servers: cluster.url.split(',') });
+      try {
+        const info = await (await jetstreamManager(nc)).streams.add({ name: 'R3', subjects: ['r3.>'], num_replicas: 3 });
+        expect(info.cluster?.replicas).toHaveLength(2);
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      holder.close();
+    }
+  }, 120_000);
 });
+
+/** Pids of the nats-server processes this test process started. */
+function natsServerChildren(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .flatMap((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return comm === 'nats-server' && ppid === process.pid ? [Number(d)] : [];
+      } catch {
+        return [];
+      }
+    });
+}
+

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startScriptedLlm } from '../src/index.js';
+import { eventually, startScriptedLlm } from '../src/index.js';
 import type { ScriptedLlm } from '../src/index.js';
 
 let llm: ScriptedLlm;
@@ -182,6 +182,21 @@ describe('scripted LLM with the OpenAI SDK', () => {
     expect(error).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     await expect.poll(() => llm.inFlight).toBe(0);
     expect(llm.maxInFlight).toBe(1);
+  });
+
+  it('records when each request ended: once answered, or when its client went away', async () => {
+    await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'answered' }] });
+    const [answered] = llm.requests;
+    expect(answered!.endedAt).toBeGreaterThanOrEqual(answered!.receivedAt);
+
+    llm.enqueue({ hang: true });
+    const gone = new AbortController();
+    const pending = client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'abandoned' }] }, { signal: gone.signal }).catch((e: unknown) => e);
+    const abandoned = await eventually(() => llm.requests[1], 5_000, 'the abandoned request');
+    expect(abandoned.endedAt).toBeUndefined();
+    gone.abort();
+    await pending;
+    await expect.poll(() => abandoned.endedAt).toBeGreaterThanOrEqual(abandoned.receivedAt);
   });
 
   it('close() cuts off a hanging request instead of waiting for it', async () => {

@@ -1,12 +1,7 @@
+import { HermesError } from '@hermes/contracts';
+
 /** Base class of every error the tool SDK throws locally. */
-export class ToolSdkError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-    this.code = code;
-  }
-}
+export class ToolSdkError extends HermesError {}
 
 /** A provider cannot start as configured (a bad tool spec, a duplicate name, bad timings): the author's bug. */
 export class ToolProviderConfigError extends ToolSdkError {

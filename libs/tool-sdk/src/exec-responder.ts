@@ -1,14 +1,14 @@
-import type { Msg } from '@nats-io/transport-node';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
-import { decodeJson, encodeJson, extractTraceContext, type Bus } from '@hermes/bus';
-import { ToolExecRequest, contracts, validate, wireError, type WireError } from '@hermes/contracts';
-import { hermesTracer } from '@hermes/telemetry';
+import { PAYLOAD_LIMITS, ToolExecRequest, contracts, decodeBoundedJson, extractTraceContext, validate, wireError, type WireError } from '@hermes/contracts';
+import type { ToolSdkLogger } from './sdk-logger.js';
 import type { CallMemory, RunOutcome } from './call-memory.js';
 import type { HostedTool, ToolContext } from './define-tool.js';
 import { ToolFailure, ToolSdkError } from './errors.js';
 
 export interface ExecResponderOptions {
-  bus: Bus;
+  nc: NatsConnection;
+  logger: ToolSdkLogger;
   provider: string;
   tools: ReadonlyMap<string, HostedTool>;
   memory: CallMemory;
@@ -45,7 +45,8 @@ export class ExecResponder {
 
   private async answer(msg: Msg): Promise<void> {
     const parent = extractTraceContext(msg.headers);
-    const span = hermesTracer().startSpan(
+    // The tracer Hermes services use, so a provider's spans join the task's trace under the same name.
+    const span = trace.getTracer('hermes').startSpan(
       'execute_tool',
       { kind: SpanKind.SERVER, attributes: { 'gen_ai.operation.name': 'execute_tool', 'messaging.system': 'nats', 'messaging.destination.name': msg.subject } },
       parent,
@@ -56,15 +57,15 @@ export class ExecResponder {
         reply = await this.replyTo(msg, span);
       } catch (err) {
         // Only a bug in this module gets here; the caller still gets an answer.
-        this.o.bus.logger.error({ err, subject: msg.subject }, 'tool exec request failed');
+        this.o.logger.error({ err, subject: msg.subject }, 'tool exec request failed');
         span.recordException(err as Error);
         span.setStatus({ code: SpanStatusCode.ERROR });
-        reply = encodeJson({ ok: false, error: wireError('internal', `tool provider ${this.o.provider} failed to handle the call`) });
+        reply = errorReply(wireError('internal', `tool provider ${this.o.provider} failed to handle the call`));
       }
       try {
         msg.respond(reply);
       } catch (err) {
-        this.o.bus.logger.warn({ err, subject: msg.subject }, 'could not send tool exec reply');
+        this.o.logger.warn({ err, subject: msg.subject }, 'could not send tool exec reply');
       }
       span.end();
     });
@@ -72,14 +73,14 @@ export class ExecResponder {
 
   private async replyTo(msg: Msg, span: Span): Promise<Uint8Array> {
     // Within the toolExec limits (arguments bounded as tool arguments) before a handler sees anything.
-    const decoded = decodeJson(msg.data, contracts.toolExec.limits);
+    const decoded = decodeBoundedJson(msg.data, contracts.toolExec.limits ?? PAYLOAD_LIMITS.envelope, { what: 'body' });
     if (!decoded.ok) {
-      this.o.bus.logger.warn({ subject: msg.subject, error: decoded.error }, 'undecodable tool exec request');
+      this.o.logger.warn({ subject: msg.subject, error: decoded.error }, 'undecodable tool exec request');
       return errorReply(decoded.error);
     }
     const checked = validate(ToolExecRequest, decoded.value);
     if (!checked.ok) {
-      this.o.bus.logger.warn({ subject: msg.subject, issues: checked.issues }, 'invalid tool exec request');
+      this.o.logger.warn({ subject: msg.subject, issues: checked.issues }, 'invalid tool exec request');
       return errorReply(wireError('invalid_payload', `request on ${msg.subject} does not match toolExec`, { issues: checked.issues }));
     }
     const req = checked.value;
@@ -136,7 +137,7 @@ export class ExecResponder {
     }
     // The envelope's result is a ToolExecReply, which holds the tool's result.
     const reply = encoder.encode(`{"ok":true,"result":{"result":${json}}}`);
-    const limit = this.o.bus.nc.info?.max_payload;
+    const limit = this.o.nc.info?.max_payload;
     if (limit !== undefined && reply.byteLength > limit) {
       // The handler ran; remembering the failure keeps a retry from running it a second time.
       return this.failure(tool, new ToolFailure(`the result (${reply.byteLength} bytes) exceeds the bus message limit of ${limit} bytes`), false);
@@ -153,7 +154,7 @@ export class ExecResponder {
       retryable: failure?.retryable ?? false,
       ...(failure?.details ? { details: failure.details } : {}),
     };
-    this.o.bus.logger.warn({ err, tool, provider: this.o.provider }, 'tool handler failed');
+    this.o.logger.warn({ err, tool, provider: this.o.provider }, 'tool handler failed');
     let reply: Uint8Array;
     try {
       reply = errorReply(wire);
@@ -166,6 +167,7 @@ export class ExecResponder {
   }
 }
 
+/** The error envelope; throws when `error.details` cannot be JSON (the caller falls back to none). */
 function errorReply(error: WireError): Uint8Array {
-  return encodeJson({ ok: false, error });
+  return encoder.encode(JSON.stringify({ ok: false, error }));
 }

@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Subscription } from '@nats-io/transport-node';
-import type { Bus } from '@hermes/bus';
-import { contracts, type ToolProviderAnnouncement } from '@hermes/contracts';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { subjectsFor, type ToolProviderAnnouncement } from '@hermes/contracts';
 import { CallMemory, type CallMemoryOptions } from './call-memory.js';
 import type { HostedTool } from './define-tool.js';
 import { ToolProviderConfigError } from './errors.js';
 import { ExecResponder } from './exec-responder.js';
 import { checkedSpecs } from './spec-check.js';
+import { silentLogger, type ToolSdkLogger } from './sdk-logger.js';
 
 const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export interface HostToolProviderOptions {
-  bus: Bus;
+  /** The team's own NATS connection (`connect` of `@nats-io/transport-node`), with a user allowed the provider subjects. */
+  nc: NatsConnection;
+  /** The Hermes deployment's subject prefix (its HERMES_SUBJECT_PREFIX). Default `hermes`. */
+  prefix?: string;
+  /** Where to log (a pino logger fits). Default: nothing is logged. */
+  logger?: ToolSdkLogger;
   /** The provider's name: its exec subject and queue group. Every instance of one provider uses the same name. */
   provider: string;
   tools: readonly HostedTool[];
@@ -52,7 +57,8 @@ export interface ToolProvider {
  * Resolves once the provider's subscriptions are registered with the server.
  */
 export async function hostToolProvider(opts: HostToolProviderOptions): Promise<ToolProvider> {
-  const { bus, provider } = opts;
+  const { nc, provider } = opts;
+  const subjects = subjectsFor(opts.prefix);
   if (!PROVIDER_NAME.test(provider)) throw new ToolProviderConfigError(provider, `the name must match ${PROVIDER_NAME}`);
   const ttlMs = opts.ttlMs ?? 30_000;
   if (!Number.isInteger(ttlMs) || ttlMs < 1000) throw new ToolProviderConfigError(provider, 'ttlMs must be an integer of at least 1000');
@@ -62,40 +68,48 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
   }
   const specs = checkedSpecs(provider, opts.tools);
   const announcement: ToolProviderAnnouncement = { provider, instance_id: opts.instanceId ?? randomUUID(), tools: specs, ttl_ms: ttlMs };
-  const log = bus.logger.child({ tool_provider: provider, instance_id: announcement.instance_id });
+  const log = (opts.logger ?? silentLogger).child({ tool_provider: provider, instance_id: announcement.instance_id });
+  const announcementBytes = new TextEncoder().encode(JSON.stringify(announcement));
 
   const stopping = new AbortController();
   // Every call in flight listens for the stop (and stops listening when it ends): more than ten at
   // once is normal load, not the leak Node's warning suspects.
   setMaxListeners(0, stopping.signal);
   const responder = new ExecResponder({
-    bus,
+    nc,
+    logger: log,
     provider,
     tools: new Map(opts.tools.map((tool, i) => [specs[i]!.name, tool])),
     memory: new CallMemory(opts.exactlyOnce),
     defaultTimeoutMs: opts.defaultTimeoutMs ?? 30_000,
     stopping: stopping.signal,
   });
-  const subject = bus.subjects.toolExec(provider);
+  const subject = subjects.toolExec(provider);
   const onError = (what: string) => (err: Error | null) => {
     if (err) log.error({ err }, `${what} subscription failed`);
   };
-  const exec: Subscription = bus.nc.subscribe(subject, {
-    queue: bus.subjects.queueGroup(`tool-provider.${provider}`),
+  const exec: Subscription = nc.subscribe(subject, {
+    queue: subjects.queueGroup(`tool-provider.${provider}`),
     callback: (err, msg) => (err ? onError('tool exec')(err) : responder.handle(msg)),
   });
 
   let announcing = true;
   const announce = () => {
     if (!announcing) return;
-    bus.publish(contracts.toolProvidersAnnounce, announcement).catch((err: unknown) => log.warn({ err }, 'could not announce tools'));
+    try {
+      // Checked against the announcement contract when built (checkedSpecs); the ToolBus validates it again.
+      // On the provider's own subject: the only one its NATS user may announce on, and the only one the toolbus takes its name from.
+      nc.publish(subjects.toolProviderAnnounce(provider), announcementBytes);
+    } catch (err) {
+      log.warn({ err }, 'could not announce tools');
+    }
   };
   // Every instance answers a discover (no queue group): the ToolBus wants to hear from all of them.
-  const discover: Subscription = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, {
+  const discover: Subscription = nc.subscribe(subjects.toolProvidersDiscover, {
     callback: (err) => (err ? onError('discover')(err) : announce()),
   });
   // Calls routed right after the first announcement must find the exec subscription in place.
-  await bus.nc.flush();
+  await nc.flush();
   announce();
   const timer = setInterval(announce, announceEveryMs);
   timer.unref();
@@ -110,7 +124,7 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
       stopped ??= (async () => {
         announcing = false;
         clearInterval(timer);
-        if (!bus.nc.isClosed()) {
+        if (!nc.isClosed()) {
           discover.unsubscribe();
           // drain() lets calls already delivered to this instance through, then unsubscribes.
           await exec.drain().catch((err: unknown) => log.warn({ err }, 'could not drain the tool exec subscription'));

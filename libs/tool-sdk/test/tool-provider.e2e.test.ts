@@ -1,20 +1,32 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Type } from '@sinclair/typebox';
-import { Bus, decodeJson, encodeJson } from '@hermes/bus';
-import { ToolProviderAnnouncement, replyEnvelope, ToolExecReply, validate, type ToolExecRequest, type WireError } from '@hermes/contracts';
-import { createLogger } from '@hermes/telemetry';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import {
+  PAYLOAD_LIMITS,
+  ToolProviderAnnouncement,
+  decodeBoundedJson,
+  replyEnvelope,
+  subjectsFor,
+  ToolExecReply,
+  validate,
+  type ToolExecRequest,
+  type WireError,
+} from '@hermes/contracts';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, hostToolProvider, ToolFailure, ToolProviderConfigError, type HostToolProviderOptions, type ToolContext, type ToolProvider } from '../src/index.js';
 
-const logger = createLogger({ service: 'tool-sdk-test', level: 'silent' });
-let bus: Bus;
+// A plain NATS connection, as a team hosting tools has: the SDK needs nothing of Hermes' bus library.
+let nc: NatsConnection;
+const subjects = subjectsFor();
+const encodeJson = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+const decodeJson = (data: Uint8Array) => decodeBoundedJson(data, PAYLOAD_LIMITS.envelope, { what: 'body' });
 const running: ToolProvider[] = [];
 let providers = 0;
 
 beforeAll(async () => {
   const nats = await startNatsServer();
-  bus = await Bus.connect({ servers: nats.url, name: 'tool-sdk-test', logger });
+  nc = await connect({ servers: nats.url, name: 'tool-sdk-test' });
 });
 
 afterEach(async () => {
@@ -22,7 +34,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await bus?.drain();
+  await nc?.drain();
   await cleanupAll();
 });
 
@@ -30,7 +42,7 @@ afterAll(async () => {
 const providerName = (label: string) => `${label}-${++providers}`;
 
 async function host(opts: Partial<HostToolProviderOptions> & Pick<HostToolProviderOptions, 'provider' | 'tools'>): Promise<ToolProvider> {
-  const provider = await hostToolProvider({ bus, ...opts });
+  const provider = await hostToolProvider({ nc, ...opts });
   running.push(provider);
   return provider;
 }
@@ -67,7 +79,7 @@ type Envelope = { ok: true; result: { result: unknown } } | { ok: false; error: 
 
 /** Sends a toolExec request the way the ToolBus does and returns the contract-checked envelope. */
 async function exec(provider: string, payload: unknown): Promise<Envelope> {
-  const msg = await bus.nc.request(bus.subjects.toolExec(provider), encodeJson(payload), { timeout: 5000 });
+  const msg = await nc.request(subjects.toolExec(provider), encodeJson(payload), { timeout: 5000 });
   const decoded = decodeJson(msg.data);
   if (!decoded.ok) throw new Error(decoded.message);
   const checked = validate(replyEnvelope(ToolExecReply), decoded.value);
@@ -78,7 +90,8 @@ async function exec(provider: string, payload: unknown): Promise<Envelope> {
 /** Every announcement of `provider` seen from now on, with the time it arrived. */
 function watchAnnouncements(provider: string) {
   const seen: { at: number; value: ToolProviderAnnouncement }[] = [];
-  const sub = bus.nc.subscribe(bus.subjects.toolProvidersAnnounce, {
+  // Only on its own subject: that is where the toolbus listens for this provider.
+  const sub = nc.subscribe(subjects.toolProviderAnnounce(provider), {
     callback: (_err, msg) => {
       const decoded = decodeJson(msg.data);
       const value = decoded.ok ? (decoded.value as ToolProviderAnnouncement) : undefined;
@@ -92,7 +105,7 @@ describe('announcements', () => {
   it('announce the provider, instance, tools and ttl at start, then every announceEveryMs', async () => {
     const name = providerName('announce');
     const watch = watchAnnouncements(name);
-    await bus.nc.flush();
+    await nc.flush();
     const { tool } = countingTool();
     const provider = await host({ provider: name, tools: [tool], ttlMs: 3000, announceEveryMs: 200, instanceId: 'inst-a' });
     await sleep(750);
@@ -114,13 +127,13 @@ describe('announcements', () => {
       ],
     });
     expect(provider.instanceId).toBe('inst-a');
-    expect(provider.subject).toBe(bus.subjects.toolExec(name));
+    expect(provider.subject).toBe(subjects.toolExec(name));
   });
 
   it('repeat every ttlMs / 3 by default', async () => {
     const name = providerName('cadence');
     const watch = watchAnnouncements(name);
-    await bus.nc.flush();
+    await nc.flush();
     await host({ provider: name, tools: [countingTool().tool], ttlMs: 1500 });
     await sleep(1200);
     watch.stop();
@@ -135,12 +148,12 @@ describe('announcements', () => {
   it('answer a discover message at once, from every instance', async () => {
     const name = providerName('discover');
     const watch = watchAnnouncements(name);
-    await bus.nc.flush();
+    await nc.flush();
     await host({ provider: name, tools: [countingTool().tool], ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'one' });
     await host({ provider: name, tools: [countingTool().tool], ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'two' });
     await expect.poll(() => watch.seen.length).toBe(2);
     const asked = Date.now();
-    bus.nc.publish(bus.subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-1' }));
+    nc.publish(subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-1' }));
     await expect.poll(() => watch.seen.length, { timeout: 1000, interval: 10 }).toBe(4);
     expect(watch.seen.slice(2).map((s) => s.value.instance_id).sort()).toEqual(['one', 'two']);
     expect(watch.seen[3]!.at - asked).toBeLessThan(500);
@@ -150,12 +163,12 @@ describe('announcements', () => {
   it('stop after stop(), which also stops answering discover messages and calls', async () => {
     const name = providerName('stop');
     const watch = watchAnnouncements(name);
-    await bus.nc.flush();
+    await nc.flush();
     const provider = await host({ provider: name, tools: [countingTool().tool], ttlMs: 1000, announceEveryMs: 100 });
     await expect.poll(() => watch.seen.length).toBeGreaterThanOrEqual(2);
     await provider.stop();
     const count = watch.seen.length;
-    bus.nc.publish(bus.subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-2' }));
+    nc.publish(subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-2' }));
     await sleep(400);
     expect(watch.seen.length).toBe(count);
     await expect(exec(name, execRequest())).rejects.toThrow(/no responders/i);
@@ -296,7 +309,7 @@ describe('calls', () => {
     expect(error.code).toBe('invalid_payload');
     const paths = (error.details?.issues as { path: string }[]).map((i) => i.path);
     expect(paths).toEqual(expect.arrayContaining(['/idempotency_key', '/context', '/arguments']));
-    const notJson = await bus.nc.request(bus.subjects.toolExec(name), new TextEncoder().encode('{nope'), { timeout: 5000 });
+    const notJson = await nc.request(subjects.toolExec(name), new TextEncoder().encode('{nope'), { timeout: 5000 });
     expect(decodeJson(notJson.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload' } } });
     expect((await exec(name, execRequest())).ok).toBe(true);
     expect(calls).toHaveLength(1);
@@ -349,7 +362,7 @@ describe('calls', () => {
 
 describe('configuration', () => {
   const reject = (opts: Pick<HostToolProviderOptions, 'provider' | 'tools'> & Partial<HostToolProviderOptions>) =>
-    expect(hostToolProvider({ bus, ...opts })).rejects.toThrow(ToolProviderConfigError);
+    expect(hostToolProvider({ nc, ...opts })).rejects.toThrow(ToolProviderConfigError);
 
   it('refuses tools the ToolBus could not offer, duplicate names and bad timings', async () => {
     const open = defineTool({ name: 'open', description: 'x', parameters: { type: 'object' } }, async () => null);

@@ -1,11 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
 import type { Logger } from '@hermes/telemetry';
-import { contracts, ownerKey } from '@hermes/contracts';
-import { consumeContract, serve, startWorkConsumer, type Bus, type HostServiceOptions } from '@hermes/bus';
+import { contracts, ownerKey, type Owner } from '@hermes/contracts';
+import { consumeContract, serve, startWorkConsumer, type Bus } from '@hermes/bus';
+import type { HostServiceOptions } from '@hermes/service-host';
 import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
 import { getTask, listTasks, teamOfRequest } from './task-queries.js';
+import { lastTaskEvent, type TaskRef } from './task-events.js';
 import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
@@ -38,6 +40,8 @@ export function dispatcherConfig(env: Record<string, string> = {}): DispatcherCo
 
 /** The dispatcher's parts, connected as the service connects them (tests drive them directly). */
 export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; config: DispatcherConfig; logger: Logger }) {
+  // Roles are granted per owner: '<team>/<user>' in HERMES_USER_ROLES (a bare user id is the default team's).
+  const rolesOf = (owner: Owner): string[] => config.HERMES_USER_ROLES.users[ownerKey(owner)] ?? config.HERMES_USER_ROLES.default;
   const store = new TaskStore(await bus.kv('tasks'));
   const index = new TaskIndex(await bus.kv('taskIndex'));
   const metrics = new TaskMetrics();
@@ -47,7 +51,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
     store,
     index,
     logger,
-    rolesOf: (owner) => config.HERMES_USER_ROLES.users[ownerKey(owner)] ?? config.HERMES_USER_ROLES.default,
+    rolesOf,
     settings: {
       maxSubtasks: config.PLAN_MAX_SUBTASKS,
       maxRetries: config.SUBTASK_MAX_RETRIES,
@@ -58,7 +62,29 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
     },
   });
   const intake = new TaskIntake({ bus, store, logger, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });
-  return { store, index, metrics, coordinator, intake };
+  return { store, index, metrics, coordinator, intake, rolesOf };
+}
+
+/**
+ * Answers the task queries. The bare subjects answer for every team (operators and the toolbus,
+ * which asks by task id, inside the HERMES account); a team's own subjects, the only ones its
+ * account can reach, only from that team's tasks. `taskGet` carries the owner's roles and what a
+ * running task waits for, read from the last event under the task's team.
+ */
+export function serveTaskQueries(
+  bus: Bus,
+  { store, index, coordinator, rolesOf }: { store: TaskStore; index: TaskIndex; coordinator: PlanCoordinator; rolesOf: (owner: Owner) => string[] },
+): ReturnType<typeof serve>[] {
+  const s = bus.subjects;
+  const lookups = { rolesOf, lastEvent: (task: TaskRef) => lastTaskEvent(bus, task) };
+  return [
+    serve(bus, contracts.taskGet, (req) => getTask(store, req, lookups)),
+    serve(bus, contracts.taskList, (req) => listTasks(store, index, req)),
+    serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req)),
+    serve(bus, contracts.teamTaskGet, (req, ctx) => getTask(store, req, { ...lookups, team: teamOfRequest(ctx.subject, s.taskGet) })),
+    serve(bus, contracts.teamTaskList, (req, ctx) => listTasks(store, index, req, teamOfRequest(ctx.subject, s.taskList))),
+    serve(bus, contracts.teamTaskCancel, (req, ctx) => coordinator.cancel(req, teamOfRequest(ctx.subject, s.taskCancel))),
+  ];
 }
 
 /** The dispatcher: its settings, streams and wiring (main.ts hosts it; tests start the same). */
@@ -69,18 +95,8 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
   consumers: ['dispatcherIntake', 'dispatcherResults'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
-    const { store, index, coordinator, intake } = await assembleDispatcher({ bus, config, logger });
-    const s = bus.subjects;
-    // The bare subjects answer for every team (operators inside the HERMES account); a team's own
-    // subjects, the only ones its account can reach, only from that team's tasks.
-    const subscriptions = [
-      serve(bus, contracts.taskGet, (req) => getTask(store, req)),
-      serve(bus, contracts.taskList, (req) => listTasks(store, index, req)),
-      serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req)),
-      serve(bus, contracts.teamTaskGet, (req, ctx) => getTask(store, req, teamOfRequest(ctx.subject, s.taskGet))),
-      serve(bus, contracts.teamTaskList, (req, ctx) => listTasks(store, index, req, teamOfRequest(ctx.subject, s.taskList))),
-      serve(bus, contracts.teamTaskCancel, (req, ctx) => coordinator.cancel(req, teamOfRequest(ctx.subject, s.taskCancel))),
-    ];
+    const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger });
+    const subscriptions = serveTaskQueries(bus, { store, index, coordinator, rolesOf });
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const intakeConsumer = await startWorkConsumer(
       bus,

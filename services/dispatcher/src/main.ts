@@ -1,4 +1,4 @@
-import { hostService } from '@hermes/bus';
+import { hostService } from '@hermes/service-host';
 import { dispatcherService } from './dispatcher-service.js';
 
 await hostService(dispatcherService);

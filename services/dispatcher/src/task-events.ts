@@ -36,7 +36,13 @@ export function acceptedData(view: TaskView): TaskEventDataByKind['accepted'] {
  * it never made.
  */
 export async function taskEventsPublished(bus: Bus, task: TaskRef): Promise<{ any: boolean; lastKind?: TaskEventKind }> {
-  const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: taskEventsSubject(bus, task) });
+  const last = await lastTaskEvent(bus, task);
   if (!last) return { any: false };
-  return { any: true, lastKind: taskEventKind(last.json<TaskEvent>()) };
+  return { any: true, lastKind: taskEventKind(last) };
+}
+
+/** The last event on the task's subject (under its team's), if any. */
+export async function lastTaskEvent(bus: Bus, task: TaskRef): Promise<TaskEvent | undefined> {
+  const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: taskEventsSubject(bus, task) });
+  return last ? last.json<TaskEvent>() : undefined;
 }

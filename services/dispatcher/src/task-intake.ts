@@ -15,9 +15,10 @@ import {
   type TraceContext,
   type ValidationIssue,
   type WireError,
+  contextFromTraceparent,
 } from '@hermes/contracts';
 import type { Static } from '@sinclair/typebox';
-import { contextFromTraceparent, deadLetter, type Bus } from '@hermes/bus';
+import { deadLetter, type Bus } from '@hermes/bus';
 import { context, trace } from '@opentelemetry/api';
 import { inSpan, withTaskFields, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';

@@ -1,19 +1,37 @@
-import { ownerOf, teamField, teamOfSubject, wireError, type TaskGetRequest, type TaskListReply, type TaskListRequest, type TaskView } from '@hermes/contracts';
+import { isTerminalStatus, ownerOf, taskEventData, teamField, teamOfSubject, wireError, type Owner, type TaskEvent, type TaskGetRequest, type TaskListReply, type TaskListRequest, type TaskView } from '@hermes/contracts';
 import { ReplyError } from '@hermes/bus';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
 import { visibleTo } from './task-visibility.js';
 
+/** What {@link getTask} looks up besides the task: roles by owner, the task's last event, and the team a team's subject names. */
+export interface TaskLookups {
+  /** The owner's roles as granted now: a user id names a user only inside its team. */
+  readonly rolesOf: (owner: Owner) => string[];
+  /** The last event on the task's subject (under its team's), for `waiting_for`. */
+  readonly lastEvent?: (task: TaskView) => Promise<TaskEvent | undefined>;
+  /** Set for `teamTaskGet`: only this team's tasks are found. */
+  readonly team?: string;
+}
+
 /**
- * Answers `taskGet` (any team) and `teamTaskGet` (`team`: the one the subject names). A task of
- * another user or team is reported exactly like a missing one.
+ * Answers `taskGet` (any team, by task id: the toolbus asks this way) and `teamTaskGet` (`team`:
+ * the one the subject names), with the owner's roles as granted now (what the toolbus checks a
+ * call's tools against). A task of another user or team is reported exactly like a missing one.
+ * A running task whose last event says a job is waiting out a dependency's outage gets
+ * `waiting_for`: the runtime reports each pause as an event, not in the task state the dispatcher owns.
  */
-export async function getTask(store: TaskStore, req: TaskGetRequest, team?: string): Promise<TaskView> {
+export async function getTask(store: TaskStore, req: TaskGetRequest, o: TaskLookups): Promise<TaskView> {
   const found = await store.get(req.task_id);
-  if (!found || !visibleTo(found.view, req.user_id, team)) {
+  if (!found || !visibleTo(found.view, req.user_id, o.team)) {
     throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
   }
-  return found.view;
+  const view = { ...found.view, roles: o.rolesOf(ownerOf(found.view)) };
+  if (!o.lastEvent || isTerminalStatus(view.status)) return view;
+  const last = await o.lastEvent(found.view);
+  const step = last ? taskEventData(last, 'step') : undefined;
+  const service = step?.kind === 'waiting' ? step.detail?.['waiting_for'] : undefined;
+  return typeof service === 'string' ? { ...view, waiting_for: service } : view;
 }
 
 /**

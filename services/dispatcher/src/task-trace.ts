@@ -1,6 +1,6 @@
 import { context, trace, type Link } from '@opentelemetry/api';
 import type { TaskView, TraceContext } from '@hermes/contracts';
-import { contextFromTraceparent, currentTraceparent } from '@hermes/bus';
+import { contextFromTraceparent, currentTraceparent } from '@hermes/contracts';
 import { inSpan, withTaskFields } from '@hermes/telemetry';
 
 /** The active span's trace context, to store with a new task (undefined outside any trace). */

@@ -5,6 +5,7 @@ import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type DeadLetter, typ
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { rejectDeadSubmission } from '../src/dead-submissions.js';
 import { connectBus, eventually, kinds, silentLogger, storedMessages, submission, taskEvents, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // The intake consumer's dead-letter hook, on a consumer whose handler blows the stack on every
 // submission (as a 5,000-deep `inputs` once did in the task store).
@@ -63,7 +64,7 @@ describe('a dead-lettered submission', () => {
   it('names its task from the ce-* headers of a binary-mode event', async () => {
     const h = natsHeaders();
     for (const [k, v] of Object.entries({ 'ce-specversion': '1.0', 'ce-type': 'io.hermes.task.submit', 'ce-source': '/binary', 'ce-id': 'b-1' })) h.set(k, v);
-    await bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'u_alice', goal: 'binary' }), { headers: h });
+    await natsHandles(bus).js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'u_alice', goal: 'binary' }), { headers: h });
 
     const taskId = taskIdFor(DEFAULT_TEAM, '/binary', 'b-1');
     const events = await eventually(async () => {
@@ -77,7 +78,7 @@ describe('a dead-lettered submission', () => {
     const { event, taskId } = submission();
     existing.add(taskId);
     await bus.publish(contracts.taskSubmit, event, { subject: bus.subjects.taskSubmit(DEFAULT_TEAM), msgId: taskId });
-    await bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ specversion: '1.0', data: {} }), { msgID: 'nameless' });
+    await natsHandles(bus).js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ specversion: '1.0', data: {} }), { msgID: 'nameless' });
 
     await eventually(async () => {
       const d = await deadLetters();

@@ -6,6 +6,7 @@ import { DEFAULT_TEAM, TaskRejectedEvent, validate, type TaskEvent, type TaskEve
 import { cleanupAll, freePort, startChildService, startNatsServer, type ChildService } from '@hermes/testkit';
 import { hostileSubmissions, type HostileSubmission } from './hostile-submissions.js';
 import { connectBus, eventually, storedMessages, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // The built dispatcher as a process of its own (npm test builds first), as a Deployment runs it.
 const entry = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -42,7 +43,7 @@ async function publishAll(messages: readonly HostileSubmission[], width = 32): P
       const m = messages[next++]!;
       const h = natsHeaders();
       for (const [k, v] of Object.entries(m.headers)) h.set(k, v);
-      await bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), m.body, { headers: h, timeout: 30_000 });
+      await natsHandles(bus).js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), m.body, { headers: h, timeout: 30_000 });
     }
   };
   await Promise.all(Array.from({ length: width }, worker));
@@ -57,9 +58,9 @@ describe('dispatcher intake under hostile submissions', () => {
     const rejections = new Map<string, TaskEvent>();
     const unnamed: TaskEvent[] = [];
     const onEvent = (into: (e: TaskEvent) => void) => (_err: unknown, msg: { json<T>(): T }) => into(msg.json<TaskEvent>());
-    const named = bus.nc.subscribe(bus.subjects.taskEventsAll, { callback: onEvent((e) => void rejections.set(e.subject ?? '', e)) });
-    const anonymous = bus.nc.subscribe(bus.subjects.taskRejected(DEFAULT_TEAM), { callback: onEvent((e) => void unnamed.push(e)) });
-    await bus.nc.flush();
+    const named = natsHandles(bus).nc.subscribe(bus.subjects.taskEventsAll, { callback: onEvent((e) => void rejections.set(e.subject ?? '', e)) });
+    const anonymous = natsHandles(bus).nc.subscribe(bus.subjects.taskRejected(DEFAULT_TEAM), { callback: onEvent((e) => void unnamed.push(e)) });
+    await natsHandles(bus).nc.flush();
 
     await publishAll(hostile);
     await eventually(() => rejections.size >= byTask.size && unnamed.length >= catchAll.length, 60_000, 'a rejection for every hostile submission').catch(() => undefined);
@@ -96,7 +97,7 @@ describe('dispatcher intake under hostile submissions', () => {
 
     named.unsubscribe();
     anonymous.unsubscribe();
-    const pending = await bus.jsm.consumers.info(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
+    const pending = await natsHandles(bus).jsm.consumers.info(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
     expect(pending.num_ack_pending).toBe(0);
     console.info(`intake fuzz: ${hostile.length} hostile submissions (seed ${SEED}: ${byTask.size} naming a task, ${catchAll.length} not) rejected in ${Date.now() - started} ms`);
   }, 120_000);

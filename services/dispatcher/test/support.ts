@@ -3,6 +3,7 @@ import type { MsgHdrs } from '@nats-io/transport-node';
 import { Bus, type StreamTuning } from '@hermes/bus';
 import { DEFAULT_TEAM, TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent, type TaskRequest, type TaskSubmitEvent, type TaskView } from '@hermes/contracts';
 import { createLogger, type Logger } from '@hermes/telemetry';
+import { natsHandles } from '@hermes/bus/internal';
 
 export const silentLogger: Logger = createLogger({ service: 'dispatcher-test', level: 'silent' });
 
@@ -27,11 +28,11 @@ export interface StoredMessage {
 
 /** Every message a stream holds right now (optionally only one subject's), oldest first. */
 export async function storedMessages(bus: Bus, stream: string, subject?: string): Promise<StoredMessage[]> {
-  const { state } = await bus.jsm.streams.info(stream);
+  const { state } = await natsHandles(bus).jsm.streams.info(stream);
   const out: StoredMessage[] = [];
   if (state.messages === 0) return out;
   for (let seq = state.first_seq; seq <= state.last_seq; seq++) {
-    const m = await bus.jsm.streams.getMessage(stream, { seq });
+    const m = await natsHandles(bus).jsm.streams.getMessage(stream, { seq });
     if (!m || (subject !== undefined && m.subject !== subject)) continue;
     out.push({ seq: m.seq, subject: m.subject, headers: m.header, value: m.json() });
   }

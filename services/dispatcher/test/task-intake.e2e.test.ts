@@ -8,6 +8,7 @@ import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
 import { connectBus, eventually, kinds, silentLogger, storedMessages, submission, taskEvents, taskView, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -20,7 +21,7 @@ async function intakeFixture() {
   await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'deadLetters']);
   await bus.ensureConsumers(['dispatcherIntake']);
   const { store, intake } = await assembleDispatcher({ bus, config: dispatcherConfig({ PLAN_MODE: 'single' }), logger: silentLogger });
-  const consumer = await bus.js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
+  const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
 
   const next = async (): Promise<JsMsg> => {
     const msg = await consumer.next({ expires: 2_000 });
@@ -36,7 +37,7 @@ async function intakeFixture() {
     publishRaw: (body: Uint8Array, headers?: Record<string, string>) => {
       const h = natsHeaders();
       for (const [k, v] of Object.entries(headers ?? {})) h.set(k, v);
-      return bus.js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), body, { headers: h });
+      return natsHandles(bus).js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), body, { headers: h });
     },
     /** Takes the next submission, handles it and acks it, as the intake consumer does. */
     handleNext: async (): Promise<JsMsg> => {
@@ -244,7 +245,7 @@ describe('TaskIntake', () => {
     expect(await f.jobs()).toEqual([]);
     // Kept for ops with its reason, and gone from the submit queue.
     expect(await f.deadLetters()).toMatchObject([{ stream: f.bus.subjects.streams.taskSubmit, stream_seq: data.submission!.stream_seq, error: { code: 'invalid_task_event' } }]);
-    expect((await f.bus.jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
+    expect((await natsHandles(f.bus).jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
   });
 
   it('an unparseable submission is rejected on the taskRejected subject', async () => {
@@ -370,6 +371,6 @@ describe('TaskIntake', () => {
     }, 5_000, 'two jobs');
     expect(jobs.map((j) => j.job.task_id).sort()).toEqual([a.taskId, b.taskId].sort());
     // Work-queue retention: acknowledged submissions leave the stream.
-    await eventually(async () => ((await f.bus.jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages === 0 ? true : undefined), 5_000, 'acks');
+    await eventually(async () => ((await natsHandles(f.bus).jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages === 0 ? true : undefined), 5_000, 'acks');
   });
 });

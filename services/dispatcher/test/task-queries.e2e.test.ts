@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplyError, RemoteError, request, serve, type Bus } from '@hermes/bus';
-import { contracts } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, type Owner } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { TaskStore } from '../src/task-store.js';
 import { getTask } from '../src/task-queries.js';
@@ -25,21 +25,24 @@ afterAll(async () => {
   await cleanupAll();
 });
 
+/** The roles the dispatcher grants, by owner: what taskGet adds to the view for the toolbus. */
+const rolesOf = (owner: Owner): string[] => (owner.team === DEFAULT_TEAM && owner.user_id === 'u_alice' ? ['finance'] : ['user']);
+
 describe('getTask', () => {
   it("returns the task's view, for its owner and when no user is given", async () => {
     const { store } = await queriesFixture();
     const view = taskView({ task_id: 't_q1', user_id: 'u_alice', status: 'completed', result: { output: 'done' } });
     await store.createOrGet(view);
 
-    expect(await getTask(store, { task_id: 't_q1', user_id: 'u_alice' })).toEqual(view);
-    expect(await getTask(store, { task_id: 't_q1' })).toEqual(view);
-    expect(await getTask(store, { task_id: 't_q1', user_id: null })).toEqual(view);
+    expect(await getTask(store, { task_id: 't_q1', user_id: 'u_alice' }, { rolesOf })).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1' }, { rolesOf })).toEqual({ ...view, roles: ['finance'] });
+    expect(await getTask(store, { task_id: 't_q1', user_id: null }, { rolesOf })).toEqual({ ...view, roles: ['finance'] });
   });
 
   it('a missing task is a not_found ReplyError', async () => {
     const { store } = await queriesFixture();
 
-    const err = await rejectionOf(getTask(store, { task_id: 't_nope' }), ReplyError);
+    const err = await rejectionOf(getTask(store, { task_id: 't_nope' }, { rolesOf }), ReplyError);
 
     expect(err.wire).toMatchObject({ code: 'not_found', retryable: false, details: { task_id: 't_nope' } });
   });
@@ -48,8 +51,8 @@ describe('getTask', () => {
     const { store } = await queriesFixture();
     await store.createOrGet(taskView({ task_id: 't_q2', user_id: 'u_alice' }));
 
-    const foreign = await rejectionOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }), ReplyError);
-    const missing = await rejectionOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }), ReplyError);
+    const foreign = await rejectionOf(getTask(store, { task_id: 't_q2', user_id: 'u_mallory' }, { rolesOf }), ReplyError);
+    const missing = await rejectionOf(getTask(store, { task_id: 't_q2x', user_id: 'u_mallory' }, { rolesOf }), ReplyError);
 
     expect(foreign.wire.code).toBe('not_found');
     expect(foreign.wire.message.replace('t_q2', 'ID')).toBe(missing.wire.message.replace('t_q2x', 'ID'));
@@ -59,10 +62,10 @@ describe('getTask', () => {
     const { bus, store } = await queriesFixture();
     const view = taskView({ task_id: 't_q3', user_id: 'u_alice' });
     await store.createOrGet(view);
-    const sub = serve(bus, contracts.taskGet, (req) => getTask(store, req));
+    const sub = serve(bus, contracts.taskGet, (req) => getTask(store, req, { rolesOf }));
 
     try {
-      expect(await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_alice' })).toEqual(view);
+      expect(await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_alice' })).toEqual({ ...view, roles: ['finance'] });
       const err = await request(bus, contracts.taskGet, { task_id: 't_q3', user_id: 'u_bob' }).then(
         () => undefined,
         (e: unknown) => e,

@@ -9,6 +9,7 @@ import { TaskIntake } from '../src/task-intake.js';
 import { TaskIndex } from '../src/task-index.js';
 import { PlanCoordinator } from '../src/plan-coordinator.js';
 import { connectBus, eventually, silentLogger, storedMessages, submission, taskEvents, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -34,7 +35,7 @@ async function plannerFixture() {
   const settings = { maxSubtasks: 5, maxRetries: 2, maxReplans: 0, retryBaseMs: 10, subtaskTimeoutMs: 60_000, redispatchAfterMs: 2_000 };
   const coordinator = new PlanCoordinator({ bus, store, index, logger: silentLogger, settings, rolesOf: () => ['user'] });
   const intake = new TaskIntake({ bus, store, logger: silentLogger, index, coordinator, planMode: 'auto' });
-  const consumer = await bus.js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
+  const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
   const jobs = async () => (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, traceparent: m.headers.get('traceparent') }));
   return { bus, store, intake, coordinator, consumer, jobs };
 }

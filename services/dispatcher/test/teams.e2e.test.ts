@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RemoteError, request, serve, startWorkConsumer, type Bus, type WorkConsumer } from '@hermes/bus';
-import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type RuntimeJob, type TaskSubmitEvent } from '@hermes/contracts';
+import { RemoteError, request, startWorkConsumer, type Bus, type WorkConsumer } from '@hermes/bus';
+import { natsHandles } from '@hermes/bus/internal';
+import { DEFAULT_TEAM, contracts, makeTaskEvent, taskEventData, taskIdFor, type RuntimeJob, type TaskSubmitEvent } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
-import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
-import { getTask, listTasks, teamOfRequest } from '../src/task-queries.js';
+import { assembleDispatcher, dispatcherConfig, serveTaskQueries } from '../src/dispatcher-service.js';
 import { connectBus, eventually, silentLogger, storedMessages, submission, taskEvents, uniquePrefix, rejectionOf } from './support.js';
 
 let nats: NatsServerHandle;
@@ -11,24 +11,20 @@ const buses: Bus[] = [];
 const consumers: WorkConsumer[] = [];
 const subscriptions: { unsubscribe(): void }[] = [];
 
-/** A dispatcher (intake and the team request subjects) on streams of its own. */
+/** A dispatcher (intake and the task queries, bare and per team, as the service serves them) on streams of its own. */
 async function teamsFixture() {
   const bus = await connectBus(nats.url, uniquePrefix('teams'));
   buses.push(bus);
   await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'deadLetters']);
   await bus.ensureConsumers(['dispatcherIntake']);
-  const { store, index, coordinator, intake } = await assembleDispatcher({
+  const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({
     bus,
     config: dispatcherConfig({ PLAN_MODE: 'single', HERMES_USER_ROLES: JSON.stringify({ default: ['user'], users: { alice: ['admin'], 'team-b/alice': ['finance'] } }) }),
     logger: silentLogger,
   });
   consumers.push(await startWorkConsumer(bus, { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake }, (msg) => intake.handle(msg)));
   const s = bus.subjects;
-  subscriptions.push(
-    serve(bus, contracts.teamTaskGet, (req, ctx) => getTask(store, req, teamOfRequest(ctx.subject, s.taskGet))),
-    serve(bus, contracts.teamTaskList, (req, ctx) => listTasks(store, index, req, teamOfRequest(ctx.subject, s.taskList))),
-    serve(bus, contracts.teamTaskCancel, (req, ctx) => coordinator.cancel(req, teamOfRequest(ctx.subject, s.taskCancel))),
-  );
+  subscriptions.push(...serveTaskQueries(bus, { store, index, coordinator, rolesOf }));
   const submit = (team: string, event: TaskSubmitEvent) => bus.publish(contracts.taskSubmit, event, { subject: s.taskSubmit(team) });
   const accepted = (team: string, taskId: string) =>
     eventually(async () => (await taskEvents(bus, taskId, team)).map((e) => taskEventData(e, 'accepted')).find(Boolean), 10_000, `accepted ${taskId}`);
@@ -77,7 +73,7 @@ describe('tasks of teams', () => {
     const f = await teamsFixture();
     const { event } = submission({ user_id: 'mallory' }, { id: 'claims-a-team' });
     const claiming = { ...event, data: { ...event.data, team: 'team-b' } } as unknown as TaskSubmitEvent;
-    await f.bus.js.publish(f.bus.subjects.taskSubmit('team-a'), new TextEncoder().encode(JSON.stringify(claiming)));
+    await natsHandles(f.bus).js.publish(f.bus.subjects.taskSubmit('team-a'), new TextEncoder().encode(JSON.stringify(claiming)));
     const taskId = taskIdFor('team-a', event.source, event.id);
 
     const rejected = await eventually(async () => (await taskEvents(f.bus, taskId, 'team-a')).map((e) => taskEventData(e, 'rejected')).find(Boolean), 10_000, 'rejected');
@@ -115,6 +111,32 @@ describe('tasks of teams', () => {
     expect(own.tasks).toEqual([expect.objectContaining({ task_id: taskId, user_id: 'bob', team: 'team-b' })]);
     const cancelled = await request(f.bus, contracts.teamTaskCancel, { task_id: taskId, user_id: 'bob', reason: 'done' }, { subject: s.teamTaskCancel('team-b') });
     expect(cancelled.status).toBe('cancelled');
+  });
+
+  it("answers the toolbus's taskGet (bare subject, by task id) for a team's task with the roles of its owner (team, user) and what it waits for under its team's subject", async () => {
+    const f = await teamsFixture();
+    const { event } = submission({ user_id: 'alice', goal: 'tool work' }, { source: '/shared/source', id: 'roles-by-owner' });
+    await f.submit('team-b', event);
+    await f.submit(DEFAULT_TEAM, event);
+    const idB = taskIdFor('team-b', event.source, event.id);
+    const idDefault = taskIdFor(DEFAULT_TEAM, event.source, event.id);
+    await Promise.all([f.accepted('team-b', idB), f.accepted(DEFAULT_TEAM, idDefault)]);
+
+    // Same user id, two owners: team-b/alice is granted finance, default's alice admin.
+    expect(await request(f.bus, contracts.taskGet, { task_id: idB })).toMatchObject({ task_id: idB, team: 'team-b', user_id: 'alice', roles: ['finance'] });
+    expect(await request(f.bus, contracts.taskGet, { task_id: idDefault })).toMatchObject({ task_id: idDefault, user_id: 'alice', roles: ['admin'] });
+    expect(await request(f.bus, contracts.taskGet, { task_id: idB }, { subject: f.bus.subjects.teamTaskGet('team-b') })).toMatchObject({ roles: ['finance'] });
+
+    // A waiting step on the team's own events subject is what waiting_for reads; nothing is read from the default team's.
+    const waiting = makeTaskEvent('step', {
+      id: `${idB}:waiting`,
+      source: 'hermes/runtime',
+      taskId: idB,
+      data: { task_id: idB, subtask_id: 's1', step: 1, kind: 'waiting', detail: { waiting_for: 'toolbus' } },
+    });
+    await f.bus.publish(contracts.taskEvents, waiting, { subject: f.bus.subjects.taskEvents('team-b', idB) });
+    expect((await request(f.bus, contracts.taskGet, { task_id: idB })).waiting_for).toBe('toolbus');
+    expect((await request(f.bus, contracts.taskGet, { task_id: idDefault })).waiting_for).toBeUndefined();
   });
 
   it('refuses a team request on a subject naming no team', async () => {

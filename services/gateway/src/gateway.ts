@@ -1,10 +1,11 @@
-import type { RunningService, ServiceContext } from '@hermes/bus';
+import type { HostServiceOptions, RunningService, ServiceContext } from '@hermes/service-host';
 import { loadApiKeys } from './api-keys.js';
 import { createGatewayServer } from './http-server.js';
-import type { GatewaySettings } from './settings.js';
+import { gatewaySettings, type GatewaySettings } from './settings.js';
 
 /** Starts the HTTP API for `hostService`; `stop` closes the server and ends open event streams. */
 export async function startGateway({ config, bus, logger }: ServiceContext<GatewaySettings>): Promise<RunningService> {
+  // A bad HERMES_API_KEYS_FILE is a ConfigError thrown here: hostService exits 78 for it as for env settings.
   const apiKeys = loadApiKeys(config);
   const gateway = createGatewayServer({ bus, apiKeys, logger });
   const host = config.GATEWAY_HOST ?? config.HERMES_BIND_HOST;
@@ -12,3 +13,11 @@ export async function startGateway({ config, bus, logger }: ServiceContext<Gatew
   logger.info({ port, host, api_keys: apiKeys.length }, 'gateway listening');
   return { stop: (timeoutMs) => gateway.close(timeoutMs) };
 }
+
+/** The gateway: its settings, streams and wiring (main.ts hosts it). */
+export const gatewayService: HostServiceOptions<typeof gatewaySettings> = {
+  service: 'gateway',
+  settings: gatewaySettings,
+  uses: ['taskSubmit', 'taskEvents'],
+  start: startGateway,
+};

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { contextFromTraceparent, type Bus } from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
+import { contextFromTraceparent } from '@hermes/contracts';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createCancelRoute } from './cancel-routes.js';

@@ -215,7 +215,7 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
 async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | undefined): Promise<boolean> {
   if (!isTerminalStatus(view.status)) return false;
   try {
-    const last = await bus.jsm.streams.getMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(ownerOf(view).team, view.task_id) });
+    const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(ownerOf(view).team, view.task_id) });
     if (!last) return true;
     return afterSeq !== undefined && last.seq <= afterSeq && TERMINAL_EVENT_KINDS.includes(taskEventKind(last.json<TaskEvent>()));
   } catch {

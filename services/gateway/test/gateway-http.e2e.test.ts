@@ -7,6 +7,7 @@ import { createGatewayServer, type GatewayServer } from '../src/index.js';
 import { openSse } from './support/sse-client.js';
 import { standInDispatcher } from './support/stand-in-dispatcher.js';
 import { ADMIN, ADMIN_OF_B, ALICE, ALICE_OF_B, BOB, apiKeys, logger } from './support/test-keys.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 
 let natsUrl: string;
@@ -54,10 +55,10 @@ interface ApiBody {
 
 /** Every submission stored in the submit stream for one task id (read back from JetStream). */
 async function storedSubmissions(taskId: string): Promise<TaskSubmitEvent[]> {
-  const info = await bus.jsm.streams.info(bus.subjects.streams.taskSubmit);
+  const info = await natsHandles(bus).jsm.streams.info(bus.subjects.streams.taskSubmit);
   const found: TaskSubmitEvent[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-    const msg = await bus.jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq });
+    const msg = await natsHandles(bus).jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq });
     const event = msg?.json<TaskSubmitEvent>();
     const team = msg ? teamOfSubject(msg.subject, bus.subjects.taskSubmitLegacy) : undefined;
     if (event && team && taskIdFor(team, event.source, event.id) === taskId) found.push(event);

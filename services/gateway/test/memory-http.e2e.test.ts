@@ -4,6 +4,7 @@ import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
 import { ADMIN, ALICE, apiKeys, logger } from './support/test-keys.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 
 let bus: Bus;
@@ -22,7 +23,7 @@ beforeAll(async () => {
     if (busy.has(req.user_id)) throw new ReplyError(wireError('session_busy', 'session s-1 is locked by another holder', { session_id: 's-1' }));
     return { memories_removed: 3, sessions_removed: 2 };
   });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   gateway = createGatewayServer({ bus, apiKeys, logger });
   const { port } = await gateway.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${port}`;

@@ -1,5 +1,5 @@
 import type { ContextMessage, PinnedFact, SessionContextReply, SessionMessage } from '@hermes/contracts';
-import { countMessage, countText, headTokens, type EncodingName } from './token-counter.js';
+import { countMessage, countText, headTokens, type EncodingName } from '@hermes/llm';
 
 export interface ContextInput {
   /** Messages the running summary does not cover, oldest first. */

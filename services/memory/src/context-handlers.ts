@@ -8,7 +8,7 @@ import type { SessionStore } from './session-store.js';
 import type { Summarizer } from './summarizer.js';
 import type { SummaryQueue } from './summary-queue.js';
 import type { SummaryStore } from './summary-store.js';
-import { encodingFor } from './token-counter.js';
+import { encodingFor } from '@hermes/llm';
 import { scopeOf } from './owner-scope.js';
 
 type Subscription = ReturnType<typeof serve>;

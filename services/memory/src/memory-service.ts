@@ -14,7 +14,7 @@ import { SessionStore } from './session-store.js';
 import { Summarizer } from './summarizer.js';
 import { SummaryQueue } from './summary-queue.js';
 import { SummaryStore } from './summary-store.js';
-import type { EncodingName } from './token-counter.js';
+import type { EncodingName } from '@hermes/llm';
 import { serveWorkingHandlers } from './working-handlers.js';
 import { WorkingMemory } from './working-memory.js';
 import { scopeOf } from './owner-scope.js';

@@ -4,7 +4,7 @@ import { SessionForbiddenError, SessionStoreUnavailableError } from './memory-er
 import { newMessageId } from './message-id.js';
 import { noteSession } from './session-index.js';
 import { sessionKeys, type SessionKeys } from './session-keys.js';
-import { countMessage, type EncodingName } from './token-counter.js';
+import { countMessage, type EncodingName } from '@hermes/llm';
 
 const DEFAULT_READ_LIMIT = 50;
 

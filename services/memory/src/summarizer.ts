@@ -6,7 +6,7 @@ import type { LlmClient } from '@hermes/llm';
 import { parseSummarizerAnswer, summarizerMessages } from './summarizer-prompt.js';
 import type { SessionStore } from './session-store.js';
 import type { SummaryStore } from './summary-store.js';
-import { headTokens } from './token-counter.js';
+import { headTokens } from '@hermes/llm';
 
 export interface SummarizerOptions {
   redis: Redis;

@@ -9,6 +9,7 @@ import { EXTRACTION_INSTRUCTIONS } from '../src/longterm/extraction-prompt.js';
 import type { startMemoryService } from '../src/memory-service.js';
 import { eventually, remoteError } from './support.js';
 import { startLongTermStack } from './longterm-stack.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const DAY = 86_400_000;
 
@@ -138,7 +139,7 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     await say('dave', 'd-1', ['user', 'gibberish gibberish']);
     await eventually(async () => (judgeRequests().length > before ? true : undefined), 'the judge call');
     await eventually(async () => {
-      const info = await service.jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryExtract);
+      const info = await natsHandles(service).jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryExtract);
       return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
     }, 'the extraction job to be acked');
     expect(await list('dave')).toEqual([]);
@@ -176,7 +177,7 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
       answer: () => JSON.stringify({ memories: [{ type: 'fact', content: 'The user has a standup every day at 9:30.', confidence: 0.85 }] }),
     });
     await say('carol', 'c-1', ['user', 'Remind me that my standup is at 9:30 every day.']);
-    const writes = () => service.jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
+    const writes = () => natsHandles(service).jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
     await eventually(async () => ((await writes()).num_redelivered > 0 ? true : undefined), 'a redelivered write');
     const down = await remoteError(request(client, contracts.memoryList, { user_id: 'carol' }));
     expect(down.wire).toMatchObject({ code: 'unavailable', retryable: true });
@@ -228,7 +229,7 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
       created_at: new Date(Date.now() - 60_000).toISOString(),
     });
     await eventually(async () => {
-      const info = await service.jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
+      const info = await natsHandles(service).jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
       return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
     }, 'the late write to be consumed');
     expect(await list('alice')).toEqual([]);

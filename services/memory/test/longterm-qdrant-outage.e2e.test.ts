@@ -9,6 +9,7 @@ import { QdrantVectorStore } from '../src/longterm/qdrant-vector-store.js';
 import { startMemoryService } from '../src/memory-service.js';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
 import { eventually, remoteError, testLongTermTuning, testTuning } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 
@@ -53,7 +54,7 @@ describe('long-term memory with Qdrant unreachable', () => {
       confidence: 0.9,
       created_at: new Date().toISOString(),
     });
-    const writes = () => service.jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
+    const writes = () => natsHandles(service).jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
     const info = await eventually(async () => {
       const i = await writes();
       return i.num_redelivered > 0 && i.delivered.stream_seq >= 1 ? i : undefined;

@@ -7,6 +7,7 @@ import { cleanupAll, startNatsServer, startRedisServer, type RedisServerHandle }
 import { closeRedis, connectRedis } from '../src/redis-client.js';
 import { serveSessionHandlers } from '../src/session-handlers.js';
 import { SessionStore } from '../src/session-store.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const COMMAND_TIMEOUT_MS = 1000;
 const logger = createLogger({ service: 'test', level: 'silent' });
@@ -59,7 +60,7 @@ describe('memory session handlers over NATS', () => {
   });
 
   it('answers a request without session_id with invalid_payload, then keeps serving', async () => {
-    const msg = await client.nc.request(client.subjects.sessionAppend, encodeJson({ user_id: 'u1', messages: [{ role: 'user', content: 'x' }] }), {
+    const msg = await natsHandles(client).nc.request(client.subjects.sessionAppend, encodeJson({ user_id: 'u1', messages: [{ role: 'user', content: 'x' }] }), {
       timeout: 5000,
     });
     const decoded = decodeJson(msg.data);
@@ -77,7 +78,7 @@ describe('memory session handlers over NATS', () => {
       [polluted, 'forbiddenKey', '/messages/0/__proto__'],
       [deep, 'maxDepth', `/messages/0/x${'/0'.repeat(33)}`],
     ] as const) {
-      const msg = await client.nc.request(client.subjects.sessionAppend, new TextEncoder().encode(body), { timeout: 5000 });
+      const msg = await natsHandles(client).nc.request(client.subjects.sessionAppend, new TextEncoder().encode(body), { timeout: 5000 });
       expect(decodeJson(msg.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit, path } } } });
     }
     expect((await request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-limits' })).messages).toEqual([]);

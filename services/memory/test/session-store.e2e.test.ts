@@ -5,7 +5,7 @@ import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startRedisServer } from '@hermes/testkit';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
 import { SessionStore } from '../src/session-store.js';
-import { countText } from '../src/token-counter.js';
+import { countText } from '@hermes/llm';
 
 const text = (role: NewSessionMessage['role'], content: string): NewSessionMessage => ({ role, content });
 

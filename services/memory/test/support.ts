@@ -1,11 +1,10 @@
 import { expect } from 'vitest';
-import { Type } from '@sinclair/typebox';
 import { RemoteError, type Bus } from '@hermes/bus';
-import { loadConfig } from '@hermes/config';
-import { llmSettings, openLlmClient } from '@hermes/llm';
+import { openLlmClient } from '@hermes/llm';
 import { eventually as pollUntil } from '@hermes/testkit';
 import type { LongTermTuning } from '../src/longterm/longterm-memory.js';
 import type { MemoryTuning } from '../src/memory-service.js';
+import { memoryConfig, memoryTuning } from '../src/memory-host.js';
 
 /** The structured error a request was answered with; fails the test if it succeeded. */
 export async function remoteError(promise: Promise<unknown>): Promise<RemoteError> {
@@ -27,16 +26,15 @@ export function eventually<T>(check: () => Promise<T | undefined>, what: string,
 
 /** Session tuning of the memory tests: what each file does not set itself. */
 export function testTuning(over: Partial<MemoryTuning> & Pick<MemoryTuning, 'keyPrefix'>): MemoryTuning {
-  return {
-    encoding: 'o200k_base',
-    lockLeaseMs: 5000,
-    toolResultMaxTokens: 200,
-    summaryTriggerTokens: 100_000,
-    summaryKeepRecent: 4,
-    summaryInputTokens: 100_000,
-    workingTtlMs: 60_000,
-    ...over,
-  };
+  const config = memoryConfig({
+    MEMORY_LOCK_LEASE_MS: '5000',
+    MEMORY_TOOL_RESULT_MAX_TOKENS: '200',
+    MEMORY_SUMMARY_TRIGGER_TOKENS: '100000',
+    MEMORY_SUMMARY_KEEP_RECENT: '4',
+    MEMORY_SUMMARY_INPUT_TOKENS: '100000',
+    MEMORY_WORKING_TTL_MS: '60000',
+  });
+  return { ...memoryTuning(config), ...over };
 }
 
 /** Long-term memory tuning of the tests: a fast debounce, the service's recall defaults. */
@@ -52,11 +50,8 @@ export function testLongTermTuning(over: Partial<LongTermTuning> = {}): LongTerm
   };
 }
 
-/** The LLM client exactly as main builds it (through the semaphore on `bus`), against `baseUrl`. */
+/** The LLM client as the service opens it (its settings, through the semaphore on `bus`), against `baseUrl`. */
 export async function testLlmClient(bus: Bus, baseUrl: string) {
-  const config = loadConfig(Type.Object(llmSettings), {
-    service: 'memory-test',
-    env: { OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' },
-  });
+  const config = memoryConfig({ OPENAI_BASE_URL: baseUrl, OPENAI_API_KEY: 'k', HERMES_MODEL_WORKER: 'gpt-4o-mini', LLM_MAX_RETRIES: '0' });
   return openLlmClient(config, await bus.kv('llmSemaphore'));
 }

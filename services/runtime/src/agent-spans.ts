@@ -11,13 +11,14 @@ const captureContent = genAiContentCapture();
  * `chat` span inside), and the task and user are named for the job's log lines and messages.
  * A throw (the job will be redelivered) marks this attempt's span failed.
  */
-export function runInAgentSpan<T>(job: RuntimeJob, attempt: number, model: string, fn: () => Promise<T>): Promise<T> {
+export function runInAgentSpan<T>(job: RuntimeJob, attempt: number, llm: { model: string; provider: string }, fn: () => Promise<T>): Promise<T> {
   const parent = withConversation(withTaskFields(context.active(), { task_id: job.task_id, user_id: job.user_id }), job.session_id);
   const attributes = {
     'gen_ai.operation.name': 'invoke_agent',
     'gen_ai.agent.name': job.model_role,
     'gen_ai.conversation.id': job.session_id,
-    'gen_ai.request.model': model,
+    'gen_ai.request.model': llm.model,
+    'gen_ai.provider.name': llm.provider,
     'hermes.task.id': job.task_id,
     'hermes.subtask.id': job.subtask_id,
     'hermes.job.id': job.job_id,

@@ -15,12 +15,10 @@ export class CancellationWatch {
   private readonly sub: Subscription;
 
   constructor(bus: Bus) {
-    this.sub = bus.nc.subscribe(bus.subjects.taskCancelledAll, {
-      callback: (_err, msg) => {
-        const decoded = decodeJson(msg.data);
-        const notice = decoded.ok ? validate(TaskCancelledNotice, decoded.value) : undefined;
-        if (notice?.ok) this.cancel(notice.value.task_id);
-      },
+    this.sub = bus.subscribe(bus.subjects.taskCancelledAll, (msg) => {
+      const decoded = decodeJson(msg.data);
+      const notice = decoded.ok ? validate(TaskCancelledNotice, decoded.value) : undefined;
+      if (notice?.ok) this.cancel(notice.value.task_id);
     });
   }
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, ERROR_CODES, makeTaskEvent, ownerFields, ownerOf, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
+import { contracts, ERROR_CODES, makeTaskEvent, ownerFields, ownerOf, Plan, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type HandlerOutcome } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -71,7 +71,7 @@ export class JobRunner {
       this.o.logger.warn({ task_id: job.task_id, job_id: job.job_id, attempt: msg.info.deliveryCount }, 'job redelivered while this process runs it; following that run');
       return current;
     }
-    const run = runInAgentSpan(job, msg.info.deliveryCount, this.o.llm.modelFor(job.model_role), () => this.runJob(job, msg));
+    const run = runInAgentSpan(job, msg.info.deliveryCount, { model: this.o.llm.modelFor(job.model_role), provider: this.o.llm.providerFor(job.model_role) }, () => this.runJob(job, msg));
     this.running.set(job.job_id, run);
     try {
       return await run;
@@ -210,7 +210,7 @@ export class JobRunner {
 
   private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
     const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut));
-    if (checkpoint.step === 0) assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(), maxTokens: job.budget?.max_tokens });
+    if (checkpoint.step === 0) assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job), maxTokens: job.budget?.max_tokens });
     const tools = await prefetched.tools;
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
@@ -239,15 +239,22 @@ export class JobRunner {
     } else {
       messages = composeMessages(job);
     }
-    assertOpeningFits({ messages, ...this.openingLimits() });
-    const answer = await this.o.llm.chat({ role: job.model_role, messages, ...(signal ? { signal } : {}) });
+    assertOpeningFits({ messages, ...this.openingLimits(job) });
+    // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
+    const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
+    const answer = await this.o.llm.chat({ role: job.model_role, messages, ...plan, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
   }
 
-  private openingLimits() {
-    return { contextTokens: this.o.contextTokens ?? 128_000, reserveTokens: RESERVE_OUTPUT_TOKENS + RESERVE_TOOL_TOKENS };
+  private openingLimits(job: RuntimeJob) {
+    return { contextTokens: this.contextTokens(job), reserveTokens: RESERVE_OUTPUT_TOKENS + RESERVE_TOOL_TOKENS };
+  }
+
+  /** The job's model's window: its pool's `context_tokens` for the model, else MODEL_CONTEXT_TOKENS. */
+  private contextTokens(job: RuntimeJob): number {
+    return this.o.llm.contextTokensFor(job.model_role) ?? this.o.contextTokens ?? 128_000;
   }
 
   private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut): Promise<Checkpoint> {
@@ -258,7 +265,7 @@ export class JobRunner {
           ...ownerFields(job),
           session_id: job.session_id,
           model: this.o.llm.modelFor('worker'),
-          context_limit: this.o.contextTokens ?? 128_000,
+          context_limit: this.contextTokens(job),
           reserve_output: RESERVE_OUTPUT_TOKENS,
           reserve_tools: RESERVE_TOOL_TOKENS,
         }),

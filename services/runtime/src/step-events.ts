@@ -42,7 +42,15 @@ export class StepEvents {
       kind: 'llm_call',
       model: r.model,
       usage: r.usage,
-      detail: { finish_reason: r.finishReason, tool_calls: r.toolCalls.length },
+      detail: {
+        finish_reason: r.finishReason,
+        tool_calls: r.toolCalls.length,
+        // The server sent no usage: these tokens were counted by Hermes (see docs/llm.md).
+        ...(r.usageEstimated ? { usage_estimated: true } : {}),
+        ...(r.reasoningTokens ? { reasoning_tokens: r.reasoningTokens } : {}),
+        // Only with LLM_KEEP_REASONING; the answer and the session never carry it.
+        ...(r.reasoning ? { reasoning: r.reasoning } : {}),
+      },
     });
   }
 
@@ -104,7 +112,7 @@ export class StepEvents {
     await Promise.allSettled([...this.pending]);
     // Sent on this connection before whatever the caller publishes next, so the stream holds
     // them before the job's result; flushing makes sure they are out of the client's buffer.
-    await this.o.bus.nc.flush().catch(() => undefined);
+    await this.o.bus.flush().catch(() => undefined);
   }
 
   /** Sends the held result events, ahead of whatever is published next. */

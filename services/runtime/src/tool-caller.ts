@@ -41,11 +41,9 @@ export class ToolCaller {
     // A decision may land between our ask and our wait: remember it rather than sleep through it.
     let notified = false;
     let wake: () => void = () => {};
-    const settled = this.o.bus.nc.subscribe(this.o.bus.subjects.toolCallSettled(req.task_id), {
-      callback: () => {
-        notified = true;
-        wake();
-      },
+    const settled = this.o.bus.subscribe(this.o.bus.subjects.toolCallSettled(req.task_id), () => {
+      notified = true;
+      wake();
     });
     try {
       while (reply.status === 'pending_approval') {

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contracts, toolCallIdFor, type ToolCallReply } from '@hermes/contracts';
-import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type ChatMessage, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
+import { cleanupAll, defaultResponder, eventually, startNatsServer, startScriptedLlm, type ChatMessage, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import {
   MODEL,
   makeJob as job,
@@ -9,7 +9,6 @@ import {
   rejectionOf,
   runtimeFixture as startFixture,
   toolDefinition,
-  until,
   type FixtureOptions,
   type RuntimeFixture,
 } from './runtime-fixture.js';
@@ -406,7 +405,7 @@ describe('the agent loop', () => {
     const msg = await f.deliver(j);
 
     const running = f.runner.run(j, msg);
-    await until(() => f.toolCalls.length === 1, 5_000, 'the first toolCall request');
+    await eventually(() => f.toolCalls.length === 1, 5_000, 'the first toolCall request');
     // Give the runtime time to subscribe to the notice after its pending reply.
     await sleep(300);
     approved = true;

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LlmClient, type RoleEndpoint } from '@hermes/llm';
 import { cleanupAll, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
-import { JobRunner } from '../src/job-runner.js';
-import { ToolCaller } from '../src/tool-caller.js';
-import { DelayedCheckpointStore, MODEL, makeJob as job, okReply, runtimeFixture, type RuntimeFixture } from './runtime-fixture.js';
-import { silentLogger } from './support.js';
+import { makeJob as job, okReply, runtimeFixture, type RuntimeFixture } from './runtime-fixture.js';
 
 let nats: NatsServerHandle;
 let llm: ScriptedLlm;
@@ -16,6 +12,9 @@ beforeAll(async () => {
   [nats, llm] = await Promise.all([startNatsServer(), startScriptedLlm()]);
   // The toolbus stand-in reads the checkpoint as each call reaches it: what a runtime taking over would resume from.
   f = await runtimeFixture(nats.url, llm, {
+    maxAttempts: 1,
+    // Writes that take a while, so a call that does not wait for one would overtake it.
+    checkpointDelayMs: 100,
     onToolCall: async (req) => {
       const cp = await (await f.otherRuntime()).load(req.task_id + '-main');
       toolSaw.push({ step: req.step, ...(cp ? { checkpointStep: cp.step, pending: cp.pending } : {}) });
@@ -31,17 +30,6 @@ afterAll(async () => {
 
 describe('checkpoints around a step', () => {
   it('a tool call goes out only once the turn that asked for it is checkpointed; its results ride on the toolbus records, not a checkpoint write', async () => {
-    const worker: RoleEndpoint = { baseUrl: llm.baseUrl, apiKey: 'test-key', model: MODEL };
-    const runner = new JobRunner({
-      bus: f.bus,
-      llm: new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, maxRetries: 0, timeoutMs: 5_000 }),
-      logger: silentLogger,
-      maxAttempts: 1,
-      // Writes that take a while, so a call that does not wait for one would overtake it.
-      checkpoints: new DelayedCheckpointStore(await f.bus.kv('checkpoints'), 100),
-      tools: new ToolCaller({ bus: f.bus, requestTimeoutMs: 3_000, approvalPollMs: 10_000 }),
-      limits: { maxSteps: 10, maxRepeats: 2 },
-    });
     const j = job();
     const seen: { request: number; step?: number; pending?: boolean; toolMessages?: number }[] = [];
     let n = 0;
@@ -53,7 +41,7 @@ describe('checkpoints around a step', () => {
       return tools < 3 ? { toolCalls: [{ name: 'web_search', arguments: { q: `query ${tools + 1}` } }] } : { content: 'done' };
     });
 
-    await runner.run(j, await f.deliver(j));
+    await f.runner.run(j, await f.deliver(j));
 
     expect(await f.results()).toMatchObject([{ outcome: 'succeeded', output: 'done' }]);
     // Each call found the turn that asked for it stored, with its calls pending (a resume re-sends them and the toolbus replays).

@@ -5,6 +5,7 @@ import { contracts, type DeadLetter, type RuntimeJob, type RuntimeResult } from 
 import { cleanupAll, freePort, startChildService, startNatsServer, startScriptedLlm, type ChildService, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import { MODEL, makeJob } from './runtime-fixture.js';
 import { connectBus, eventually, storedPayloads, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // The built runtime (dist/main.js, as a Deployment runs it: its main.ts wiring included) against a
 // real nats-server and a scripted model that always answers 503, with RUNTIME_MAX_ATTEMPTS=2.
@@ -36,11 +37,11 @@ beforeAll(async () => {
   serve(bus, contracts.sessionLock, async (req) => ({ token: `lock-${req.session_id}`, lease_ms: 30_000 }));
   serve(bus, contracts.sessionRenew, async (req) => ({ token: req.token, lease_ms: 30_000 }));
   serve(bus, contracts.sessionUnlock, async () => ({ released: true }));
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
 
   // Two deliveries nobody finished before the runtime starts, as two runtimes that died on it leave.
   await bus.publish(contracts.runtimeJobs, crashed, { msgId: crashed.job_id });
-  const raw = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
+  const raw = await natsHandles(bus).js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
   for (let i = 0; i < MAX_ATTEMPTS; i++) (await raw.next({ expires: 5_000 }))!.nak();
 
   const healthPort = await freePort();
@@ -95,7 +96,7 @@ describe('runtime dead letters', () => {
 
   it('a job that breaks its contract is dead-lettered at once and still reported failed, as its ids are readable', async () => {
     const broken = { ...makeJob(), model_role: 'oracle' } as unknown as RuntimeJob;
-    await bus.js.publish(bus.subjects.runtimeJobs, encodeJson(broken));
+    await natsHandles(bus).js.publish(bus.subjects.runtimeJobs, encodeJson(broken));
 
     const result = await resultOf(broken.job_id);
     expect(result).toMatchObject({ outcome: 'failed', attempt: 1, error: { code: 'invalid_payload', retryable: false } });

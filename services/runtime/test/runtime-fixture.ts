@@ -18,15 +18,13 @@ import {
   type ToolDefinition,
   type ToolsListRequest,
 } from '@hermes/contracts';
-import { Type } from '@sinclair/typebox';
-import { loadConfig } from '@hermes/config';
-import { LlmClient, llmSettings, roleEndpoints } from '@hermes/llm';
+import { LlmClient, PoolResolver, roleEndpoints, type PoolConfig } from '@hermes/llm';
 import type { ScriptedLlm } from '@hermes/testkit';
-import { CancellationWatch } from '../src/cancellation-watch.js';
 import { CheckpointStore, JobCheckpoint, type Checkpoint } from '../src/checkpoint-store.js';
-import { JobRunner } from '../src/job-runner.js';
+import { assembleRuntime, runtimeConfig } from '../src/runtime-service.js';
 import { ToolCaller } from '../src/tool-caller.js';
 import { connectBus, silentLogger, storedPayloads, taskEvents, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 export const MODEL = 'test-worker';
 
@@ -93,6 +91,10 @@ export interface FixtureOptions {
   sessionContextDelayMs?: number;
   /** The model's context window (MODEL_CONTEXT_TOKENS; default the runtime's). */
   contextTokens?: number;
+  /** LLM_KEEP_REASONING (default false). */
+  keepReasoning?: boolean;
+  /** LLM_POOLS (default none). */
+  pools?: PoolConfig[];
 }
 
 /**
@@ -148,26 +150,50 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       inFlight.now--;
     }
   });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
 
-  // Endpoints resolved from settings exactly as the runtime's main does; no retries, so one call is one attempt.
-  const config = loadConfig(Type.Object(llmSettings), {
-    service: 'runtime-test',
-    env: { OPENAI_BASE_URL: llm.baseUrl, OPENAI_API_KEY: 'test-key', HERMES_MODEL_WORKER: MODEL },
+  // The runtime's own settings and wiring (assembleRuntime), with the test's limits as env.
+  const env: Record<string, string> = {
+    OPENAI_BASE_URL: llm.baseUrl,
+    OPENAI_API_KEY: 'test-key',
+    HERMES_MODEL_WORKER: MODEL,
+    // No retries, so one call is one attempt.
+    LLM_MAX_RETRIES: '0',
+    LLM_TIMEOUT_MS: '5000',
+    RUNTIME_MAX_ATTEMPTS: String(opts.maxAttempts ?? 3),
+    AGENT_MAX_STEPS: String(opts.maxSteps ?? 10),
+    AGENT_MAX_REPEATS: String(opts.maxRepeats ?? 2),
+    APPROVAL_POLL_MS: String(opts.approvalPollMs ?? 10_000),
+    ...(opts.contextTokens ? { MODEL_CONTEXT_TOKENS: String(opts.contextTokens) } : {}),
+  };
+  const toolTimeoutMs = opts.toolRequestTimeoutMs ?? 3_000;
+  // A test's own bound below the setting's floor (1 s) is passed to the ToolCaller directly.
+  if (toolTimeoutMs >= 1_000) env.TOOL_CALL_TIMEOUT_MS = String(toolTimeoutMs);
+  const config = runtimeConfig(env);
+  // The real client without the cluster semaphore: these tests run one job at a time and count its requests.
+  const client = new LlmClient({
+    roles: roleEndpoints(config),
+    maxRetries: config.LLM_MAX_RETRIES,
+    timeoutMs: config.LLM_TIMEOUT_MS,
+    keepReasoning: opts.keepReasoning ?? false,
+    pools: new PoolResolver(opts.pools ?? [], { capacity: 8 }),
   });
-  const client = new LlmClient({ roles: roleEndpoints(config), maxRetries: 0, timeoutMs: 5_000 });
-  const runner = new JobRunner({
+  const { runner, cancellations } = await assembleRuntime({
     bus,
+    config,
     llm: client,
     logger: silentLogger,
-    maxAttempts: opts.maxAttempts ?? 3,
-    checkpoints: opts.checkpointDelayMs ? new DelayedCheckpointStore(kv, opts.checkpointDelayMs) : new CheckpointStore(kv),
-    tools: new ToolCaller({ bus, requestTimeoutMs: opts.toolRequestTimeoutMs ?? 3_000, approvalPollMs: opts.approvalPollMs ?? 10_000 }),
-    limits: { maxSteps: opts.maxSteps ?? 10, maxRepeats: opts.maxRepeats ?? 2 },
-    ...(opts.cancellable ? { cancellations: new CancellationWatch(bus) } : {}),
-    ...(opts.contextTokens ? { contextTokens: opts.contextTokens } : {}),
+    overrides: {
+      // These tests see an absent stand-in fail at once, take no session locks (memory's own tests cover
+      // them), and only the ones that ask for it get cancellations.
+      outage: undefined,
+      sessions: undefined,
+      ...(opts.cancellable ? {} : { cancellations: undefined }),
+      ...(opts.checkpointDelayMs ? { checkpoints: new DelayedCheckpointStore(kv, opts.checkpointDelayMs) } : {}),
+      ...(toolTimeoutMs < 1_000 ? { tools: new ToolCaller({ bus, requestTimeoutMs: toolTimeoutMs, approvalPollMs: config.APPROVAL_POLL_MS }) } : {}),
+    },
   });
-  const consumer = await bus.js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
+  const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
   const consumers: WorkConsumer[] = [];
 
   const nextDelivery = async (): Promise<JsMsg> => {
@@ -222,9 +248,10 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
     events: (taskId: string) => taskEvents(bus, taskId),
     /** The data of the step events of a task, oldest first. */
     steps: async (taskId: string) => stepData(await taskEvents(bus, taskId)),
-    pendingJobs: async () => (await bus.jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages,
+    pendingJobs: async () => (await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages,
     async close(): Promise<void> {
       await Promise.all(consumers.map((c) => c.stop(1_000)));
+      cancellations.stop();
       await bus.drain();
     },
   };
@@ -294,11 +321,3 @@ export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
-/** Resolves when `check` holds, polling every 10 ms, or rejects after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
-  }
-}

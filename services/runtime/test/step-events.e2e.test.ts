@@ -6,6 +6,7 @@ import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/test
 import { StepEvents } from '../src/step-events.js';
 import { makeJob } from './runtime-fixture.js';
 import { connectBus, eventually, silentLogger, taskEvents, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 let bus: Bus;
@@ -40,7 +41,7 @@ describe('step events', () => {
     events.toolCall(job, 1, 0, 'echo', '{}');
     events.toolResult(job, 1, 0, 'echo', reply(1));
     await eventually(async () => (await stored(job.task_id)).length === 2, 5_000, 'the first two events');
-    await bus.nc.flush();
+    await natsHandles(bus).nc.flush();
     await sleep(100);
     expect(await stored(job.task_id)).toEqual(['llm_call:1', 'tool_call:1']);
     events.llmCall(job, 2, answer);
@@ -66,7 +67,7 @@ describe('step events', () => {
     const job = makeJob();
     const events = new StepEvents({ bus, logger: silentLogger, holdMs: 0 });
     events.toolResult(job, 1, 0, 'echo', reply(1));
-    await bus.nc.flush();
+    await natsHandles(bus).nc.flush();
     await eventually(async () => (await stored(job.task_id)).length === 1, 2_000, 'the result');
   });
 });

@@ -2,6 +2,7 @@ import { DEFAULT_TEAM } from '@hermes/contracts';
 import { Bus, type StreamTuning } from '@hermes/bus';
 import type { TaskEvent } from '@hermes/contracts';
 import { createLogger, type Logger } from '@hermes/telemetry';
+import { natsHandles } from '@hermes/bus/internal';
 
 export const silentLogger: Logger = createLogger({ service: 'runtime-test', level: 'silent' });
 
@@ -19,11 +20,11 @@ export function connectBus(servers: string, prefix: string, tuning?: StreamTunin
 
 /** The payloads a stream holds right now (optionally only one subject's), oldest first. */
 export async function storedPayloads(bus: Bus, stream: string, subject?: string): Promise<unknown[]> {
-  const { state } = await bus.jsm.streams.info(stream);
+  const { state } = await natsHandles(bus).jsm.streams.info(stream);
   const out: unknown[] = [];
   if (state.messages === 0) return out;
   for (let seq = state.first_seq; seq <= state.last_seq; seq++) {
-    const m = await bus.jsm.streams.getMessage(stream, { seq });
+    const m = await natsHandles(bus).jsm.streams.getMessage(stream, { seq });
     if (m && (subject === undefined || m.subject === subject)) out.push(m.json());
   }
   return out;

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import { contracts, makeTaskEvent, ownerOf, type ApprovalDecision, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
-import { ReplyError, currentTraceparent, type Bus } from '@hermes/bus';
+import { currentTraceparent, contracts, makeTaskEvent, ownerOf, type ApprovalDecision, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
+import { ReplyError, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { ApprovalIndex } from './approval-index.js';
 import type { AuditLog } from './audit-log.js';

@@ -1,4 +1,4 @@
-import type { ToolCallReply } from '@hermes/contracts';
+import { ownerFields, type ToolCallReply } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { AuditLog } from './audit-log.js';
 import type { CallRecord, CallRecordStore, StoredRecord } from './call-record.js';
@@ -123,7 +123,7 @@ export class CallRunner {
     return this.o.executor.execute(tool, record.arguments ?? {}, {
       callId: record.call_id,
       idempotencyKey: record.origin.idempotency_key,
-      context: { task_id: record.origin.task_id, user_id: record.origin.user_id, roles: record.origin.roles },
+      context: { task_id: record.origin.task_id, ...ownerFields(record.origin), roles: record.origin.roles },
     });
   }
 

@@ -1,15 +1,4 @@
-import { hostService } from '@hermes/bus';
-import { startToolbus } from './toolbus.js';
-import { toolbusSettings } from './toolbus-settings.js';
+import { hostService } from '@hermes/service-host';
+import { toolbusService } from './toolbus-service.js';
 
-await hostService({
-  service: 'toolbus',
-  settings: toolbusSettings,
-  // Approval requests are step events on the task's event stream.
-  uses: ['taskEvents'],
-  start: async ({ bus, config, logger }) => {
-    const toolbus = await startToolbus({ bus, settings: config });
-    logger.info({ toolbus_id: toolbus.instanceId, tools: toolbus.registry.all().map((t) => t.spec.name) }, 'toolbus serving');
-    return { stop: (timeoutMs) => toolbus.stop(timeoutMs) };
-  },
-});
+await hostService(toolbusService);

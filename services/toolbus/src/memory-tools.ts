@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { contracts } from '@hermes/contracts';
+import { contracts, ownerFields } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
 import { ToolRefusedError } from './toolbus-errors.js';
 import type { BuiltinTool } from './tool-types.js';
@@ -34,7 +34,8 @@ export function memoryTools(bus: Bus, o: { recallTimeoutMs?: number } = {}): Bui
           contracts.memoryWrite,
           {
             memory_id: memoryId,
-            user_id: ctx.user_id,
+            // The owner's memories: a user id names a user only inside its team.
+            ...ownerFields(ctx),
             type: (args.type as 'preference' | 'fact' | 'task_progress' | 'correction' | undefined) ?? 'fact',
             content: String(args.content),
             confidence: 1,
@@ -70,7 +71,7 @@ export function memoryTools(bus: Bus, o: { recallTimeoutMs?: number } = {}): Bui
       const reply = await request(
         bus,
         contracts.memoryRecall,
-        { user_id: ctx.user_id, query: String(args.query), k: typeof args.limit === 'number' ? args.limit : 5 },
+        { ...ownerFields(ctx), query: String(args.query), k: typeof args.limit === 'number' ? args.limit : 5 },
         { timeoutMs: o.recallTimeoutMs ?? 4000 },
       ).catch((err: unknown) => {
         throw new ToolRefusedError(`long-term memory is not available right now (${(err as Error).message}); answer without it and say so`, { cause: err });

@@ -1,6 +1,6 @@
 import { context, createContextKey, trace } from '@opentelemetry/api';
 import type { ToolCallRequest } from '@hermes/contracts';
-import { contextFromTraceparent } from '@hermes/bus';
+import { contextFromTraceparent } from '@hermes/contracts';
 import { inSpan, withTaskFields } from '@hermes/telemetry';
 import type { CallRecord } from './call-record.js';
 

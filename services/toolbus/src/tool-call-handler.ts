@@ -31,10 +31,24 @@ export interface ToolCallHandlerOptions {
  * and a new one is checked (tool, permission, arguments) and then recorded before it runs.
  */
 export class ToolCallHandler {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
   constructor(private readonly o: ToolCallHandlerOptions) {}
 
   /** `afterReply` (from the request's context) defers bookkeeping until the reply is on its way. */
-  async handle(req: ToolCallRequest, opts: { afterReply?: (fn: () => void) => void } = {}): Promise<ToolCallReply> {
+  handle(req: ToolCallRequest, opts: { afterReply?: (fn: () => void) => void } = {}): Promise<ToolCallReply> {
+    const p = this.follow(req, opts);
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  /** Waits for every call being handled (bounded by the caller): a draining toolbus answers what it took. */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async follow(req: ToolCallRequest, opts: { afterReply?: (fn: () => void) => void }): Promise<ToolCallReply> {
     const afterReply = opts.afterReply ?? ((fn: () => void) => fn());
     const key = recordKeyFor(req.idempotency_key);
     const origin = originOf(req);
@@ -76,7 +90,10 @@ export class ToolCallHandler {
         return reply;
       }
       if ((record.lease_until ?? 0) <= Date.now()) {
-        // Its toolbus stopped renewing the lease (it died): run it here, with the same idempotency key.
+        // Its toolbus stopped renewing the lease (it died): run it here, with the same idempotency
+        // key, if this replica can; taking it over only to record that its tool is unknown here
+        // would tell the model a step failed that was never run.
+        if (!this.o.registry.resolve(record.origin.tool)) throw notRunnableHere(record.origin.tool);
         const takeover = this.o.runner.runningRecord({ ...record, attempt: record.attempt + 1 });
         const revision = await this.o.store.replace(key, takeover, current.revision);
         if (revision !== undefined) return this.o.runner.run(key, { record: takeover, revision }, `taken over from ${record.owner ?? 'unknown'}`);
@@ -103,6 +120,7 @@ export class ToolCallHandler {
     const access = { roles: req.roles, ...(req.allow ? { allow: req.allow } : {}) };
     const tool = this.o.registry.resolve(req.tool);
     if (!tool) {
+      if (this.o.registry.discovering()) throw notRunnableHere(req.tool);
       const away = this.o.registry.unavailable(req.tool);
       if (away) return this.finish(o, base, { code: 'provider_unavailable', message: `the tool "${req.tool}" is unavailable for now: ${away}; try again shortly or do without it`, retryable: true });
       const names = this.o.registry.usableBy(access).map((t) => t.spec.name);
@@ -168,6 +186,15 @@ interface NewCall {
 function originOf(req: ToolCallRequest): CallOrigin {
   const { arguments: raw, allow: _allow, resumed: _resumed, ...rest } = req;
   return { ...rest, raw_arguments: truncateBytes(raw, AUDIT_ARGUMENTS_BYTES) };
+}
+
+/**
+ * A call left for another try, with nothing recorded: this replica has not heard of its tool (it
+ * started moments ago and providers are still announcing). The runtime waits such an answer out
+ * and asks again under the same key.
+ */
+function notRunnableHere(tool: string): ReplyError {
+  return new ReplyError({ code: 'provider_unavailable', message: `this toolbus has not heard from the provider of "${tool}" yet; ask again shortly`, retryable: true });
 }
 
 function invalidArguments(tool: RegisteredTool, issues: ToolError['issues'] & object): ToolError {

@@ -120,7 +120,7 @@ export class ToolExecutor {
       const reply = await request(
         this.o.bus,
         contracts.toolExec,
-        { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: opts.context },
+        { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: { task_id: opts.context.task_id, user_id: opts.context.user_id, roles: opts.context.roles } },
         { timeoutMs, subject: this.o.bus.subjects.toolExec(provider) },
       );
       return { ok: true, result: reply.result };

@@ -2,6 +2,7 @@ import { validate, ToolSpec, type ToolProviderAnnouncement } from '@hermes/contr
 import type { Logger } from '@hermes/telemetry';
 import type { ArgumentValidator } from './argument-validator.js';
 import { mayUse, type Access } from './permissions.js';
+import { ProviderPolicy } from './provider-policy.js';
 import { InvalidToolDefinitionError } from './toolbus-errors.js';
 import type { BuiltinTool, RegisteredTool, ToolHost } from './tool-types.js';
 
@@ -11,7 +12,14 @@ export interface ToolRegistryOptions {
   validator: ArgumentValidator;
   defaultTimeoutMs: number;
   builtins?: readonly BuiltinTool[];
+  /** What remote providers may offer and cannot relax; default: nothing pinned. */
+  providerPolicy?: ProviderPolicy;
   logger?: Logger;
+  /**
+   * How long after start a tool nobody announced may still be a provider's not heard yet (the
+   * toolbus asked every provider to announce itself as it started; TOOL_DISCOVERY_GRACE_MS).
+   */
+  discoveryGraceMs?: number;
 }
 
 /** A tool from a source the registry asks each time (MCP servers, whose tools come and go). */
@@ -26,6 +34,8 @@ export interface ToolSource {
   tools(): readonly SourcedTool[];
   /** Why a tool the source offers at other times is not offered now, if that is the case. */
   unavailable?(name: string): string | undefined;
+  /** Whether the name belongs to this source even when it does not offer it now (a remote provider may never take it). */
+  owns?(name: string): boolean;
 }
 
 /** How long the tools of a provider that stopped announcing are reported as unavailable, not unknown. */
@@ -41,7 +51,9 @@ interface Instance {
  * Every tool the toolbus can run: built-in tools, then the tools of remote providers in the order
  * the providers first announced themselves. A provider's tools live as long as one of its
  * instances keeps announcing within its `ttl_ms`. When two providers offer the same name, the
- * first keeps it (built-ins always win) and the clash is logged once.
+ * first keeps it (built-ins always win) and the clash is logged once. A remote provider never gets
+ * a name a built-in or a source owns (an MCP server's, even while it is away), and its tools pass
+ * the ProviderPolicy: pinned names and policy, relaxed specs held until approved.
  */
 export class ToolRegistry {
   private readonly builtins: RegisteredTool[] = [];
@@ -53,8 +65,18 @@ export class ToolRegistry {
   /** Tools of providers that stopped announcing: name → provider and when. */
   private readonly withdrawn = new Map<string, { provider: string; at: number }>();
 
+  private readonly discoveringUntil: number;
+  readonly providerPolicy: ProviderPolicy;
+
   constructor(private readonly o: ToolRegistryOptions) {
+    this.providerPolicy = o.providerPolicy ?? new ProviderPolicy({ pins: {}, defaultTimeoutMs: o.defaultTimeoutMs, ...(o.logger ? { logger: o.logger } : {}) });
     for (const tool of o.builtins ?? []) this.addBuiltin(tool);
+    this.discoveringUntil = Date.now() + (o.discoveryGraceMs ?? 0);
+  }
+
+  /** Whether providers may still be answering the toolbus's discover request, so an unknown tool may yet appear. */
+  discovering(now = Date.now()): boolean {
+    return now < this.discoveringUntil;
   }
 
   /** Adds a built-in tool; throws InvalidToolDefinitionError when it could not be offered to a model. */
@@ -117,10 +139,18 @@ export class ToolRegistry {
         this.warnClash(tool.spec.name, owner, tool.provider);
       }
     }
+    const builtinNames = new Set(this.builtins.map((t) => t.spec.name));
     for (const [provider, instances] of this.providers) {
       for (const instance of instances.values()) {
         for (const tool of instance.tools) {
-          const owner = taken.get(tool.spec.name);
+          const name = tool.spec.name;
+          const reservedBy = builtinNames.has(name) ? BUILTIN_PROVIDER : this.sources.some((s) => s.owns?.(name)) ? 'an MCP server' : undefined;
+          if (reservedBy !== undefined) {
+            this.warnClash(name, reservedBy, provider);
+            continue;
+          }
+          if (this.providerPolicy.held(provider, tool.spec)) continue;
+          const owner = taken.get(name);
           if (owner === undefined) {
             taken.set(tool.spec.name, provider);
             out.push(tool);
@@ -185,8 +215,15 @@ export class ToolRegistry {
   private prepareRemote(a: ToolProviderAnnouncement): RegisteredTool[] {
     const tools: RegisteredTool[] = [];
     for (const spec of a.tools) {
+      const refusal = this.providerPolicy.refusal(a.provider, spec.name);
+      if (refusal) {
+        this.o.logger?.warn({ provider: a.provider, tool: spec.name }, `skipping an announced tool: ${refusal}`);
+        continue;
+      }
+      const pinned = this.providerPolicy.pinned(a.provider, spec);
+      this.providerPolicy.see(a.provider, pinned);
       try {
-        tools.push(this.prepare(spec, a.provider, { kind: 'remote', provider: a.provider }));
+        tools.push(this.prepare(pinned, a.provider, { kind: 'remote', provider: a.provider }));
       } catch (err) {
         this.o.logger?.warn({ err, provider: a.provider, tool: spec.name }, 'skipping an announced tool that cannot be offered');
       }

@@ -9,6 +9,8 @@ export type ToolArguments = Record<string, unknown>;
 export interface CallContext {
   task_id: string;
   user_id: string;
+  /** The owner's team (absent: the default team); built-in tools scope by it. Not sent to providers: their exec contract has no team yet. */
+  team?: string;
   roles: string[];
 }
 

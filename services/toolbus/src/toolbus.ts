@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { contracts } from '@hermes/contracts';
 import { serve, type Bus } from '@hermes/bus';
+// Call records are written by a direct publish on the bucket's subject (see CallRecordStore): a raw handle.
+import { natsHandles } from '@hermes/bus/internal';
 import { ApprovalDesk } from './approval-desk.js';
 import { ApprovalIndex } from './approval-index.js';
 import { ArgumentValidator } from './argument-validator.js';
@@ -13,7 +15,9 @@ import { serveToolsList } from './list-tools.js';
 import { serveMcpCommands } from './mcp/mcp-commands.js';
 import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
+import { ProviderPolicy } from './provider-policy.js';
 import { ResultCache } from './result-cache.js';
+import { TaskAuthority } from './task-authority.js';
 import { ToolCallHandler } from './tool-call-handler.js';
 import { ToolExecutor } from './tool-executor.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -51,19 +55,21 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const instanceId = o.instanceId ?? `toolbus-${randomUUID().slice(0, 8)}`;
   const logger = bus.logger.child({ toolbus_id: instanceId });
   // Leave room for headers in the largest message the server accepts.
-  const maxBytes = (bus.nc.info?.max_payload ?? 1_048_576) - 16_384;
+  const maxBytes = (bus.maxPayload ?? 1_048_576) - 16_384;
 
   // The toolbus owns the audit stream; declared here rather than by hostService so that an
   // embedding process (and the tests) calling startToolbus get it with the configured retention.
   await bus.ensureStreams(['toolAudit'], { tuning: { auditMaxAgeMs: s.TOOL_AUDIT_MAX_AGE_MS } });
-  const store = new CallRecordStore(await bus.kv('toolCalls'), maxBytes, { nc: bus.nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
+  const store = new CallRecordStore(await bus.kv('toolCalls'), maxBytes, { nc: natsHandles(bus).nc, subjectPrefix: `$KV.${bus.subjects.buckets.toolCalls}.` });
   const cacheKv = await bus.kv('toolCache', { tuning: { toolCacheMaxTtlMs: s.TOOL_CACHE_MAX_TTL_MS } });
   const cache = new ResultCache(cacheKv, { maxTtlMs: s.TOOL_CACHE_MAX_TTL_MS, maxBytes });
   const audit = new AuditLog(bus, new ToolMetrics());
 
   const validator = new ArgumentValidator();
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
-  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, builtins: [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])], logger });
+  const providerPolicy = new ProviderPolicy({ pins: s.TOOL_PROVIDER_POLICY, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, logger });
+  const builtins = [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])];
+  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, discoveryGraceMs: s.TOOL_DISCOVERY_GRACE_MS, builtins, providerPolicy, logger });
   const mcp = new McpHost({
     ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
     watch: s.MCP_CONFIG_WATCH,
@@ -72,6 +78,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     healthIntervalMs: s.MCP_HEALTH_INTERVAL_MS,
     backoff: { initialMs: Math.min(250, s.MCP_RECONNECT_MAX_MS), maxMs: s.MCP_RECONNECT_MAX_MS },
     descriptionMaxChars: s.MCP_DESCRIPTION_MAX_CHARS,
+    ...(s.MCP_PID_FILE ? { pidFile: s.MCP_PID_FILE } : {}),
   });
   registry.addSource(mcp);
   const executor = new ToolExecutor({ bus, mcp });
@@ -86,12 +93,14 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   // Servers connect in the background: their tools appear as each becomes ready.
   await mcp.start();
 
+  // Calls arriving on the bus are checked against their task; debug calls (hermes tools call) are the operator's.
+  const authority = s.TOOL_TASK_CHECK ? new TaskAuthority({ bus, cacheMs: s.TOOL_TASK_CACHE_MS }) : undefined;
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
   const subs = [
     serveToolsList({ bus, registry }),
-    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, () => calls.handle(req, ctx))),
+    serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, async () => calls.handle(authority ? await authority.authorize(req) : req, ctx))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
-    ...serveMcpCommands({ bus, mcp, calls, toolbusId: instanceId }),
+    ...serveMcpCommands({ bus, mcp, registry, calls, toolbusId: instanceId }),
   ];
 
   return {
@@ -105,7 +114,9 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
       // answered (an unsubscribe dropped it, and its runtime waited for a reply that never came).
       const deadline = new Promise((r) => setTimeout(r, timeoutMs).unref());
       await Promise.race([Promise.all(subs.map((sub) => sub.drain())), deadline]);
-      await Promise.race([runner.settle(), deadline]);
+      // Every call taken is finished, not only those already running: one still reading or writing
+      // its record would otherwise meet a closed connection and be answered with an error.
+      await Promise.race([Promise.all([calls.settle(), runner.settle()]), deadline]);
       providers.unsubscribe();
       await index.stop();
       await mcp.stop();

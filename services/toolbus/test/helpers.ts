@@ -3,10 +3,11 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { contracts, type RequestContract, type ToolAuditRecord, type ToolCallReply, type ToolCallRequest, type ToolExecRequest, type ToolSpec } from '@hermes/contracts';
 import { Bus, decodeJson, request, serve, ReplyError } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
 import { startToolbus, type Toolbus } from '../src/toolbus.js';
 import { defaultToolbusSettings, type ToolbusSettings } from '../src/toolbus-settings.js';
 import type { BuiltinTool } from '../src/tool-types.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const silent = createLogger({ service: 'toolbus-test', level: 'silent' });
 
@@ -21,7 +22,9 @@ export function connect(url: string, prefix: string, name = 'toolbus-test'): Pro
 
 /** A toolbus replica with test-sized timings. */
 export function startTestToolbus(bus: Bus, settings: Partial<ToolbusSettings> = {}, extraBuiltins: BuiltinTool[] = []): Promise<Toolbus> {
-  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, ...settings }, extraBuiltins });
+  // No dispatcher runs in these tests, so calls are not checked against task records unless a test
+  // asks (task-authority.e2e.test.ts serves taskGet); the full stack in tests/e2e runs with the check.
+  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, TOOL_TASK_CHECK: false, ...settings }, extraBuiltins });
 }
 
 let counter = 0;
@@ -77,13 +80,14 @@ export async function startStandInProvider(
     }
   });
   const announce = async () => {
-    await bus.publish(contracts.toolProvidersAnnounce, { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl });
+    const announcement = { provider: o.provider, instance_id: o.instanceId ?? `${o.provider}-1`, tools: o.tools, ttl_ms: ttl };
+    await bus.publish(contracts.toolProvidersAnnounce, announcement, { subject: bus.subjects.toolProviderAnnounce(o.provider) });
   };
-  const discover = bus.nc.subscribe(bus.subjects.toolProvidersDiscover, { callback: () => void announce() });
+  const discover = natsHandles(bus).nc.subscribe(bus.subjects.toolProvidersDiscover, { callback: () => void announce() });
   const heartbeat = setInterval(() => void announce(), Math.floor(ttl / 3));
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   await announce();
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   const stopAnnouncing = () => {
     clearInterval(heartbeat);
     discover.unsubscribe();
@@ -111,21 +115,15 @@ export function remoteTool(name: string, extra: Partial<ToolSpec> = {}): ToolSpe
 
 /** Waits until toolsList (with these roles) offers the tool. */
 export async function waitForTool(bus: Bus, name: string, roles: string[] = []): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    const list = await request(bus, contracts.toolsList, { roles });
-    if (list.tools.some((t) => t.name === name)) return;
-    await sleep(20);
-  }
-  throw new Error(`tool ${name} never appeared in toolsList`);
+  await eventually(async () => (await request(bus, contracts.toolsList, { roles })).tools.some((t) => t.name === name), 5000, `tool ${name} in toolsList`);
 }
 
 /** Every message on a stream whose subject is `subject`, decoded. */
 export async function streamMessages<T>(bus: Bus, stream: string, subject: string): Promise<T[]> {
-  const info = await bus.jsm.streams.info(stream);
+  const info = await natsHandles(bus).jsm.streams.info(stream);
   const out: T[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-    const msg = await bus.jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    const msg = await natsHandles(bus).jsm.streams.getMessage(stream, { seq }).catch(() => null);
     if (!msg || msg.subject !== subject) continue;
     const decoded = decodeJson(msg.data);
     if (decoded.ok) out.push(decoded.value as T);
@@ -148,7 +146,7 @@ export async function nextMessage<T>(bus: Bus, subject: string, timeoutMs = 5000
       sub?.unsubscribe();
       reject(new Error(`no message on ${subject} within ${timeoutMs} ms`));
     }, timeoutMs);
-    sub = bus.nc.subscribe(subject, {
+    sub = natsHandles(bus).nc.subscribe(subject, {
       max: 1,
       callback: (_err, msg) => {
         clearTimeout(timer);
@@ -157,7 +155,7 @@ export async function nextMessage<T>(bus: Bus, subject: string, timeoutMs = 5000
       },
     });
   });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
   return { next };
 }
 

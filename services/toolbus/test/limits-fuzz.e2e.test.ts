@@ -5,11 +5,13 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { Type } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
 import { decodeJson, type Bus } from '@hermes/bus';
 import { ToolCallReply, validate } from '@hermes/contracts';
 import { cleanupAll, freePort, startChildService, startNatsServer, type ChildService } from '@hermes/testkit';
 import { defineTool, hostToolProvider, type ToolProvider } from '@hermes/tool-sdk';
 import { callRequest, callTool, connect, freshPrefix, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // The built toolbus as a process of its own (npm test builds first); it must outlive everything below.
 const entry = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -22,6 +24,7 @@ const MCP_TOOL = 'hostile_hostile';
 let bus: Bus;
 let toolbus: ChildService;
 let provider: ToolProvider;
+let providerNc: NatsConnection;
 let healthPort: number;
 let dir: string;
 /** What the provider's tool answers, by key: values the test builds (without recursion) and hands over. */
@@ -38,7 +41,7 @@ beforeAll(async () => {
   toolbus = await startChildService({
     name: 'toolbus',
     entry,
-    env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_CONFIG_WATCH: 'false', LOG_LEVEL: 'error' },
+    env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_CONFIG_WATCH: 'false', TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'error' },
     healthPort,
     readyTimeoutMs: 60_000,
   });
@@ -46,13 +49,16 @@ beforeAll(async () => {
     { name: PROVIDED, description: 'answers the value stored under key', parameters: Type.Object({ key: Type.String() }, { additionalProperties: false }) },
     async ({ key }) => results.get(key) ?? { missing: key },
   );
-  provider = await hostToolProvider({ bus, provider: 'fuzzer', tools: [tool] });
+  // The provider on a NATS connection of its own, as a team hosting tools runs it.
+  providerNc = await natsConnect({ servers: nats.url, name: 'fuzzer' });
+  provider = await hostToolProvider({ nc: providerNc, prefix, provider: 'fuzzer', tools: [tool] });
   await waitForTool(bus, PROVIDED, ROLES);
   await waitForTool(bus, MCP_TOOL, ROLES);
 }, 90_000);
 
 afterAll(async () => {
   await provider?.stop(1_000);
+  await providerNc?.drain();
   await bus?.drain();
   await cleanupAll();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -157,7 +163,7 @@ describe('toolbus under hostile tool arguments and results', () => {
       expect(reply.error?.message, `${shape} ${size}`).toMatch(/tool-result limit (maxDepth|maxArrayLength|maxKeys|maxStringLength|forbiddenKey|maxBytes) at /);
     });
 
-    const raw = await bus.nc.request(bus.subjects.toolCall, Uint8Array.from([...new TextEncoder().encode('{"tool":"'), 0xff, ...new TextEncoder().encode('"}')]), { timeout: 10_000 });
+    const raw = await natsHandles(bus).nc.request(bus.subjects.toolCall, Uint8Array.from([...new TextEncoder().encode('{"tool":"'), 0xff, ...new TextEncoder().encode('"}')]), { timeout: 10_000 });
     expect(decodeJson(raw.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', retryable: false } } });
 
     // The same process is still there and ready, and never overflowed its stack.

@@ -45,6 +45,43 @@ describe('MCP config', () => {
     expect(JSON.stringify(c.servers.map(redactedConfig))).not.toMatch(/secret-/);
   });
 
+  it('refuses credentials in a URL (user info, ?token= and the like) and says to use headers or env', () => {
+    const c = parseMcpConfig({
+      servers: {
+        userinfo: { transport: 'http', url: 'https://svc:hunter22@mcp.example.com/mcp' },
+        token: { transport: 'http', url: 'https://mcp.example.com/mcp?token=abc123xyz' },
+        apikey: { transport: 'http', url: 'https://mcp.example.com/mcp?v=2&api_key=abc123xyz' },
+        plain: { transport: 'http', url: 'https://mcp.example.com/mcp?version=2' },
+      },
+    });
+    expect(c.servers.map((s) => s.name)).toEqual(['plain']);
+    expect(c.problems.map((p) => [p.server, p.field])).toEqual([
+      ['userinfo', 'url'],
+      ['token', 'url'],
+      ['apikey', 'url'],
+    ]);
+    for (const p of c.problems) expect(p.message).toMatch(/carries a credential in .*send it as a header instead \(headers: .*or through env/);
+    expect(c.problems[1]?.message).toContain('the query parameter "token"');
+    // The refusal names the field, never the value.
+    expect(JSON.stringify(c.problems)).not.toMatch(/hunter22|abc123xyz/);
+  });
+
+  it('treats header values, their words, and env values from ${VAR} or with a secret name as secrets', () => {
+    const c = parseMcpConfig(
+      {
+        servers: {
+          web: { transport: 'http', url: 'https://mcp.example.com/mcp', headers: { authorization: 'Bearer tok-literal-1', 'x-team': 'blue' } },
+          cli: { transport: 'stdio', command: 'tool', args: ['--key', '${FROM_ENV}'], env: { API_TOKEN: 'literal-env-2', LOG_LEVEL: 'debug' } },
+        },
+      },
+      { FROM_ENV: 'from-env-3' },
+    );
+    expect(c.servers[0]?.secrets).toEqual(['Bearer tok-literal-1', 'tok-literal-1']);
+    expect(c.servers[1]?.secrets.sort()).toEqual(['from-env-3', 'literal-env-2']);
+    expect(redactedConfig(c.servers[1]!)).toMatchObject({ args: ['--key', '***'] });
+    expect(redactedConfig(c.servers[1]!)).not.toHaveProperty('secrets');
+  });
+
   it('refuses a document that is not a servers map as a whole', () => {
     expect(parseMcpConfig([1, 2])).toMatchObject({ fatal: true, servers: [] });
     expect(parseMcpConfig({ servers: [] })).toMatchObject({ fatal: true, problems: [{ field: 'servers' }] });

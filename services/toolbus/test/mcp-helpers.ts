@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { contracts, type McpStatusReply } from '@hermes/contracts';
 import { Bus, request } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
-import { connect, freshPrefix, sleep, startTestToolbus } from './helpers.js';
+import { connect, freshPrefix, startTestToolbus } from './helpers.js';
 
 const modules = new URL('../../../node_modules/@modelcontextprotocol/', import.meta.url);
 /** The reference servers' entry points, run with `process.execPath` (no npx, no network). */
@@ -29,16 +29,8 @@ export async function serverStatus(bus: Bus, name: string): Promise<McpStatusRep
   return (await mcpStatus(bus)).servers.find((s) => s.name === name);
 }
 
-/** Polls `probe` until it returns something other than undefined/false. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+/** The test kit's `eventually` with what it waits for first and a longer default (MCP servers start as processes). */
+export const waitFor = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> => eventually(probe, timeoutMs, what);
 
 /** A toolbus with an MCP config file in a temporary folder, on a nats-server of its own. */
 export interface McpTestRig {

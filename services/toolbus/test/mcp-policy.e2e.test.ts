@@ -27,7 +27,7 @@ beforeAll(async () => {
   web = await startTestMcpHttpServer();
   refusing = createServer((_req, res) => void res.writeHead(401).end('unauthorized'));
   await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-  const auth = { authorization: 'Bearer ${HERMES_TEST_POLICY_TOKEN}' };
+  const auth = { authorization: 'Bearer ${HERMES_TEST_POLICY_TOKEN}', 'x-api-key': '${HERMES_TEST_POLICY_KEY}' };
   rig = await startMcpRig({
     servers: {
       everything: {
@@ -41,8 +41,8 @@ beforeAll(async () => {
         timeout_ms: 800,
         tools: { echo: { roles: ['ops', 'member'] }, 'get-sum': { require_confirm: true } },
       },
-      web: { transport: 'http', url: `${web.url}?key=\${HERMES_TEST_POLICY_KEY}`, headers: auth },
-      refusing: { transport: 'http', url: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp?key=\${HERMES_TEST_POLICY_KEY}`, headers: auth },
+      web: { transport: 'http', url: web.url, headers: auth },
+      refusing: { transport: 'http', url: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/mcp`, headers: auth },
     },
     settings: { MCP_CONFIG_WATCH: false, MCP_RECONNECT_MAX_MS: 500, MCP_DESCRIPTION_MAX_CHARS: 64 },
     logger: createLogger({ service: 'toolbus-test', level: 'debug', destination: { write: (line: string) => void logLines.push(line) } }),

@@ -3,6 +3,7 @@ import { contracts } from '@hermes/contracts';
 import { decodeJson, encodeJson, request, type Bus } from '@hermes/bus';
 import type { Toolbus } from '../src/toolbus.js';
 import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const nats = natsForFile();
 const cleanups = nats.cleanups;
@@ -13,8 +14,8 @@ async function busOnFreshPrefix(): Promise<Bus> {
   return bus;
 }
 
-async function toolbusOn(bus: Bus): Promise<Toolbus> {
-  const toolbus = await startTestToolbus(bus);
+async function toolbusOn(bus: Bus, settings: Parameters<typeof startTestToolbus>[1] = {}): Promise<Toolbus> {
+  const toolbus = await startTestToolbus(bus, settings);
   cleanups.push(() => toolbus.stop(2000));
   return toolbus;
 }
@@ -36,7 +37,7 @@ describe('toolsList over NATS', () => {
   it('answers a request that breaks the contract with invalid_payload', async () => {
     const bus = await busOnFreshPrefix();
     await toolbusOn(bus);
-    const msg = await bus.nc.request(bus.subjects.toolsList, encodeJson({ allow: 'echo' }), { timeout: 5000 });
+    const msg = await natsHandles(bus).nc.request(bus.subjects.toolsList, encodeJson({ allow: 'echo' }), { timeout: 5000 });
     expect(decodeJson(msg.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', retryable: false } } });
   });
 });
@@ -64,6 +65,23 @@ describe('remote providers', () => {
     cleanups.push(() => p.stop());
     const toolbus = await toolbusOn(bus);
     await expect.poll(() => toolbus.registry.resolve('early_tool')?.provider, { timeout: 1000, interval: 20 }).toBe('early');
+  });
+
+  it('a toolbus that has just started does not answer a call of a tool it has not heard of yet as failed', async () => {
+    const bus = await busOnFreshPrefix();
+    // Announced before the toolbus exists; the next heartbeat is far away, so the toolbus learns
+    // the tool only from the provider's answer to its discover request, which takes a round trip.
+    const p = await startStandInProvider(bus, { provider: 'late', tools: [remoteTool('late_tool')], ttlMs: 60_000, run: async () => 'ran' });
+    cleanups.push(() => p.stop());
+    // A grace far longer than the discover round trip, so the first call surely falls inside it.
+    const toolbus = await toolbusOn(bus, { TOOL_DISCOVERY_GRACE_MS: 60_000 });
+    const req = callRequest({ tool: 'late_tool' });
+    // Asked before the answer came in (a runtime retrying while the toolbus restarted): refused as
+    // an outage, which the runtime waits out under the same key, never a recorded tool_not_found.
+    await expect(toolbus.calls.handle(req)).rejects.toMatchObject({ code: 'provider_unavailable', wire: { retryable: true } });
+    await waitForTool(bus, 'late_tool');
+    expect(await callTool(bus, req)).toMatchObject({ status: 'ok', result: { result: 'ran' } });
+    expect(p.received).toHaveLength(1);
   });
 
   it('routes a name two providers offer to the provider that announced it first', async () => {

@@ -5,6 +5,7 @@ import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
 import { eventually } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
 import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, sleep, type StandInProvider, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const nats = natsForFile();
 const cleanups = nats.cleanups;
@@ -29,6 +30,24 @@ async function provider(bus: Bus, ...args: Parameters<typeof startStandInProvide
   const first = args[1].tools[0]!;
   await waitForTool(bus, first.name, first.roles ?? []);
   return p;
+}
+
+/** A `charge` provider whose first call stalls 5 s (its toolbus dies meanwhile); `firstCallArrived` once it is in its hands. */
+async function stallingCharger(bus: Bus): Promise<{ p: StandInProvider; firstCallArrived: Promise<void> }> {
+  let release: () => void = () => undefined;
+  const firstCallArrived = new Promise<void>((resolve) => (release = resolve));
+  const p: StandInProvider = await startStandInProvider(bus, {
+    provider: 'payments',
+    tools: [remoteTool('charge')],
+    run: async () => {
+      if (p.received.length === 1) {
+        release();
+        await sleep(5000); // this answer goes nowhere
+      }
+      return { charged: true };
+    },
+  });
+  return { p, firstCallArrived };
 }
 
 describe('arguments', () => {
@@ -235,19 +254,7 @@ describe('exactly once', () => {
     const prefix = freshPrefix();
     const [busA, busB, busP] = await Promise.all([connect(nats.url, prefix, 'a'), connect(nats.url, prefix, 'b'), connect(nats.url, prefix, 'p')]);
     const [a, b] = await Promise.all([startTestToolbus(busA), startTestToolbus(busB)]);
-    let release: () => void = () => undefined;
-    const firstCallArrived = new Promise<void>((resolve) => (release = resolve));
-    const p = await startStandInProvider(busP, {
-      provider: 'payments',
-      tools: [remoteTool('charge')],
-      run: async () => {
-        if (p.received.length === 1) {
-          release();
-          await sleep(5000); // the first toolbus dies meanwhile; this answer goes nowhere
-        }
-        return { charged: true };
-      },
-    });
+    const { p, firstCallArrived } = await stallingCharger(busP);
     cleanups.push(async () => {
       p.stop();
       await b.stop(2000);
@@ -257,7 +264,7 @@ describe('exactly once', () => {
     const req = callRequest({ tool: 'charge' });
     const dying = a.calls.handle(req).catch((err: unknown) => err);
     await firstCallArrived;
-    await busA.nc.close(); // the replica is gone: no more lease renewals, no result
+    await natsHandles(busA).nc.close(); // the replica is gone: no more lease renewals, no result
     await dying;
     const started = Date.now();
     const reply = await b.calls.handle(req);
@@ -266,6 +273,33 @@ describe('exactly once', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     expect(p.received.map((r) => r.idempotency_key)).toEqual([req.idempotency_key, req.idempotency_key]);
     expect(await b.calls.handle(req)).toMatchObject({ status: 'ok', replayed: true });
+  });
+
+  it('leaves a call whose toolbus died to a replica that knows its tool, instead of recording it failed', async () => {
+    const prefix = freshPrefix();
+    const [busA, busB, busP] = await Promise.all([connect(nats.url, prefix, 'a'), connect(nats.url, prefix, 'b'), connect(nats.url, prefix, 'p')]);
+    const a = await startTestToolbus(busA);
+    const { p, firstCallArrived } = await stallingCharger(busP);
+    await expect.poll(() => a.registry.resolve('charge') !== undefined).toBe(true);
+    const req = callRequest({ tool: 'charge' });
+    const dying = a.calls.handle(req).catch((err: unknown) => err);
+    await firstCallArrived;
+    await natsHandles(busA).nc.close();
+    await dying;
+    // A replica that has not heard of the provider (it started after the provider last announced).
+    p.stopAnnouncing();
+    const b = await startTestToolbus(busB);
+    cleanups.push(async () => {
+      p.stop();
+      await b.stop(2000);
+      await Promise.all([busB.drain(), busP.drain()]);
+    });
+    await expect(b.calls.handle(req)).rejects.toMatchObject({ code: 'provider_unavailable', wire: { retryable: true } });
+    expect(p.received).toHaveLength(1);
+    await p.announce();
+    await expect.poll(() => b.registry.resolve('charge') !== undefined).toBe(true);
+    expect(await b.calls.handle(req)).toMatchObject({ status: 'ok', result: { charged: true } });
+    expect(p.received.map((r) => r.idempotency_key)).toEqual([req.idempotency_key, req.idempotency_key]);
   });
 });
 

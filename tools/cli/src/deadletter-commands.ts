@@ -38,7 +38,7 @@ async function latestDeadLetters(bus: Bus, o: { stream?: string; limit: number; 
 /** One dead letter by its sequence in the dead-letter stream. */
 async function deadLetterAt(bus: Bus, seq: number): Promise<DeadLetter> {
   const stream = bus.subjects.streams.deadLetters;
-  const stored = await bus.jsm.streams.getMessage(stream, { seq }).catch((err: Error) => {
+  const stored = await bus.storedMessage(stream, { seq }).catch((err: Error) => {
     if (err.name === 'StreamNotFoundError') missingStream(bus)(err);
     throw err;
   });

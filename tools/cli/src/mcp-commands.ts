@@ -128,8 +128,8 @@ export const mcpResourcesCommand: Command = {
 /** `hermes mcp approve-change <server> [tool]`: offer changed tools again (rug-pull defence). */
 export const mcpApproveChangeCommand: Command = {
   path: ['mcp', 'approve-change'],
-  summary: 'accept the changed description/schema of MCP tools so they are offered again',
-  args: '<server> [tool]',
+  summary: 'accept the changed description/schema of MCP tools, or the relaxed policy of a provider’s tools, so they are offered again',
+  args: '<server-or-provider> [tool]',
   minArgs: 1,
   maxArgs: 2,
   options: {},

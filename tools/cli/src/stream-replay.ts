@@ -34,7 +34,7 @@ export async function replaySubject(
 /** The stream sequence of the subject's latest message (wildcards allowed), read first so the replay knows where to stop. */
 export async function lastSeqOf(bus: Bus, o: { stream: string; subject: string; onMissingStream?: (err: Error) => never }): Promise<number | undefined> {
   try {
-    const last = await bus.jsm.streams.getMessage(o.stream, { last_by_subj: o.subject });
+    const last = await bus.storedMessage(o.stream, { last_by_subj: o.subject });
     return last?.seq;
   } catch (err) {
     if ((err as Error).name !== 'StreamNotFoundError') throw err;

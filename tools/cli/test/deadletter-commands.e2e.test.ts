@@ -8,6 +8,7 @@ import { inboxPrefixFor, NATS_USERS, passwordVariableFor, type NatsUser } from '
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, eventually, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { runHermes } from './cli-runner.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 // On a nats-server with the generated least-privilege users: the dispatcher user dead-letters
 // submissions its handler cannot take, and the cli user lists, shows and replays them.
@@ -55,7 +56,7 @@ beforeAll(async () => {
   await submitTask(submitter, { user_id: 'team-a', goal: 'poison one' }, { team: DEFAULT_TEAM, source: '/teams/a', id: 'e1' });
   await submitTask(submitter, { user_id: 'team-a', goal: 'poison two' }, { team: DEFAULT_TEAM, source: '/teams/a', id: 'e2' });
   await submitTask(submitter, { user_id: 'team-a', goal: 'fine' }, { team: DEFAULT_TEAM, source: '/teams/a', id: 'e3' });
-  await eventually(async () => ((await dispatcher.jsm.streams.info(dispatcher.subjects.streams.deadLetters)).state.messages === 2 ? true : undefined), 15_000, 'two dead letters');
+  await eventually(async () => ((await natsHandles(dispatcher).jsm.streams.info(dispatcher.subjects.streams.deadLetters)).state.messages === 2 ? true : undefined), 15_000, 'two dead letters');
   await eventually(() => (handled.length === 1 ? true : undefined), 15_000, 'the good submission');
 }, 60_000);
 

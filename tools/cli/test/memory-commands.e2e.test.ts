@@ -4,6 +4,7 @@ import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHermes } from './cli-runner.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const logger = createLogger({ service: 'cli-test', level: 'silent' });
 let natsUrl: string;
@@ -43,7 +44,7 @@ beforeAll(async () => {
     if (req.memory_id === 'm_missing') throw new ReplyError(wireError('not_found', 'no archived memory m_missing for this user'));
     return { restored: [memory({ status: 'active' })] };
   });
-  await bus.nc.flush();
+  await natsHandles(bus).nc.flush();
 });
 
 afterAll(async () => {

@@ -5,6 +5,7 @@ import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/index.js';
 import { captureOutput } from './cli-runner.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const logger = createLogger({ service: 'cli-test', level: 'silent' });
 let natsUrl: string;
@@ -18,7 +19,7 @@ beforeAll(async () => {
   natsUrl = nats.url;
   bus = await Bus.connect({ servers: natsUrl, name: 'cli-tool-test', logger });
   // The toolbus declares this stream in a deployment; here the test does.
-  await bus.jsm.streams.add({ name: bus.subjects.streams.toolAudit, subjects: [`${bus.subjects.prefix}.toolbus.audit.>`] });
+  await natsHandles(bus).jsm.streams.add({ name: bus.subjects.streams.toolAudit, subjects: [`${bus.subjects.prefix}.toolbus.audit.>`] });
   serve(bus, contracts.toolApprovalDecide, async (req) => {
     decisions.push(req);
     if (!parked.delete(`${req.task_id}/${req.call_id}`)) throw new ReplyError(wireError('not_found', `no call ${req.call_id} is waiting`));

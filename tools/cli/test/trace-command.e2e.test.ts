@@ -4,6 +4,7 @@ import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runHermes } from './cli-runner.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 const logger = createLogger({ service: 'cli-test', level: 'silent' });
 const TASK = 't_trace_cli_1';
@@ -59,7 +60,7 @@ beforeAll(async () => {
   natsUrl = nats.url;
   bus = await Bus.connect({ servers: natsUrl, name: 'cli-trace-test', logger });
   await bus.ensureStreams(['taskEvents']);
-  await bus.jsm.streams.add({ name: bus.subjects.streams.toolAudit, subjects: [bus.subjects.toolAuditAll] });
+  await natsHandles(bus).jsm.streams.add({ name: bus.subjects.streams.toolAudit, subjects: [bus.subjects.toolAuditAll] });
   serve(bus, contracts.taskGet, async (req) => {
     if (req.task_id !== TASK) throw new ReplyError(wireError('not_found', `no task ${req.task_id}`));
     return view;

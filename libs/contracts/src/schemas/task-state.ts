@@ -137,6 +137,13 @@ export const TaskView = Type.Object(
     deadline_at: Type.Optional(Timestamp),
     plan: Type.Optional(PlanState),
     trace_context: Type.Optional(TraceContext),
+    roles: Type.Optional(Type.Array(Type.String(), { description: "the owner's roles as the dispatcher grants them now (in taskGet replies; not stored): what the toolbus checks tools against" })),
+    waiting_for: Type.Optional(
+      Type.String({
+        description:
+          "in a tasks.get answer, while one of the task's jobs waits out a dependency's outage (a restarting toolbus or memory: its last event is a `waiting` step): that service; absent once the job moves on. Never stored",
+      }),
+    ),
   },
   { title: 'TaskView', additionalProperties: false },
 );

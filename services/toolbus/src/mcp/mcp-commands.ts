@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { contracts, type McpStatusReply, type ToolCallReply, type ToolDebugCallRequest } from '@hermes/contracts';
 import { decodeJson, ReplyError, serve, type Bus } from '@hermes/bus';
 import type { ToolCallHandler } from '../tool-call-handler.js';
+import type { ToolRegistry } from '../tool-registry.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import type { McpHost } from './mcp-host.js';
 
 export interface McpCommandsOptions {
   bus: Bus;
   mcp: McpHost;
+  registry: ToolRegistry;
   calls: ToolCallHandler;
   toolbusId: string;
 }
@@ -27,12 +29,10 @@ export const DEBUG_ROLES = ['admin'];
 export function serveMcpCommands(o: McpCommandsOptions): Drainable[] {
   const { bus, mcp, toolbusId } = o;
   const status = (): McpStatusReply => ({ toolbus_id: toolbusId, ...mcp.status() });
-  const reloadAll = bus.nc.subscribe(bus.subjects.mcpReloadAll, {
-    callback: (_err, msg) => {
+  const reloadAll = bus.subscribe(bus.subjects.mcpReloadAll, (msg) => {
       const decoded = decodeJson(msg.data);
       const from = decoded.ok ? (decoded.value as { toolbus_id?: unknown }).toolbus_id : undefined;
-      if (from !== toolbusId) void mcp.reload();
-    },
+    if (from !== toolbusId) void mcp.reload();
   });
   return [
     reloadAll,
@@ -49,7 +49,7 @@ export function serveMcpCommands(o: McpCommandsOptions): Drainable[] {
         return mcp.resources(req.server);
       }),
     ),
-    serve(bus, contracts.mcpApproveChange, (req) => wire(async () => ({ toolbus_id: toolbusId, approved: mcp.approveChanges(req.server, req.tool) }))),
+    serve(bus, contracts.mcpApproveChange, (req) => wire(async () => ({ toolbus_id: toolbusId, approved: approveChanges(o, req.server, req.tool) }))),
     serve(bus, contracts.toolDebugCall, (req) => debugCall(o.calls, req)),
   ];
 }
@@ -73,6 +73,18 @@ export function debugCall(calls: ToolCallHandler, req: ToolDebugCallRequest): Pr
     tool: req.tool,
     arguments: req.arguments,
   });
+}
+
+/**
+ * One approval path for changed tools: an MCP server's (description or schema changed) or, when no
+ * server has the name, a remote provider's (policy relaxed); the MCP server wins a shared name.
+ */
+function approveChanges(o: McpCommandsOptions, source: string, tool?: string): string[] {
+  const policy = o.registry.providerPolicy;
+  if (o.mcp.has(source) || !policy.knows(source)) return o.mcp.approveChanges(source, tool);
+  const approved = policy.approve(source, tool);
+  if (approved.length) o.bus.logger.info({ provider: source, tools: approved }, 'approved relaxed policy of provider tools');
+  return approved;
 }
 
 /** Local errors as the wire errors a caller can act on. */

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import { redactText, secretsOf, urlCredentialProblem } from './mcp-secrets.js';
 
 /** Per-tool overrides of what a server's tools get by default. */
 export interface McpToolPolicy {
@@ -17,6 +18,8 @@ interface McpServerCommon extends McpToolPolicy {
   /** Hide a tool whose description or schema changed since first seen until `mcp approve-change`. */
   pin_tools?: boolean;
   tools?: Record<string, McpToolPolicy>;
+  /** Values never to print (header values, secret env values): redacted from every error text. */
+  secrets: string[];
 }
 
 export interface McpStdioServerConfig extends McpServerCommon {
@@ -99,8 +102,16 @@ export function parseMcpConfig(doc: unknown, env: NodeJS.ProcessEnv = process.en
 }
 
 type Report = (field: string, message: string) => void;
+type EnvLookup = (name: string) => string | undefined;
 
-function parseServer(name: string, raw: unknown, env: NodeJS.ProcessEnv, report: Report): McpServerConfig | undefined {
+function parseServer(name: string, raw: unknown, processEnv: NodeJS.ProcessEnv, report: Report): McpServerConfig | undefined {
+  // Every value read from the environment is treated as a secret.
+  const expanded: string[] = [];
+  const env: EnvLookup = (key) => {
+    const v = processEnv[key];
+    if (v !== undefined) expanded.push(v);
+    return v;
+  };
   if (!SERVER_NAME.test(name)) report('name', `must match ${SERVER_NAME.source} (it prefixes the tool names)`);
   if (!isRecord(raw)) {
     report('(server)', 'must be an object');
@@ -145,23 +156,27 @@ function parseServer(name: string, raw: unknown, env: NodeJS.ProcessEnv, report:
     }
     const cwd = raw.cwd === undefined ? undefined : str('cwd', raw.cwd);
     if (command === undefined) return undefined;
-    return { ...common, transport, command, args, env: map('env', raw.env), ...(cwd ? { cwd } : {}) };
+    const childEnv = map('env', raw.env);
+    return { ...common, transport, command, args, env: childEnv, ...(cwd ? { cwd } : {}), secrets: secretsOf({ env: childEnv, expanded }) };
   }
   const url = str('url', raw.url);
   if (url !== undefined) {
     try {
       const parsed = new URL(url);
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') report('url', 'must be an http:// or https:// URL');
+      const credential = urlCredentialProblem(parsed);
+      if (credential) report('url', credential);
     } catch {
       report('url', 'is not a valid URL');
     }
   }
   if (url === undefined) return undefined;
-  return { ...common, transport, url, headers: map('headers', raw.headers) };
+  const headers = map('headers', raw.headers);
+  return { ...common, transport, url, headers, secrets: secretsOf({ headers, expanded }) };
 }
 
-function parseCommon(name: string, raw: Record<string, unknown>, report: Report): Omit<McpServerCommon, never> {
-  const out: McpServerCommon = { name, ...parsePolicy(raw, '', report) };
+function parseCommon(name: string, raw: Record<string, unknown>, report: Report): Omit<McpServerCommon, 'secrets'> {
+  const out: Omit<McpServerCommon, 'secrets'> = { name, ...parsePolicy(raw, '', report) };
   for (const field of ['enabled_tools', 'disabled_tools'] as const) {
     const v = raw[field];
     if (v === undefined) continue;
@@ -211,10 +226,10 @@ function parsePolicy(raw: Record<string, unknown>, at: string, report: Report): 
 }
 
 /** Replaces `${NAME}` with the environment variable; a missing one is a problem naming the field, not the value. */
-function expand(value: string, env: NodeJS.ProcessEnv, field: string, report: Report): string | undefined {
+function expand(value: string, env: EnvLookup, field: string, report: Report): string | undefined {
   let missing = false;
   const out = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, key: string) => {
-    const v = env[key];
+    const v = env(key);
     if (v === undefined) {
       report(field, `refers to the environment variable ${key}, which is not set`);
       missing = true;
@@ -234,10 +249,11 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The config as it may be shown: environment and header values hidden, since they carry secrets. */
-export function redactedConfig(c: McpServerConfig): Record<string, unknown> {
-  if (c.transport === 'stdio') return { ...c, env: Object.fromEntries(Object.keys(c.env).map((k) => [k, '***'])) };
+export function redactedConfig(config: McpServerConfig): Record<string, unknown> {
+  const { secrets, ...c } = config;
+  if (c.transport === 'stdio') return { ...c, args: c.args.map((a) => redactText(a, secrets)), env: Object.fromEntries(Object.keys(c.env).map((k) => [k, '***'])) };
+  // Credentials are refused in URLs at load; a query string is still hidden, it may carry ids.
   const url = new URL(c.url);
-  if (url.password) url.password = '***';
   url.search = url.search ? '?***' : '';
   return { ...c, url: url.toString(), headers: Object.fromEntries(Object.keys(c.headers).map((k) => [k, '***'])) };
 }

@@ -8,10 +8,12 @@ import type { ExecOutcome, ToolArguments } from '../tool-types.js';
 import { resultOverLimits } from '../payload-limits.js';
 import type { SourcedTool, ToolSource } from '../tool-registry.js';
 import { loadMcpConfig, parseMcpConfig, sameServerConfig, type McpConfigProblem, type McpServerConfig } from './mcp-config.js';
+import { redactText } from './mcp-secrets.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import { disambiguatedName, mcpToolName } from './mcp-naming.js';
+import { killRecordedOrphans } from './mcp-orphans.js';
 import { outcomeOfMcpResult, type McpCallResult } from './mcp-results.js';
-import { McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
+import { mcpToolMemory, McpServerConnection, type McpServerStatus, type McpToolMemory } from './mcp-server.js';
 
 export interface McpHostOptions {
   /** The config file (JSON, or YAML); absent = no MCP servers. */
@@ -26,6 +28,8 @@ export interface McpHostOptions {
   descriptionMaxChars?: number;
   backoff?: { initialMs: number; maxMs: number };
   env?: NodeJS.ProcessEnv;
+  /** MCP_PID_FILE: stdio servers are recorded here, and those a previous toolbus left are killed at start. */
+  pidFile?: string;
 }
 
 /** What a reload did. */
@@ -88,6 +92,8 @@ export class McpHost implements ToolSource {
 
   /** Reads the config and starts every server in the background (their tools appear as each becomes ready). */
   async start(): Promise<McpReloadReport> {
+    // Before any server of ours starts, so only what a previous toolbus left is in the file.
+    if (this.o.pidFile) killRecordedOrphans(this.o.pidFile, this.o.logger);
     if (this.o.watch && this.o.configFile) this.watchedText = await readText(this.o.configFile);
     const report = await this.reload();
     if (this.o.watch && this.o.configFile) this.watchFile(this.o.configFile);
@@ -155,6 +161,8 @@ export class McpHost implements ToolSource {
     const sorted = order.flatMap((n) => (this.servers.has(n) ? [[n, this.servers.get(n)!] as const] : []));
     this.servers.clear();
     for (const [n, s] of sorted) this.servers.set(n, s);
+    // A removed server's tools go now, not once its process has ended.
+    this.changed();
     await Promise.all(stops);
     for (const name of [...report.added, ...report.restarted]) this.servers.get(name)?.start();
     this.o.logger.info({ added: report.added, removed: report.removed, restarted: report.restarted, problems: report.problems.length }, 'MCP config loaded');
@@ -164,13 +172,14 @@ export class McpHost implements ToolSource {
 
   private connectionFor(config: McpServerConfig): McpServerConnection {
     let memory = this.memory.get(config.name);
-    if (!memory) this.memory.set(config.name, (memory = { fingerprints: new Map(), changes: new Map() }));
+    if (!memory) this.memory.set(config.name, (memory = mcpToolMemory()));
     return new McpServerConnection({
       config,
       memory,
       logger: this.o.logger,
       healthIntervalMs: this.o.healthIntervalMs ?? 30_000,
       backoff: this.o.backoff ?? { initialMs: 250, maxMs: 30_000 },
+      pidFile: this.o.pidFile,
       onToolsChanged: () => this.changed(),
     });
   }
@@ -197,6 +206,23 @@ export class McpHost implements ToolSource {
     const state = serverName === undefined ? undefined : this.servers.get(serverName)?.status().state;
     if (state === undefined || state === 'ready') return undefined;
     return `its MCP server "${serverName}" is ${state}`;
+  }
+
+  /**
+   * Whether a name is an MCP server's: one it offered, or one under a configured server's prefix
+   * (`<server>_`), even while that server is starting or away, so that no remote provider can
+   * squat it and receive the arguments meant for the server.
+   */
+  owns(name: string): boolean {
+    if (this.dirty) this.rebuild();
+    if (this.lastOffered.has(name)) return true;
+    for (const server of this.servers.keys()) if (name.startsWith(mcpToolName(server, ''))) return true;
+    return false;
+  }
+
+  /** Whether a server of this name is configured. */
+  has(server: string): boolean {
+    return this.servers.has(server);
   }
 
   /** Where an offered tool name goes (only while its server is ready). */
@@ -258,7 +284,9 @@ export class McpHost implements ToolSource {
       const result = await server.callTool(route.tool, args, opts);
       // Before the result is read (an error's structuredContent is stringified): the executor checks it again as a value, cheaply.
       const overLimits = resultOverLimits(route.tool, result);
-      return overLimits ? { ok: false, error: overLimits } : outcomeOfMcpResult(route.tool, result);
+      const outcome = overLimits ? { ok: false as const, error: overLimits } : outcomeOfMcpResult(route.tool, result);
+      // A server's error text goes to the model, the audit and the events: never with a configured secret in it.
+      return outcome.ok ? outcome : { ok: false, error: { ...outcome.error, message: redactText(outcome.error.message, server.config.secrets) } };
     } catch (err) {
       if (err instanceof McpServerUnavailableError) return { ok: false, error: { code: 'provider_unavailable', message: err.message, retryable: true } };
       if (opts.signal?.aborted || err instanceof McpRequestTimeoutError) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };

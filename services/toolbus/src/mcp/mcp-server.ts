@@ -7,7 +7,10 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { Logger } from '@hermes/telemetry';
 import { redactedConfig, type McpServerConfig } from './mcp-config.js';
 import { fromMcpError, McpServerUnavailableError } from './mcp-errors.js';
+import { redactError, redactText } from './mcp-secrets.js';
 import type { McpCallResult } from './mcp-results.js';
+import { STDIO_GUARD } from './mcp-orphans.js';
+import { ChangeWatch, type ToolChange } from '../change-watch.js';
 
 /** Where a server is in its life: its tools are offered only while it is `ready`. */
 export type McpServerState = 'connecting' | 'ready' | 'reconnecting' | 'stopped';
@@ -21,19 +24,11 @@ export interface McpListedTool {
   fingerprint: string;
 }
 
-/** A tool whose description or schema changed after it was first seen. */
-export interface McpToolChange {
-  tool: string;
-  detected_at: string;
-  /** True while the tool is hidden, waiting for `mcp approve-change` (servers with `pin_tools`). */
-  held: boolean;
-}
+/** What the toolbus remembers of a server's tools across restarts and reloads (per replica): their fingerprints. */
+export type McpToolMemory = ChangeWatch<string>;
 
-/** What the toolbus remembers of a server's tools across restarts and reloads (per replica). */
-export interface McpToolMemory {
-  fingerprints: Map<string, string>;
-  changes: Map<string, McpToolChange>;
-}
+/** A new MCP server's memory: any other fingerprint is a change. */
+export const mcpToolMemory = (): McpToolMemory => new ChangeWatch<string>({ differs: (a, b) => a !== b });
 
 export interface McpServerStatus {
   name: string;
@@ -43,7 +38,7 @@ export interface McpServerStatus {
   http_mode?: 'streamable' | 'sse';
   pid?: number;
   tools: string[];
-  changed_tools: McpToolChange[];
+  changed_tools: ToolChange[];
   restarts: number;
   last_error?: string;
   ready_since?: string;
@@ -58,6 +53,8 @@ export interface McpServerConnectionOptions {
   memory: McpToolMemory;
   healthIntervalMs: number;
   backoff: { initialMs: number; maxMs: number };
+  /** Where each stdio server's guard records the server's pid (MCP_PID_FILE); absent = not recorded. */
+  pidFile?: string | undefined;
   /** Called whenever the set of tools on offer may have changed (ready, lost, list_changed). */
   onToolsChanged: () => void;
 }
@@ -88,6 +85,8 @@ export class McpServerConnection {
   private lastHealthAt: string | undefined;
   private httpMode: 'streamable' | 'sse' | undefined;
   private readonly stderrTail: string[] = [];
+  /** The stdio server's own pid, as its guard reports it. */
+  private serverPid: number | undefined;
 
   constructor(private readonly o: McpServerConnectionOptions) {}
 
@@ -122,25 +121,18 @@ export class McpServerConnection {
   /** The tools on offer: none unless ready; filtered by the config; changed tools held back when pinned. */
   tools(): McpListedTool[] {
     if (this.state !== 'ready') return [];
-    return this.listed.filter((t) => !this.o.memory.changes.get(t.name)?.held);
+    return this.listed.filter((t) => !this.o.memory.isHeld(t.name));
   }
 
   /** Accepts the current description and schema of changed tools (all when `tool` is absent); returns the tools accepted. */
   approveChanges(tool?: string): string[] {
-    const accepted: string[] = [];
-    for (const [name, change] of this.o.memory.changes) {
-      if (tool !== undefined && name !== tool) continue;
-      const current = this.listed.find((t) => t.name === name);
-      if (current) this.o.memory.fingerprints.set(name, current.fingerprint);
-      this.o.memory.changes.delete(name);
-      accepted.push(change.tool);
-    }
+    const accepted = this.o.memory.approve(tool);
     if (accepted.length) this.o.onToolsChanged();
     return accepted;
   }
 
   status(): McpServerStatus {
-    const pid = this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined;
+    const pid = this.transport instanceof StdioClientTransport ? this.serverPid : undefined;
     const info = this.client?.getServerVersion();
     return {
       name: this.name,
@@ -150,7 +142,7 @@ export class McpServerConnection {
       ...(this.httpMode ? { http_mode: this.httpMode } : {}),
       ...(pid !== undefined && this.state !== 'stopped' ? { pid } : {}),
       tools: this.tools().map((t) => t.name),
-      changed_tools: [...this.o.memory.changes.values()],
+      changed_tools: this.o.memory.list(),
       restarts: this.restarts,
       ...(this.lastError ? { last_error: this.lastError } : {}),
       ...(this.readySince ? { ready_since: this.readySince } : {}),
@@ -207,8 +199,14 @@ export class McpServerConnection {
     return this.client;
   }
 
+  /** The error a caller sees: blamed on the connection where that is the cause, and never carrying a configured secret. */
   private unavailableOr(err: unknown): unknown {
-    return fromMcpError(err, { server: this.name, state: this.state });
+    return redactError(fromMcpError(err, { server: this.name, state: this.state }), this.o.config.secrets);
+  }
+
+  /** Every text from the server or its transport passes here before it is logged or shown (a server may echo a header back). */
+  private redact(text: string): string {
+    return redactText(text, this.o.config.secrets);
   }
 
   private async connect(): Promise<void> {
@@ -232,7 +230,7 @@ export class McpServerConnection {
       this.o.onToolsChanged();
     } catch (err) {
       if (gen !== this.generation) return;
-      this.lastError = describe(err, this.stderrTail);
+      this.lastError = this.redact(describe(err, this.stderrTail));
       this.o.logger.warn({ mcp_server: this.name, err: this.lastError, attempt: this.attempts + 1 }, 'could not connect to MCP server');
       await this.closeClient();
       this.scheduleReconnect();
@@ -243,7 +241,10 @@ export class McpServerConnection {
     const c = this.o.config;
     const timeout = c.connect_timeout_ms ?? 30_000;
     if (c.transport === 'stdio') {
-      const transport = new StdioClientTransport({ command: c.command, args: c.args, env: { ...getDefaultEnvironment(), ...c.env }, ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'pipe' });
+      // Under the guard, so that the server dies with this toolbus even when it is SIGKILLed.
+      const guard = [STDIO_GUARD, ...(this.o.pidFile ? ['--pid-file', this.o.pidFile] : []), '--', c.command, ...c.args];
+      this.serverPid = undefined;
+      const transport = new StdioClientTransport({ command: process.execPath, args: guard, env: { ...getDefaultEnvironment(), ...c.env }, ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'pipe' });
       this.followStderr(transport);
       return this.handshake(transport, gen, timeout);
     }
@@ -280,10 +281,10 @@ export class McpServerConnection {
     client.onclose = () => {
       if (gen === this.generation && this.client === client) this.lost('the connection closed');
     };
-    client.onerror = (err) => this.o.logger.debug({ mcp_server: this.name, err: err.message }, 'MCP transport error');
+    client.onerror = (err) => this.o.logger.debug({ mcp_server: this.name, err: this.redact(err.message) }, 'MCP transport error');
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (gen !== this.generation || this.state !== 'ready') return;
-      await this.refreshTools(gen).catch((err: unknown) => this.o.logger.warn({ mcp_server: this.name, err: (err as Error).message }, 'could not refresh the tool list'));
+      await this.refreshTools(gen).catch((err: unknown) => this.o.logger.warn({ mcp_server: this.name, err: this.redact((err as Error).message) }, 'could not refresh the tool list'));
       this.o.onToolsChanged();
     });
     this.transport = transport;
@@ -318,29 +319,17 @@ export class McpServerConnection {
   }
 
   private checkFingerprint(t: McpListedTool): void {
-    const { fingerprints, changes } = this.o.memory;
-    const known = fingerprints.get(t.name);
-    if (known === undefined) {
-      fingerprints.set(t.name, t.fingerprint);
-      return;
-    }
-    if (known === t.fingerprint) {
-      // Changed back to what was approved: nothing to hold any more.
-      if (changes.get(t.name)?.held) changes.delete(t.name);
-      return;
-    }
-    if (changes.get(t.name)?.held) return;
-    const held = this.o.config.pin_tools === true;
-    changes.set(t.name, { tool: t.name, detected_at: new Date().toISOString(), held });
-    if (!held) fingerprints.set(t.name, t.fingerprint);
+    const { held, detected } = this.o.memory.see(t.name, t.fingerprint, this.o.config.pin_tools === true);
+    if (!detected) return;
     this.o.logger.warn(
       { mcp_server: this.name, tool: t.name, held },
       held ? 'MCP tool changed its description or schema since first seen; hidden until approved (hermes mcp approve-change)' : 'MCP tool changed its description or schema since first seen',
     );
   }
 
-  private lost(reason: string): void {
+  private lost(cause: string): void {
     if (this.state === 'stopped') return;
+    const reason = this.redact(cause);
     const tail = this.stderrTail.length ? `; stderr: ${this.stderrTail.slice(-3).join(' | ')}` : '';
     this.lastError = `${reason}${tail}`;
     this.o.logger.warn({ mcp_server: this.name, reason }, 'MCP server lost; its tools are withdrawn until it is back');
@@ -385,7 +374,7 @@ export class McpServerConnection {
       this.healthFailures += 1;
       this.health = 'failing';
       this.lastHealthAt = new Date().toISOString();
-      this.o.logger.warn({ mcp_server: this.name, err: (err as Error).message, failures: this.healthFailures }, 'MCP health check failed');
+      this.o.logger.warn({ mcp_server: this.name, err: this.redact((err as Error).message), failures: this.healthFailures }, 'MCP health check failed');
       if (this.healthFailures >= 2) this.lost(`health check failed twice: ${(err as Error).message}`);
     }
   }
@@ -395,8 +384,14 @@ export class McpServerConnection {
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');
       partial = lines.pop() ?? '';
-      for (const line of lines) {
-        if (!line.trim()) continue;
+      for (const raw of lines) {
+        if (!raw.trim()) continue;
+        const guard = /^mcp-stdio-guard: server pid (\d+)$/.exec(raw);
+        if (guard) {
+          this.serverPid = Number(guard[1]);
+          continue;
+        }
+        const line = this.redact(raw);
         this.stderrTail.push(line.slice(0, 500));
         if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
         this.o.logger.debug({ mcp_server: this.name, stderr: line.slice(0, 2000) }, 'MCP server stderr');

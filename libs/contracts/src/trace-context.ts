@@ -1,10 +1,19 @@
 import { context, propagation, ROOT_CONTEXT, type Context, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
-import type { MsgHdrs } from '@nats-io/transport-node';
 
-const setter: TextMapSetter<MsgHdrs> = {
+/**
+ * The message headers trace context travels in: NATS `MsgHdrs` has this shape (an absent header
+ * reads as ''). Structural, so the contracts and the tool SDK need no NATS client to state it.
+ */
+export interface TraceHeaders {
+  get(key: string): string;
+  set(key: string, value: string): void;
+  keys(): string[];
+}
+
+const setter: TextMapSetter<TraceHeaders> = {
   set: (carrier, key, value) => carrier.set(key, value),
 };
-const getter: TextMapGetter<MsgHdrs | undefined> = {
+const getter: TextMapGetter<TraceHeaders | undefined> = {
   keys: (carrier) => (carrier ? carrier.keys() : []),
   get: (carrier, key) => {
     if (!carrier) return undefined;
@@ -15,12 +24,12 @@ const getter: TextMapGetter<MsgHdrs | undefined> = {
 };
 
 /** Writes the active trace context (W3C `traceparent`/`tracestate`) into NATS headers. */
-export function injectTraceContext(headers: MsgHdrs, ctx: Context = context.active()): void {
+export function injectTraceContext(headers: TraceHeaders, ctx: Context = context.active()): void {
   propagation.inject(ctx, headers, setter);
 }
 
 /** Reads the trace context a publisher put in the headers (root context when there is none). */
-export function extractTraceContext(headers: MsgHdrs | undefined): Context {
+export function extractTraceContext(headers: TraceHeaders | undefined): Context {
   return propagation.extract(ROOT_CONTEXT, headers, getter);
 }
 

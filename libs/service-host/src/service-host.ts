@@ -2,10 +2,8 @@ import type { Static, TObject } from '@sinclair/typebox';
 import { ConfigError, commonSettings, loadConfig } from '@hermes/config';
 import type { ServiceName } from '@hermes/contracts';
 import { createLogger, startHealthServer, startTelemetry, type Liveness, type Logger } from '@hermes/telemetry';
-import { Bus } from './bus.js';
+import { Bus, observeConsumers, type ConsumerKey, type StreamKey, type StreamTuning } from '@hermes/bus';
 import { installShutdown } from './shutdown.js';
-import { observeConsumers } from './bus-metrics.js';
-import type { ConsumerKey, StreamKey, StreamTuning } from './stream-specs.js';
 
 type CommonConfig = Static<TObject<typeof commonSettings>>;
 
@@ -39,17 +37,7 @@ export interface HostServiceOptions<S extends TObject> {
  * after all of that), and a bounded graceful shutdown on SIGTERM. `main.ts` files only call this.
  */
 export async function hostService<S extends TObject>(opts: HostServiceOptions<S>): Promise<void> {
-  const schema = { ...opts.settings, properties: { ...commonSettings, ...opts.settings.properties } } as unknown as S;
-  let config: Static<S> & CommonConfig;
-  try {
-    config = loadConfig(schema, { service: opts.service }) as Static<S> & CommonConfig;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78);
-    }
-    throw err;
-  }
+  const config = exitOnConfigError(() => serviceConfig(opts));
   const logger = createLogger({
     service: opts.service,
     level: config.LOG_LEVEL,
@@ -92,7 +80,8 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   if (opts.uses?.length) await bus.ensureStreams(opts.uses, { createOnly: true });
   if (opts.consumers?.length) await bus.ensureConsumers(opts.consumers);
   observeConsumers(bus, opts.consumers ?? []);
-  const running = await opts.start({ config, bus, logger });
+  // Some settings are only checked once start reads them (a bad HERMES_API_KEYS_FILE): the same exit 78.
+  const running = await exitOnConfigError(() => opts.start({ config, bus, logger }));
   ready = true;
   logger.info('ready');
 
@@ -109,6 +98,27 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
       { name: 'health server', run: () => health.close() },
     ],
   });
+}
+
+/** A service's settings and the common ones, read from `env` as `hostService` reads them (tests pass their own env). */
+export function serviceConfig<S extends TObject>(opts: Pick<HostServiceOptions<S>, 'service' | 'settings'>, env?: Record<string, string | undefined>): Static<S> & CommonConfig {
+  const schema = { ...opts.settings, properties: { ...commonSettings, ...opts.settings.properties } } as unknown as S;
+  return loadConfig(schema, { service: opts.service, ...(env ? { env } : {}) }) as Static<S> & CommonConfig;
+}
+
+/** Runs `step`; a ConfigError from it ends the process with exit 78 (EX_CONFIG) and its message on stderr. */
+function exitOnConfigError<T>(step: () => T): T {
+  const exit = (err: unknown): never => {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78);
+  };
+  try {
+    const out = step();
+    return (out instanceof Promise ? out.catch(exit) : out) as T;
+  } catch (err) {
+    return exit(err);
+  }
 }
 
 /** Not live while a work consumer is stalled; the 503 body names each one. */

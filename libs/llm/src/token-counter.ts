@@ -1,5 +1,5 @@
-import { countTokens as countCl100k, decode as decodeCl100k, encode as encodeCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
-import { countTokens as countO200k, decode as decodeO200k, encode as encodeO200k } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
+import type * as O200k from 'gpt-tokenizer/encoding/o200k_base';
 
 /** The BPE encodings Hermes counts with. */
 export type EncodingName = 'o200k_base' | 'cl100k_base';
@@ -17,10 +17,24 @@ interface Encoding {
 // instead of making the tokenizer throw.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
-const ENCODINGS: Record<EncodingName, Encoding> = {
-  o200k_base: { count: (t) => countO200k(t, AS_TEXT), encode: (t) => encodeO200k(t, AS_TEXT), decode: (t) => decodeO200k(t) },
-  cl100k_base: { count: (t) => countCl100k(t, AS_TEXT), encode: (t) => encodeCl100k(t, AS_TEXT), decode: (t) => decodeCl100k(t) },
-};
+type Tokenizer = typeof O200k;
+const requireCjs = createRequire(import.meta.url);
+const loaded = new Map<EncodingName, Encoding>();
+
+/**
+ * An encoding, loaded on first use: building one's rank tables costs a few hundred ms of CPU,
+ * which every memory service paid for both at start-up although it mostly counts in one. Loaded
+ * with require (the package ships CommonJS too) because counting is synchronous.
+ */
+function encodingOf(name: EncodingName): Encoding {
+  let enc = loaded.get(name);
+  if (!enc) {
+    const t = requireCjs(`gpt-tokenizer/encoding/${name}`) as Tokenizer;
+    enc = { count: (text) => t.countTokens(text, AS_TEXT), encode: (text) => t.encode(text, AS_TEXT), decode: (tokens) => t.decode(tokens) };
+    loaded.set(name, enc);
+  }
+  return enc;
+}
 
 // GPT-4 (before 4o), GPT-3.5 and the ada/3 embeddings use cl100k; everything newer uses o200k.
 const CL100K_MODELS = /^(gpt-4(?!o|\.\d)|gpt-3\.5|text-embedding-(ada|3))/;
@@ -36,12 +50,12 @@ export function encodingFor(model: string): EncodingName {
 
 /** Tokens of a text in an encoding (special-token strings in user text count as plain text). */
 export function countText(text: string, encoding: EncodingName): number {
-  return text.length === 0 ? 0 : ENCODINGS[encoding].count(text);
+  return text.length === 0 ? 0 : encodingOf(encoding).count(text);
 }
 
 /** The first `maxTokens` tokens of `text`, decoded back to a string. */
 export function headTokens(text: string, maxTokens: number, encoding: EncodingName): string {
-  const enc = ENCODINGS[encoding];
+  const enc = encodingOf(encoding);
   return enc.decode(enc.encode(text).slice(0, maxTokens));
 }
 

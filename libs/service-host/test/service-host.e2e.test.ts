@@ -5,7 +5,8 @@ import type { Bus} from '@hermes/bus';
 import { request } from '@hermes/bus';
 import { contracts } from '@hermes/contracts';
 import { cleanupAll, freePort, startChildService, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
-import { connectBus, eventually, fixture, uniquePrefix } from './support.js';
+import { connectBus, eventually, fixture, runtimeJob, uniquePrefix } from './support.js';
+import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -47,7 +48,7 @@ describe('hostService', () => {
     expect(await probe(healthPort, '/healthz')).toBe(200);
     const bus = await connectBus(nats.url, { prefix });
     buses.push(bus);
-    const consumer = await bus.jsm.consumers.info(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
+    const consumer = await natsHandles(bus).jsm.consumers.info(bus.subjects.streams.runtimeJobs, bus.subjects.consumers.runtimeJobs);
     expect(consumer.config.ack_wait).toBe(5_000 * 1_000_000);
     await expect(request(bus, contracts.toolsList, {})).resolves.toEqual({ tools: [] });
 
@@ -108,5 +109,91 @@ describe('hostService', () => {
     expect(result.stderr).toMatch(/SHUTDOWN_TIMEOUT_MS: must be >= 100/);
     expect(result.stderr).toMatch(/STOP_DELAY_MS: must be >= 0/);
     expect(result.stdout).toBe('');
+  });
+
+  it('a setting that start refuses exits 78 with its message on stderr, as one loadConfig refuses does', async () => {
+    const env = { ...process.env, NATS_URL: nats.url, HEALTH_PORT: '0', HERMES_SUBJECT_PREFIX: uniquePrefix('refused'), START_CONFIG_ERROR: 'true' };
+
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [fixture('hosted-service.mjs')], { env, timeout: 10_000 }, (_err, _stdout, stderr) =>
+        resolve({ code: child.exitCode, stderr }),
+      );
+    });
+
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/invalid configuration for toolbus:\n {2}- START_CONFIG_ERROR: refused by start/);
+  });
+});
+
+async function probeHealth(port: number): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
+}
+
+describe('liveness', () => {
+  it('a handler stuck on a job turns /healthz 503 naming its consumer, and 200 again once it finishes; metrics show the age and the dead letters', async () => {
+    const prefix = uniquePrefix('stall');
+    const [healthPort, metricsPort] = [await freePort(), await freePort()];
+    const ackWaitMs = 1_000;
+    const service = await startChildService({
+      name: 'stalling-service',
+      entry: fixture('stalling-service.mjs'),
+      env: {
+        NATS_URL: nats.url,
+        HERMES_SUBJECT_PREFIX: prefix,
+        HEALTH_PORT: String(healthPort),
+        METRICS_PORT: String(metricsPort),
+        ACK_WAIT_MS: String(ackWaitMs),
+        HERMES_LIVENESS_ACK_WAITS: '2',
+        LOG_LEVEL: 'warn',
+      },
+      healthPort,
+    });
+    const bus = await connectBus(nats.url, { prefix });
+    buses.push(bus);
+
+    // Healthy while idle and while it finishes what it takes.
+    await bus.publish(contracts.runtimeJobs, runtimeJob('quick', 'quick'));
+    await service.waitForLog(/^done quick$/);
+    expect((await probeHealth(healthPort))?.status).toBe(200);
+
+    await bus.publish(contracts.runtimeJobs, runtimeJob('stuck', 'hang'));
+    await service.waitForLog(/^took stuck$/);
+    // Stalled after 2 x 1 s ack wait of holding it; the deadline leaves room for a slow machine.
+    const stalled = await eventually(async () => {
+      const r = await probeHealth(healthPort);
+      return r?.status === 503 ? r.body : undefined;
+    }, 20_000, '/healthz 503');
+    expect(stalled).toMatchObject({
+      status: 'not_live',
+      reason: 'consumer_stalled',
+      consumers: [{ stream: bus.subjects.streams.runtimeJobs, consumer: bus.subjects.consumers.runtimeJobs, in_flight: 1, stall_after_ms: 2 * ackWaitMs }],
+    });
+    const age = await eventually(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith('hermes_bus_consumer_oldest_unacked_age') && l.includes(bus.subjects.consumers.runtimeJobs));
+      return line ? Number(line.split(' ').at(-1)) : undefined;
+    }, 10_000, 'the oldest-unacked gauge');
+    expect(age).toBeGreaterThanOrEqual(2);
+
+    natsHandles(bus).nc.publish(`${prefix}.test.release`);
+    await service.waitForLog(/^done stuck$/);
+    await eventually(async () => ((await probeHealth(healthPort))?.status === 200 ? true : undefined), 10_000, '/healthz 200 again');
+
+    // A poisoned job is dead-lettered at once and counted.
+    await bus.publish(contracts.runtimeJobs, runtimeJob('poisoned', 'poison'));
+    const counted = await eventually(async () => {
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      return text.split('\n').find((l) => l.startsWith('hermes_bus_dead_letters_total'));
+    }, 10_000, 'the dead-letter counter');
+    expect(counted).toContain(`messaging_consumer_group_name="${bus.subjects.consumers.runtimeJobs}"`);
+    expect(counted).toContain('error_type="internal"');
+    expect(counted!.split(' ').at(-1)).toBe('1');
+    expect((await probeHealth(healthPort))?.status).toBe(200);
+    expect(await service.stop(5_000)).toEqual({ code: 0, signal: null });
   });
 });
