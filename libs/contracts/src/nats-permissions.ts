@@ -55,6 +55,8 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
       { stream: 'runtimeResults', consumer: 'dispatcherResults' },
     ],
     buckets: ['tasks', 'taskIndex'],
+    // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
+    gets: ['taskEvents'],
   },
   gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents'], gets: ['taskEvents'] },
   runtime: {
