@@ -20,8 +20,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function memoriesOf(userId: string) {
-  return (await request(stack.bus, contracts.memoryList, { user_id: userId }, { timeoutMs: 3000 })).memories;
+async function memoriesOf(userId: string, team?: string) {
+  return (await request(stack.bus, contracts.memoryList, { user_id: userId, ...(team ? { team } : {}) }, { timeoutMs: 3000 })).memories;
 }
 
 describe('remember and recall tools', () => {
@@ -60,5 +60,27 @@ describe('remember and recall tools', () => {
     // A user_id argument is not part of the tool's schema: refused, not obeyed.
     expect(afterBoth[0]!.content).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
     expect(afterBoth[1]!.content).toMatchObject({ ok: true, result: { memories: [] } });
+  });
+
+  it("the same user id in another team is another user: each team's erin remembers and recalls only her own", async () => {
+    const facts = { default: 'Erin prefers tea in the morning meetings', 'team-m': 'Erin prefers coffee in the morning meetings' };
+    for (const [team, fact] of Object.entries(facts)) {
+      const goal = `${team}: note what Erin drinks`;
+      model.on(goal, [callTools({ id: 'r1', name: 'remember', arguments: { content: fact } }), { content: 'Noted.' }]);
+      expect(outcomeOf((await runTask(stack.bus, { user_id: 'erin', goal }, undefined, team)).events).kind).toBe('completed');
+    }
+    // Both writes are queued; each lands with its own owner only.
+    for (const [team, fact] of Object.entries(facts)) {
+      await eventually(async () => ((await memoriesOf('erin', team)).some((m) => m.content === fact) ? true : undefined), 10_000, `${team} erin's memory`);
+    }
+    expect((await memoriesOf('erin')).map((m) => m.content)).toEqual([facts.default]);
+    expect((await memoriesOf('erin', 'team-m')).map((m) => m.content)).toEqual([facts['team-m']]);
+
+    const recallGoal = 'team-m: what does Erin drink in the morning meetings';
+    model.on(recallGoal, [callTools({ id: 'q1', name: 'recall', arguments: { query: 'what Erin drinks in the morning meetings' } }), { content: 'Coffee.' }]);
+    await runTask(stack.bus, { user_id: 'erin', goal: recallGoal }, undefined, 'team-m');
+    const [recalled] = toolMessages(model.requests(recallGoal)[1]!.body);
+    expect(recalled!.content.ok).toBe(true);
+    expect((recalled!.content.result as { memories: { content: string }[] }).memories.map((m) => m.content)).toEqual([facts['team-m']]);
   });
 });

@@ -61,9 +61,9 @@ export function watchTask(bus: Bus, taskId: string, timeoutMs = 30_000, team = D
 }
 
 /** Submits a task and waits for its terminal event. */
-export async function runTask(bus: Bus, request: TaskRequest, timeoutMs = 30_000): Promise<{ taskId: string; events: TaskEvent[] }> {
-  const taskId = await submit(bus, request);
-  return { taskId, events: await watchTask(bus, taskId, timeoutMs).done };
+export async function runTask(bus: Bus, request: TaskRequest, timeoutMs = 30_000, team = DEFAULT_TEAM): Promise<{ taskId: string; events: TaskEvent[] }> {
+  const taskId = await submit(bus, request, team);
+  return { taskId, events: await watchTask(bus, taskId, timeoutMs, team).done };
 }
 
 /** A step event's data, when `e` is a step of this kind. */
