@@ -53,3 +53,23 @@ export const commonSettings = {
     description: "/healthz answers 503 when a work consumer has held a message for this many of its ack waits and settled nothing meanwhile",
   }),
 };
+
+/** How to reach and log in to NATS from the common settings: one reading for services and the CLI. */
+export function natsConnectionSettings(config: {
+  NATS_URL: string;
+  HERMES_SUBJECT_PREFIX: string;
+  NATS_USER?: string | undefined;
+  NATS_PASSWORD?: string | undefined;
+  NATS_TOKEN?: string | undefined;
+  NATS_CREDS_FILE?: string | undefined;
+  NATS_INBOX_PREFIX?: string | undefined;
+}): { servers: string; prefix: string; user?: string; password?: string; token?: string; credsFile?: string; inboxPrefix?: string } {
+  return {
+    servers: config.NATS_URL,
+    prefix: config.HERMES_SUBJECT_PREFIX,
+    ...(config.NATS_USER ? { user: config.NATS_USER, ...(config.NATS_PASSWORD !== undefined ? { password: config.NATS_PASSWORD } : {}) } : {}),
+    ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
+    ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
+    ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
+  };
+}

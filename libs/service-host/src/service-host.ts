@@ -1,5 +1,5 @@
 import type { Static, TObject } from '@sinclair/typebox';
-import { ConfigError, commonSettings, loadConfig } from '@hermes/config';
+import { ConfigError, commonSettings, loadConfig, natsConnectionSettings } from '@hermes/config';
 import type { ServiceName } from '@hermes/contracts';
 import { createLogger, startHealthServer, startTelemetry, type Liveness, type Logger } from '@hermes/telemetry';
 import { Bus, observeConsumers, type ConsumerKey, type StreamKey, type StreamTuning } from '@hermes/bus';
@@ -63,14 +63,9 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   logger.info({ health_port: health.port }, 'health server listening');
 
   const bus = await Bus.connect({
-    servers: config.NATS_URL,
+    ...natsConnectionSettings(config),
     name: `hermes-${opts.service}`,
     logger,
-    prefix: config.HERMES_SUBJECT_PREFIX,
-    ...(config.NATS_USER ? { user: config.NATS_USER, password: config.NATS_PASSWORD } : {}),
-    ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
-    ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
-    ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
     // A service's own tuning may set a bound of its own (the runtime's RUNTIME_MAX_ATTEMPTS).
     tuning: { maxDeliveries: config.HERMES_MAX_DELIVERIES, replicas: config.HERMES_JS_REPLICAS, outageBudgetMs: config.HERMES_OUTAGE_BUDGET_MS, ...opts.tuning?.(config) },
     livenessAckWaits: config.HERMES_LIVENESS_ACK_WAITS,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { Bus } from '@hermes/bus';
-import { ConfigError, commonSettings, loadConfig } from '@hermes/config';
+import { ConfigError, commonSettings, loadConfig, natsConnectionSettings } from '@hermes/config';
 import { createLogger } from '@hermes/telemetry';
 import { CliError, EXIT, type CliIo } from './command.js';
 
@@ -27,16 +27,11 @@ export async function connectBus(io: CliIo): Promise<Bus> {
   const logger = createLogger({ service: 'cli', level: io.env.LOG_LEVEL ?? 'warn', destination: io.stderr });
   try {
     return await Bus.connect({
-      servers: config.NATS_URL,
+      ...natsConnectionSettings(config),
       name: 'hermes-cli',
       // A service waits for NATS forever; a person at a terminal wants an answer now.
       waitOnFirstConnect: false,
       logger,
-      prefix: config.HERMES_SUBJECT_PREFIX,
-      ...(config.NATS_USER ? { user: config.NATS_USER, password: config.NATS_PASSWORD } : {}),
-      ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
-      ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),
-      ...(config.NATS_INBOX_PREFIX ? { inboxPrefix: config.NATS_INBOX_PREFIX } : {}),
     });
   } catch (err) {
     throw new CliError(`cannot reach NATS at ${config.NATS_URL} (set NATS_URL): ${(err as Error).message}`, EXIT.failed, { cause: err });
