@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { contracts, taskEventData, type TaskEvent } from '@hermes/contracts';
 import { request } from '@hermes/bus';
-import { lastUserMessageText, type ChatRequestBody, type RecordedRequest, type ScriptedResponse } from '@hermes/testkit';
+import { lastUserMessageText, type ChatRequestBody, type RecordedRequest, type ScriptedResponse, eventually } from '@hermes/testkit';
 import { API_KEY, replicasOf, startStack, type Stack } from './stack.js';
 import { goalOf } from './model-script.js';
 import { kinds } from './events.js';
@@ -203,11 +203,11 @@ describe('planned tasks', () => {
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const watch = watchTask(stack.bus, taskId, 20_000);
     await watch.next((e) => taskEventData(e, 'started')?.subtask_id === 'slow');
-    await until(() => stack.llm.inFlight === 1, 10_000);
+    await eventually(() => stack.llm.inFlight === 1, 10_000, 'one model call in flight');
 
     const view = await request(stack.bus, contracts.taskCancel, { task_id: taskId, reason: 'enough' });
     expect(view.status).toBe('cancelled');
-    await until(() => stack.llm.inFlight === 0, 5_000);
+    await eventually(() => stack.llm.inFlight === 0, 5_000, 'no model call in flight');
     expect(kinds(await watch.done).at(-1)).toBe('cancelled');
     await new Promise((r) => setTimeout(r, 600));
     expect((await request(stack.bus, contracts.taskGet, { task_id: taskId })).status).toBe('cancelled');
@@ -222,7 +222,7 @@ describe('planned tasks', () => {
 
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const watch = watchTask(stack.bus, taskId, 60_000);
-    await until(() => workRequests('chain-1').length === 1, 15_000);
+    await eventually(() => workRequests('chain-1').length === 1, 15_000, 'the first work request of chain-1');
     const dispatchers = await replicasOf(stack, 'dispatcher');
     const holder = dispatchers.find((d) => d.logs.some((l) => l.includes(taskId) && l.includes('job dispatched')));
     expect(holder, 'a dispatcher dispatched the first job').toBeDefined();
@@ -237,10 +237,3 @@ describe('planned tasks', () => {
   }, 90_000);
 });
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

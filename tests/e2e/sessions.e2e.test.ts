@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { eventually } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { request } from '@hermes/bus';
@@ -23,7 +24,7 @@ async function twoTasksOnOneSession(stack: Stack, script: ModelScript, name: str
   const firstId = await submit(stack.bus, { user_id: 'alice', session_id, goal: first });
   const firstWatch = watchTask(stack.bus, firstId);
   // The first loop is running (it asked the model) before the second task is submitted.
-  await waitFor(() => script.requests(first).length === 1, 15_000);
+  await eventually(() => script.requests(first).length === 1, 15_000, 'the first task to reach the model');
   const secondId = await submit(stack.bus, { user_id: 'alice', session_id, goal: second });
   const [firstEvents, secondEvents] = await Promise.all([firstWatch.done, watchTask(stack.bus, secondId).done]);
   const stored = await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id });
@@ -32,14 +33,6 @@ async function twoTasksOnOneSession(stack: Stack, script: ModelScript, name: str
 
 // RUNTIME_SESSION_WAIT_MS of the `wait` stack: far above the first test's wait, far below the bound test's.
 const WAIT_BOUND_MS = 6000;
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
   let stack: Stack;
@@ -76,7 +69,7 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     script.on(second, [{ content: 'never asked' }]);
     const firstId = await submit(stack.bus, { user_id: 'alice', session_id, goal: first });
     const firstDone = watchTask(stack.bus, firstId, 60_000).done;
-    await waitFor(() => script.requests(first).length === 1, 15_000);
+    await eventually(() => script.requests(first).length === 1, 15_000, 'the first task to reach the model');
     const secondId = await submit(stack.bus, { user_id: 'alice', session_id, goal: second });
     const secondEvents = await watchTask(stack.bus, secondId, 60_000).done;
     expect(outcomeOf(secondEvents)).toMatchObject({ kind: 'failed', error: 'session_busy' });
@@ -90,7 +83,7 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     script.on(goal, [{ content: 'too late', delayMs: 8000 }]);
     const taskId = await submit(stack.bus, { user_id: 'alice', session_id, goal });
     const done = watchTask(stack.bus, taskId, 60_000).done;
-    await waitFor(() => script.requests(goal).length === 1, 15_000);
+    await eventually(() => script.requests(goal).length === 1, 15_000, 'the task to reach the model');
     // As if the lease had lapsed and another task's loop had taken the session since.
     await promisify(execFile)('redis-cli', ['-u', stack.redisUrl, 'SET', `hermes:session:{${session_id}}:lock`, 'another-task', 'PX', '10000']);
     expect(outcomeOf(await done)).toMatchObject({ kind: 'failed', error: 'session_lock_lost' });
@@ -166,7 +159,7 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     script.on(goal, [{ content: 'survived the restart', delayMs: 6000 }]);
     const taskId = await submit(stack.bus, { user_id: 'alice', session_id, goal });
     const done = watchTask(stack.bus, taskId, 90_000).done;
-    await waitFor(() => script.requests(goal).length === 1, 15_000);
+    await eventually(() => script.requests(goal).length === 1, 15_000, 'the task to reach the model');
     // kill -9 and back on the same port with nothing: the lock (and the session) are gone.
     await stack.redis!.kill();
     await new Promise((r) => setTimeout(r, 1000));

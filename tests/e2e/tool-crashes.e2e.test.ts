@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts, taskEventData } from '@hermes/contracts';
 import { request } from '@hermes/bus';
-import type { ChildService } from '@hermes/testkit';
+import { eventually, type ChildService } from '@hermes/testkit';
 import { replicasOf, runtimeHolding, startStack, type Stack } from './stack.js';
 import { callTools, ModelScript, toolMessages } from './model-script.js';
 import { outcomeOf, steps, submit, watchTask } from './tasks.js';
@@ -35,14 +35,6 @@ afterAll(async () => {
   ledger?.remove();
 });
 
-async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const attempts = (events: Parameters<typeof steps>[0]) => events.flatMap((e) => taskEventData(e, 'started')?.attempt ?? []);
 
 /** SIGKILLs the runtime replica holding the task's job and starts a replacement, so two replicas keep serving. */
@@ -67,7 +59,7 @@ describe('crashes around tool calls', () => {
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const watch = watchTask(stack.bus, taskId, 30_000);
 
-    await waitUntil(() => model.requests(goal).length === 2, 15_000, 'the second LLM call');
+    await eventually(() => model.requests(goal).length === 2, 15_000, 'the second LLM call');
     expect(ledger.countByKey(taskId)).toEqual({ [`${taskId}:main:1:0`]: 1 });
     await killHolder(taskId, 'runtime-3');
     const events = await watch.done;

@@ -2,20 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type TaskEvent } from '@hermes/contracts';
 import { encodeJson, request, submitTask } from '@hermes/bus';
-import { lastUserMessageText } from '@hermes/testkit';
+import { lastUserMessageText, eventually } from '@hermes/testkit';
 import { API_KEY, replicasOf, runtimeHolding, startStack, type Stack } from './stack.js';
 import { collectTaskEvents, kinds, readSse } from './events.js';
 import { natsHandles } from '@hermes/bus/internal';
 
 let stack: Stack;
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 beforeAll(async () => {
   stack = await startStack({ runtimeReplicas: 2, runtimeAckWaitMs: 2000 });
@@ -134,7 +126,7 @@ describe('walking skeleton: one task through all five services', () => {
     const { taskId } = await submitTask(stack.bus, { user_id: 'erin', goal }, { team: DEFAULT_TEAM, source: '/e2e/crash', id: 'crash-1' });
 
     // Kill the replica only once its LLM call is in flight, i.e. truly mid-job.
-    await waitFor(() => stack.llm.requests.some((r) => lastUserMessageText(r.body) === goal), 15_000);
+    await eventually(() => stack.llm.requests.some((r) => lastUserMessageText(r.body) === goal), 15_000, 'the goal to reach the model');
     const runtimes = await replicasOf(stack, 'runtime');
     const holder = await runtimeHolding(stack, taskId);
     expect(holder, 'a runtime logged that it started the job').toBeDefined();

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupAll, startNatsServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
-import { assertBuilt, sender, served, sleep, startHammer, until, type Hammer, type HammerOptions } from './hammer-harness.js';
+import { cleanupAll, eventually, startNatsServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
+import { assertBuilt, sender, served, sleep, startHammer, type Hammer, type HammerOptions } from './hammer-harness.js';
 
 // Every worker here is a real child process running the built @hermes/llm (openLlmClient, the
 // DistributedSemaphore on a real nats-server), calling the scripted model, which records the
@@ -73,7 +73,7 @@ describe('the LLM semaphore across processes', () => {
     const worker = cluster(llm, { LLM_DEFAULT_CAPACITY: 1, LLM_PERMIT_LEASE_MS: leaseMs, CALLS: 1 });
 
     const long = await worker('long');
-    await until(() => served(llm).length === 1, 'the long call to reach the model');
+    await eventually(() => served(llm).length === 1, 10_000, 'the long call to reach the model');
     const other = await worker('other');
     const [longSummary, otherSummary] = await Promise.all([long.done(), other.done()]);
 
@@ -95,7 +95,7 @@ describe('the LLM semaphore across processes', () => {
     const worker = cluster(llm, { LLM_DEFAULT_CAPACITY: 1, LLM_PERMIT_LEASE_MS: leaseMs, CALLS: 1 });
 
     const doomed = await worker('doomed');
-    await until(() => served(llm).length === 1, 'the doomed call to reach the model');
+    await eventually(() => served(llm).length === 1, 10_000, 'the doomed call to reach the model');
     const survivor = await worker('survivor');
     await survivor.ready;
     // Longer than a lease: a holder that is alive keeps renewing, so nothing gets through yet.
@@ -120,7 +120,7 @@ describe('the LLM semaphore across processes', () => {
     const worker = cluster(llm, { LLM_DEFAULT_CAPACITY: 1, LOOPS: 1, LLM_PERMIT_TIMEOUT_MS: 15_000 });
 
     const hammers = await Promise.all(['a', 'b', 'c'].map((name) => worker(name, { DURATION_MS: 3500 })));
-    await until(() => ['a', 'b', 'c'].every((w) => served(llm).filter((r) => r.w === w).length >= 3), 'all three hammers to be busy');
+    await eventually(() => ['a', 'b', 'c'].every((w) => served(llm).filter((r) => r.w === w).length >= 3), 10_000, 'all three hammers to be busy');
     const late = await worker('late', { CALLS: 1 });
     const lateSummary = await late.done();
     await Promise.all(hammers.map((h) => h.done()));
@@ -159,7 +159,7 @@ describe('the LLM semaphore across processes', () => {
     const worker = cluster(llm, { LLM_DEFAULT_CAPACITY: 4 });
 
     const b = await worker('b', { LOOPS: 2, DURATION_MS: 5000 });
-    await until(() => served(llm).filter((r) => r.w === 'b').length >= 5, 'b to be busy');
+    await eventually(() => served(llm).filter((r) => r.w === 'b').length >= 5, 10_000, 'b to be busy');
     const a = await worker('a', { CALLS: 1 });
     const [aSummary, bSummary] = await Promise.all([a.done(), b.done()]);
 
