@@ -138,6 +138,7 @@ export class Extractor {
         created_at: createdAt,
         ...(supersedes ? { supersedes } : {}),
         source: { session_id: job.session_id, message_ids: turns.map((t) => t.message_id) },
+        provenance: { kind: 'conversation', session_id: job.session_id },
       });
     });
     for (const w of writes) {
