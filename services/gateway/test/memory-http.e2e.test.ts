@@ -1,5 +1,5 @@
 import { Bus, ReplyError, serve } from '@hermes/bus';
-import { contracts, wireError, type MemoryForgetRequest, type MemoryListRequest } from '@hermes/contracts';
+import { contracts, wireError, type LongTermMemory, type MemoryForgetRequest, type MemoryListRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
@@ -16,7 +16,7 @@ const forgets: MemoryForgetRequest[] = [];
 const busy = new Set<string>();
 /** Every list the stand-in memory service received. */
 const lists: MemoryListRequest[] = [];
-const PLANTED = {
+const PLANTED: LongTermMemory = {
   memory_id: 'm_bank',
   user_id: 'alice',
   type: 'fact',
@@ -26,7 +26,7 @@ const PLANTED = {
   created_at: '2026-11-01T10:00:00.000Z',
   updated_at: '2026-11-01T10:00:00.000Z',
   provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1', approved_by: 'alice' },
-} as const;
+};
 
 beforeAll(async () => {
   const nats = await startNatsServer();
