@@ -62,12 +62,12 @@ describe('long-term memory across tasks', () => {
   it("recalls what a user's earlier task taught into their next task's context, never into another user's; forgetting ends it", async () => {
     await run('alice', 'ltm-a1', 'Note for later: I always drink green tea, never coffee.');
     const [learnt] = await eventually(async () => ((await memories('alice')).length ? memories('alice') : undefined), 20_000, 'the extracted memory');
-    expect(learnt).toMatchObject({ user_id: 'alice', type: 'preference', content: TEA, status: 'active', source: { session_id: 'ltm-a1' } });
+    expect(learnt).toMatchObject({ user_id: 'alice', type: 'preference', content: TEA, status: 'active', source: { session_id: 'ltm-a1' }, provenance: { kind: 'conversation', session_id: 'ltm-a1' } });
 
     const question = 'Which do I prefer, green tea or coffee?';
     await run('alice', 'ltm-a2', question);
     const [background] = backgroundOf(stack, question);
-    expect(background).toContain(`(${learnt!.created_at.slice(0, 10)}, preference, confidence 0.90) ${TEA}`);
+    expect(background).toContain(`(${learnt!.created_at.slice(0, 10)}, preference, confidence 0.90, from conversation) ${TEA}`);
 
     const bobAsks = 'Which does bob prefer, green tea or coffee?';
     await run('bob', 'ltm-b1', bobAsks);

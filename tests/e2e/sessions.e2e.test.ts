@@ -85,7 +85,8 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     const done = watchTask(stack.bus, taskId, 60_000).done;
     await eventually(() => script.requests(goal).length === 1, 15_000, 'the task to reach the model');
     // As if the lease had lapsed and another task's loop had taken the session since.
-    await promisify(execFile)('redis-cli', ['-u', stack.redisUrl, 'SET', `hermes:session:{${session_id}}:lock`, 'another-task', 'PX', '10000']);
+    // The session is alice's own: stored as <user>/<session> (see services/memory/src/owner-scope.ts).
+    await promisify(execFile)('redis-cli', ['-u', stack.redisUrl, 'SET', `hermes:session:{alice/${session_id}}:lock`, 'another-task', 'PX', '10000']);
     expect(outcomeOf(await done)).toMatchObject({ kind: 'failed', error: 'session_lock_lost' });
     expect((await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id })).messages).toEqual([]);
   });
@@ -98,7 +99,7 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
   };
   const sessionIds = (body: Record<string, unknown>) => (body.sessions as { session_id: string }[]).map((s) => s.session_id);
 
-  it("lists, reads and deletes a user's sessions over HTTP; refuses another user's", async () => {
+  it("lists, reads and deletes a user's sessions over HTTP; another user's session id is the caller's own (empty) session", async () => {
     await say('alice', 'http-a', 'hello over http');
     await say('bob', 'http-bob', 'bob only');
 
@@ -117,8 +118,12 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     const read = await http('GET', '/v1/users/alice/sessions/http-a');
     expect(read.status).toBe(200);
     expect((read.body.messages as { content: string }[]).map((m) => m.content)).toEqual(['hello over http', 're: hello over http']);
-    expect(await http('GET', '/v1/users/alice/sessions/http-bob')).toMatchObject({ status: 403, body: { error: { code: 'session_forbidden' } } });
-    expect(await http('DELETE', '/v1/users/alice/sessions/http-bob')).toMatchObject({ status: 403, body: { error: { code: 'session_forbidden' } } });
+    // bob's id in alice's path is alice's own session of that id: answered exactly as an id nobody used.
+    expect(await http('GET', '/v1/users/alice/sessions/http-bob')).toEqual({ status: 200, body: { session_id: 'http-bob', messages: [] } });
+    expect(await http('GET', '/v1/users/alice/sessions/http-nobody')).toEqual({ status: 200, body: { session_id: 'http-nobody', messages: [] } });
+    expect(JSON.stringify(await http('DELETE', '/v1/users/alice/sessions/http-bob')).replaceAll('http-bob', '<id>')).toBe(
+      JSON.stringify(await http('DELETE', '/v1/users/alice/sessions/http-nobody')).replaceAll('http-nobody', '<id>'),
+    );
     expect((await request(stack.bus, contracts.sessionRead, { user_id: 'bob', session_id: 'http-bob' })).messages).toHaveLength(2);
 
     expect(await http('DELETE', '/v1/users/alice/sessions/http-a')).toMatchObject({ status: 200, body: { deleted: true, messages: 2 } });
@@ -143,9 +148,11 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     expect(list.out).toMatch(/\ncli-s1\s+2\s+\d+/);
     const show = await hermes('session', 'show', 'carol', 'cli-s1');
     expect(show.out).toMatch(/user\s+hello from the cli test\n.*assistant\s+re: hello from the cli test/);
+    // dave's id is carol's own, absent, session: not found, as any unused id.
     const refused = await hermes('session', 'delete', 'carol', 'cli-dave');
     expect(refused.code).toBe(1);
-    expect(refused.err).toContain('session_forbidden');
+    expect(refused.err).toBe((await hermes('session', 'delete', 'carol', 'cli-nobody')).err.replace('cli-nobody', 'cli-dave'));
+    expect((await request(stack.bus, contracts.sessionRead, { user_id: 'dave', session_id: 'cli-dave' })).messages).toHaveLength(2);
     const deleted = await hermes('session', 'delete', 'carol', 'cli-s1');
     expect(deleted).toMatchObject({ code: 0, out: 'deleted session cli-s1 (2 messages)\n' });
     expect((await hermes('session', 'list', 'carol')).out).not.toContain('cli-s1');

@@ -23,6 +23,8 @@ export interface StackOptions {
   serviceEnv?: HermesStackOptions['serviceEnv'];
   /** The model endpoint the services call, instead of a scripted model of the stack's own. */
   modelBaseUrl?: string;
+  /** Gateway API keys besides alice's and the admin's (e.g. users of other teams). */
+  apiKeys?: HermesStackOptions['apiKeys'];
 }
 
 /** The stack's settings: the stock ones every e2e file gets unless it asks for others. */
@@ -31,6 +33,7 @@ export function stackOptions(opts: StackOptions = {}): HermesStackOptions {
     apiKeys: [
       { key: API_KEY, user_id: 'alice', roles: ['user'] },
       { key: ADMIN_KEY, user_id: 'ops', roles: ['admin'] },
+      ...(opts.apiKeys ?? []),
     ],
     runtimeReplicas: opts.runtimeReplicas ?? 1,
     // Most tests script one agent loop per task; planning.e2e.test.ts turns planning on.

@@ -108,6 +108,8 @@ export {
   MemoryType,
   MemoryStatus,
   MemorySource,
+  MemoryProvenance,
+  provenanceLabel,
   LongTermMemory,
   MemoryExtractJob,
   MemoryWriteJob,
@@ -167,4 +169,5 @@ export {
   StoredCallRecord,
   StoredPendingApproval,
   StoredCacheEntry,
+  StoredMemoryRecord,
 } from './schemas/stored-state.js';

@@ -6,6 +6,7 @@ import {
   StoredCacheEntry,
   StoredCallRecord,
   StoredCheckpoint,
+  StoredMemoryRecord,
   StoredPendingApproval,
   StoredStateError,
   StoredTask,
@@ -24,6 +25,7 @@ const SCHEMAS: Record<string, TSchema> = {
   'call-record': StoredCallRecord,
   'pending-approval': StoredPendingApproval,
   'cache-entry': StoredCacheEntry,
+  'memory-record': StoredMemoryRecord,
 };
 const fixtures = readdirSync(fixturesDir)
   .filter((f) => f.startsWith('stored.') && f.endsWith('.json'))

@@ -10,7 +10,7 @@ import { createAuthenticator, type Authenticator } from './auth.js';
 import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
-import { createForgetRoute } from './memory-routes.js';
+import { createForgetRoute, createMemoryListRoute } from './memory-routes.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
 import { createTaskRoutes, type RouteHandler } from './task-routes.js';
@@ -74,7 +74,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', fields: ['task_id', 'call_id'], methods: { POST: approvals.decide } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', fields: [undefined, 'session_id'], methods: { GET: sessions.read, DELETE: sessions.remove } },
-    { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { DELETE: createForgetRoute({ bus: opts.bus }) } },
+    { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { GET: createMemoryListRoute({ bus: opts.bus }), DELETE: createForgetRoute({ bus: opts.bus }) } },
   ];
   const authenticate = createAuthenticator(opts.apiKeys);
   let inFlight = 0;

@@ -1,5 +1,5 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { contracts, Id, teamField, validate } from '@hermes/contracts';
+import { contracts, Id, MemoryListRequest, teamField, validate } from '@hermes/contracts';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
 import type { RouteHandler } from './task-routes.js';
 
@@ -12,16 +12,7 @@ const FORGET_TIMEOUT_MS = 30_000;
  */
 export function createForgetRoute(deps: { bus: Bus }): RouteHandler {
   return async ({ res, caller, params }) => {
-    let userId = '';
-    try {
-      userId = decodeURIComponent(params[0] ?? '');
-    } catch {
-      // a malformed escape is an invalid id, reported below
-    }
-    if (!validate(Id, userId).ok) throw new HttpError(400, { code: 'invalid_user_id', message: 'user id must be 1-128 characters of letters, digits, _ : @ -' });
-    if (!caller.isAdmin && caller.user_id !== userId) {
-      throw new HttpError(403, { code: 'forbidden', message: "only the user or an admin may delete a user's memory" });
-    }
+    const userId = memoryOwner(params[0], caller, 'delete');
     try {
       sendJson(res, 200, await request(deps.bus, contracts.memoryForget, { user_id: userId, ...teamField(caller.team) }, { timeoutMs: FORGET_TIMEOUT_MS }));
     } catch (err) {
@@ -29,4 +20,45 @@ export function createForgetRoute(deps: { bus: Bus }): RouteHandler {
       throw httpErrorFromBus(err);
     }
   };
+}
+
+/**
+ * `GET /v1/users/:id/memory?status=&limit=`: the user's long-term memories, newest first, each with
+ * its provenance (where it came from: `conversation`, `model`, `tool_result` with the tools), as
+ * `hermes memory list` shows them. Users may read their own; admins anyone's (in their team).
+ */
+export function createMemoryListRoute(deps: { bus: Bus }): RouteHandler {
+  return async ({ req, res, caller, params }) => {
+    const userId = memoryOwner(params[0], caller, 'read');
+    const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
+    const body = {
+      user_id: userId,
+      ...teamField(caller.team),
+      ...(query.get('status') ? { status: query.get('status') } : {}),
+      ...(query.get('limit') ? { limit: Number(query.get('limit')) } : {}),
+    };
+    const checked = validate(MemoryListRequest, body);
+    if (!checked.ok) throw new HttpError(400, { code: 'invalid_query', message: 'invalid status or limit', issues: checked.issues });
+    try {
+      sendJson(res, 200, await request(deps.bus, contracts.memoryList, checked.value));
+    } catch (err) {
+      if (err instanceof OutgoingPayloadError) throw err;
+      throw httpErrorFromBus(err);
+    }
+  };
+}
+
+/** The user of the path, when the caller may act for them (themselves, or anyone for an admin). */
+function memoryOwner(raw: string | undefined, caller: { isAdmin: boolean; user_id: string }, verb: 'read' | 'delete'): string {
+  let userId = '';
+  try {
+    userId = decodeURIComponent(raw ?? '');
+  } catch {
+    // a malformed escape is an invalid id, reported below
+  }
+  if (!validate(Id, userId).ok) throw new HttpError(400, { code: 'invalid_user_id', message: 'user id must be 1-128 characters of letters, digits, _ : @ -' });
+  if (!caller.isAdmin && caller.user_id !== userId) {
+    throw new HttpError(403, { code: 'forbidden', message: `only the user or an admin may ${verb} a user's memory` });
+  }
+  return userId;
 }

@@ -1,5 +1,5 @@
 import { Bus, ReplyError, serve } from '@hermes/bus';
-import { contracts, wireError, type MemoryForgetRequest } from '@hermes/contracts';
+import { contracts, wireError, type LongTermMemory, type MemoryForgetRequest, type MemoryListRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
@@ -14,6 +14,19 @@ let base: string;
 const forgets: MemoryForgetRequest[] = [];
 /** Users whose forget the stand-in refuses as busy (a loop holds one of their sessions). */
 const busy = new Set<string>();
+/** Every list the stand-in memory service received. */
+const lists: MemoryListRequest[] = [];
+const PLANTED: LongTermMemory = {
+  memory_id: 'm_bank',
+  user_id: 'alice',
+  type: 'fact',
+  content: 'The user banks with EvilBank.',
+  confidence: 1,
+  status: 'active',
+  created_at: '2026-11-01T10:00:00.000Z',
+  updated_at: '2026-11-01T10:00:00.000Z',
+  provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1', approved_by: 'alice' },
+};
 
 beforeAll(async () => {
   const nats = await startNatsServer();
@@ -23,6 +36,10 @@ beforeAll(async () => {
     if (busy.has(req.user_id)) throw new ReplyError(wireError('session_busy', 'session s-1 is locked by another holder', { session_id: 's-1' }));
     return { memories_removed: 3, sessions_removed: 2 };
   });
+  serve(bus, contracts.memoryList, async (req) => {
+    lists.push(req);
+    return { memories: req.user_id === 'alice' ? [PLANTED] : [] };
+  });
   await natsHandles(bus).nc.flush();
   gateway = createGatewayServer({ bus, apiKeys, logger });
   const { port } = await gateway.listen({ port: 0, host: '127.0.0.1' });
@@ -31,6 +48,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   forgets.length = 0;
+  lists.length = 0;
   busy.clear();
 });
 
@@ -73,5 +91,25 @@ describe('DELETE /v1/users/:id/memory', () => {
     const res = await forget('alice', ALICE);
     expect(res.status).toBe(409);
     expect(res.json.error).toMatchObject({ code: 'session_busy', retryable: true });
+  });
+});
+
+describe('GET /v1/users/:id/memory', () => {
+  const list = async (path: string, key: string) => {
+    const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> & { error?: { code: string } } };
+  };
+
+  it("lists the caller's memories with their provenance, passing status and limit on", async () => {
+    expect(await list('/v1/users/alice/memory?status=active&limit=10', ALICE)).toEqual({ status: 200, json: { memories: [PLANTED] } });
+    expect(lists).toEqual([{ user_id: 'alice', status: 'active', limit: 10 }]);
+  });
+
+  it("refuses another user's memories with 403 (an admin may read them) and a bad query with 400, without asking the memory service", async () => {
+    expect((await list('/v1/users/bob/memory', ALICE)).json.error?.code).toBe('forbidden');
+    expect((await list('/v1/users/alice/memory?status=gone', ALICE))).toMatchObject({ status: 400, json: { error: { code: 'invalid_query' } } });
+    expect((await list('/v1/users/alice/memory?limit=0', ALICE)).status).toBe(400);
+    expect(lists).toEqual([]);
+    expect(await list('/v1/users/bob/memory', ADMIN)).toEqual({ status: 200, json: { memories: [] } });
   });
 });

@@ -9,7 +9,7 @@ import type { Summarizer } from './summarizer.js';
 import type { SummaryQueue } from './summary-queue.js';
 import type { SummaryStore } from './summary-store.js';
 import { encodingFor } from '@hermes/llm';
-import { scopeOf } from './owner-scope.js';
+import type { SessionNames } from './owner-scope.js';
 
 type Subscription = ReturnType<typeof serve>;
 
@@ -20,6 +20,7 @@ export interface ContextHandlersOptions {
   summarizer: Summarizer;
   queue: SummaryQueue;
   locks: SessionLock;
+  names: SessionNames;
   toolResultMaxTokens: number;
 }
 
@@ -29,7 +30,7 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
   return [
     serve(bus, contracts.sessionContext, (req) =>
       answer(bus, async () => {
-        const { user, session } = scoped(req);
+        const { user, session } = await o.names.of(req);
         const summary = await o.summaries.summary(session);
         const [messages, pins] = await Promise.all([o.store.readFrom(user, session, summary?.coveredCount ?? 0), o.summaries.pins(session)]);
         const reply = assembleContext({
@@ -47,7 +48,7 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
     ),
     serve(bus, contracts.sessionMessage, (req) =>
       answer(bus, async () => {
-        const { user, session, sc } = scoped(req);
+        const { user, session, sc } = await o.names.of(req);
         const message = await o.store.getMessage(user, session, req.message_id);
         if (!message) throw new MessageNotFoundError({ sessionId: req.session_id, messageId: req.message_id });
         return { message: sc.message(message) };
@@ -55,7 +56,7 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
     ),
     serve(bus, contracts.sessionPin, (req) =>
       answer(bus, async () => {
-        const { user, session } = scoped(req);
+        const { user, session } = await o.names.of(req);
         const [added] = await o.summaries.pin(user, session, [{ kind: req.kind, text: req.text, source: 'user' }]);
         const pins = await o.summaries.pins(session);
         // Already pinned with the same text: the existing pin is the answer.
@@ -64,11 +65,14 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
       }),
     ),
     serve(bus, contracts.sessionSummarize, (req) =>
-      answer(bus, () => o.summarizer.summarize(scoped(req).user, scoped(req).session, { wait: true, ...(req.keep_recent !== undefined ? { keepRecent: req.keep_recent } : {}) })),
+      answer(bus, async () => {
+        const { user, session } = await o.names.of(req);
+        return o.summarizer.summarize(user, session, { wait: true, ...(req.keep_recent !== undefined ? { keepRecent: req.keep_recent } : {}) });
+      }),
     ),
     serve(bus, contracts.sessionLock, (req) =>
       answer(bus, async () => {
-        const { user, session } = scoped(req);
+        const { user, session } = await o.names.of(req);
         const lock = await o.locks.acquire(user, session, {
           ...(req.lease_ms !== undefined ? { leaseMs: req.lease_ms } : {}),
           ...(req.wait_ms !== undefined ? { waitMs: req.wait_ms } : {}),
@@ -79,17 +83,16 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
     ),
     serve(bus, contracts.sessionRenew, (req) =>
       answer(bus, async () => {
-        const { user, session } = scoped(req);
+        const { user, session } = await o.names.of(req);
         const lock = await o.locks.renew(user, session, req.token, req.lease_ms);
         return { token: lock.token, lease_ms: lock.leaseMs };
       }),
     ),
-    serve(bus, contracts.sessionUnlock, (req) => answer(bus, async () => ({ released: await o.locks.release(scoped(req).user, scoped(req).session, req.token) }))),
+    serve(bus, contracts.sessionUnlock, (req) =>
+      answer(bus, async () => {
+        const { user, session } = await o.names.of(req);
+        return { released: await o.locks.release(user, session, req.token) };
+      }),
+    ),
   ];
-}
-
-/** The stores' user namespace and session id of a request's owner (see owner-scope.ts). */
-function scoped(req: { team?: string; user_id: string; session_id: string }) {
-  const sc = scopeOf(req);
-  return { sc, user: sc.user, session: sc.session(req.session_id) };
 }

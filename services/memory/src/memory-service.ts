@@ -17,7 +17,7 @@ import { SummaryStore } from './summary-store.js';
 import type { EncodingName } from '@hermes/llm';
 import { serveWorkingHandlers } from './working-handlers.js';
 import { WorkingMemory } from './working-memory.js';
-import { scopeOf } from './owner-scope.js';
+import { SessionNames } from './owner-scope.js';
 
 /** Tunables of the memory service (MEMORY_* settings). */
 export interface MemoryTuning {
@@ -69,18 +69,19 @@ export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmCli
     : undefined;
   const released = SessionReleaseWatch.open(redis, o.logger);
   const locks = new SessionLock({ redis, keyPrefix: t.keyPrefix, defaultLeaseMs: t.lockLeaseMs, released });
+  const names = new SessionNames({ redis, keyPrefix: t.keyPrefix });
   const subs = [
     ...serveSessionHandlers({
       bus,
       store,
-      onAppended: (req) => {
-        const sc = scopeOf(req);
-        queue.consider(sc.user, sc.session(req.session_id));
+      names,
+      onAppended: (req, stored) => {
+        queue.consider(stored.user, stored.session);
         longTerm?.onAppended(req);
       },
     }),
-    ...serveSessionDirectoryHandlers({ bus, directory: new SessionDirectory({ redis, keyPrefix: t.keyPrefix }) }),
-    ...serveContextHandlers({ bus, store, summaries, summarizer, queue, locks, toolResultMaxTokens: t.toolResultMaxTokens }),
+    ...serveSessionDirectoryHandlers({ bus, directory: new SessionDirectory({ redis, keyPrefix: t.keyPrefix }), names }),
+    ...serveContextHandlers({ bus, store, summaries, summarizer, queue, locks, names, toolResultMaxTokens: t.toolResultMaxTokens }),
     ...serveWorkingHandlers({ bus, working: new WorkingMemory({ redis, keyPrefix: t.keyPrefix, ttlMs: t.workingTtlMs }) }),
   ];
   return {

@@ -48,6 +48,26 @@ describe('EmbeddedVectorStore on disk', () => {
     await third.close();
   });
 
+  it('a record of the release before (no provenance) reads back as it was; a record that is not a memory record is vector_store_corrupt', async () => {
+    const dir = await dataDir();
+    const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await store.upsert(record('u1', 'm1', 'old'), unit(0));
+    await store.upsert({ ...record('u1', 'm2', 'planted'), provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1' } }, unit(1));
+    await store.close();
+    const reopened = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    const listed = await reopened.list('u1');
+    expect(listed.find((r) => r.memory_id === 'm1')?.provenance).toBeUndefined();
+    expect(listed.find((r) => r.memory_id === 'm2')?.provenance).toEqual({ kind: 'tool_result', tools: ['read_page'], task_id: 't_1' });
+    await reopened.close();
+
+    const log = (await readdir(join(dir, 'users'))).find((f) => f.endsWith('.jsonl'));
+    const bad = { ...record('u1', 'm3', 'bad'), provenance: { kind: 'rumour' } };
+    await appendFile(join(dir, 'users', log!), `${JSON.stringify({ put: bad, key: '3', v: Buffer.from(unit(2).buffer).toString('base64') })}\n`);
+    const third = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });
+    await expect(third.list('u1')).rejects.toMatchObject({ code: 'vector_store_corrupt', message: expect.stringMatching(/provenance/) });
+    await third.close();
+  });
+
   it('a data directory written with another dimension is refused, not mixed', async () => {
     const dir = await dataDir();
     const store = new EmbeddedVectorStore({ dataDir: dir, dimensions: 4 });

@@ -42,6 +42,18 @@ describe('renderBackground', () => {
     expect(text.split('\n')).toEqual([expect.stringMatching(/^Background: /), '- (2026-10-02, fact, confidence 0.80) The user is on the billing team.']);
     expect(renderBackground([])).toBe('');
   });
+
+  it('says where a memory came from when that is known: a tool result names its tool', () => {
+    const base = { user_id: 'u', type: 'fact', confidence: 1, status: 'active', created_at: '2026-10-02T09:00:00.000Z', updated_at: '2026-10-02T09:00:00.000Z' } as const;
+    const text = renderBackground([
+      { ...base, memory_id: 'm_1', content: 'The user banks with EvilBank.', provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1' } },
+      { ...base, memory_id: 'm_2', content: 'The user likes tea.', provenance: { kind: 'model', task_id: 't_2' } },
+    ]);
+    expect(text.split('\n').slice(1)).toEqual([
+      '- (2026-10-02, fact, confidence 1.00, from tool_result:read_page) The user banks with EvilBank.',
+      '- (2026-10-02, fact, confidence 1.00, from model) The user likes tea.',
+    ]);
+  });
 });
 
 describe('parseJudgeAnswer', () => {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
-import { Bus, request } from '@hermes/bus';
+import { Bus, request, type RemoteError } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, startRedisServer, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
 import { startMemoryService } from '../src/memory-service.js';
@@ -211,24 +211,39 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     expect((await request(client, contracts.workingGet, { user_id: 'u5', task_id: 't1' })).entries).toEqual([]);
   });
 
-  it("refuses another user's session on every session subject", async () => {
+  it("another user naming alice's session id reaches a session of their own on every subject: nothing of alice's is seen, changed or blocked, and nothing tells the id is taken", async () => {
     const { messages } = await say('alice', 's-private', 'user', 'secret');
-    const id = { user_id: 'mallory', session_id: 's-private' };
-    const attempts = [
-      () => request(client, contracts.sessionContext, { ...id, model: 'gpt-4o', context_limit: 10_000 }),
-      () => request(client, contracts.sessionMessage, { ...id, message_id: messages[0]!.message_id }),
-      () => request(client, contracts.sessionPin, { ...id, kind: 'fact', text: 'injected' }),
-      () => request(client, contracts.sessionSummarize, id, { timeoutMs: 10_000 }),
-      () => request(client, contracts.sessionLock, id),
-      () => request(client, contracts.sessionRenew, { ...id, token: 'x' }),
-      () => request(client, contracts.sessionUnlock, { ...id, token: 'x' }),
-      () => request(client, contracts.sessionDelete, id),
-    ];
-    for (const [i, attempt] of attempts.entries()) expect([i, (await remoteError(attempt())).code]).toEqual([i, 'session_forbidden']);
+    // What mallory gets for alice's id, next to what he gets for an id nobody ever used.
+    const outcome = (p: Promise<unknown>) => p.then((value) => ({ value }), (err: unknown) => ({ error: (err as RemoteError).code }));
+    const probe = (session_id: string) => {
+      const id = { user_id: 'mallory', session_id };
+      return [
+        () => outcome(request(client, contracts.sessionContext, { ...id, model: 'gpt-4o', context_limit: 10_000 })),
+        () => outcome(request(client, contracts.sessionMessage, { ...id, message_id: messages[0]!.message_id })),
+        () => outcome(request(client, contracts.sessionRead, id)),
+        () => outcome(request(client, contracts.sessionRenew, { ...id, token: 'x' })),
+        () => outcome(request(client, contracts.sessionUnlock, { ...id, token: 'x' })),
+        () => outcome(request(client, contracts.sessionDelete, id)),
+      ];
+    };
+    const fresh = probe('s-never-used');
+    for (const [i, attempt] of probe('s-private').entries()) expect([i, await attempt()]).toEqual([i, await fresh[i]!()]);
+
+    // mallory's writes under that id land in his own session and block nothing of alice's.
+    await request(client, contracts.sessionPin, { user_id: 'mallory', session_id: 's-private', kind: 'fact', text: 'injected' });
+    await request(client, contracts.sessionSummarize, { user_id: 'mallory', session_id: 's-private' }, { timeoutMs: 10_000 });
+    const squat = await request(client, contracts.sessionLock, { user_id: 'mallory', session_id: 's-private' });
+    const aliceLock = await request(client, contracts.sessionLock, { user_id: 'alice', session_id: 's-private', wait_ms: 0 });
+    await request(client, contracts.sessionUnlock, { user_id: 'alice', session_id: 's-private', token: aliceLock.token });
+    await request(client, contracts.sessionUnlock, { user_id: 'mallory', session_id: 's-private', token: squat.token });
     const own = await request(client, contracts.sessionContext, { user_id: 'alice', session_id: 's-private', model: 'gpt-4o', context_limit: 10_000 });
     expect(own.messages.map((m) => m.content)).toEqual(['secret']);
-    const listed = await request(client, contracts.sessionList, { user_id: 'mallory' });
-    expect(listed.sessions.map((s) => s.session_id)).not.toContain('s-private');
+    const theirs = await request(client, contracts.sessionContext, { user_id: 'mallory', session_id: 's-private', model: 'gpt-4o', context_limit: 10_000 });
+    expect(theirs.messages.map((m) => m.content).join('\n')).toMatch(/injected/);
+    expect(own.messages.map((m) => m.content).join('\n')).not.toMatch(/injected/);
+    // Each lists the id as their own session.
+    expect((await request(client, contracts.sessionList, { user_id: 'mallory' })).sessions.map((s) => s.session_id)).toContain('s-private');
+    expect((await request(client, contracts.sessionList, { user_id: 'alice' })).sessions.find((s) => s.session_id === 's-private')).toMatchObject({ message_count: 1, pinned: 0 });
   });
 
   describe('session list, read, delete', () => {
@@ -261,10 +276,14 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       expect(page2.next_cursor).toBeNull();
     });
 
-    it("does not list a session the user was refused (another user's)", async () => {
+    it('the same session id written by two users is two sessions, each listed by its own owner only', async () => {
       await say('owner-x', 'ls-taken', 'user', 'mine');
-      await remoteError(say('intruder', 'ls-taken', 'user', 'trying to write into it'));
-      expect(ids((await request(client, contracts.sessionList, { user_id: 'intruder' })).sessions)).toEqual([]);
+      await say('intruder', 'ls-taken', 'user', 'trying to write into it');
+      const [intruders] = (await request(client, contracts.sessionList, { user_id: 'intruder' })).sessions;
+      const [owners] = (await request(client, contracts.sessionList, { user_id: 'owner-x' })).sessions;
+      expect(intruders).toMatchObject({ session_id: 'ls-taken', message_count: 1 });
+      expect(owners).toMatchObject({ session_id: 'ls-taken', message_count: 1 });
+      expect((await request(client, contracts.sessionRead, { user_id: 'owner-x', session_id: 'ls-taken' })).messages.map((m) => m.content)).toEqual(['mine']);
     });
 
     it('deletes a session with every key it has; refuses another user and a locked session', async () => {
@@ -272,9 +291,10 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       await request(client, contracts.sessionAppend, { user_id: 'deleter', session_id: 'ls-del', messages: [{ role: 'tool', content: 'x'.repeat(5000), tool_call_id: 'c1' }] });
       await request(client, contracts.sessionPin, { user_id: 'deleter', session_id: 'ls-del', kind: 'constraint', text: 'never on Sundays' });
       await request(client, contracts.sessionSummarize, { user_id: 'deleter', session_id: 'ls-del', keep_recent: 0 }, { timeoutMs: 10_000 });
-      expect(await redis.keys('hermes-test:session:{ls-del}:*')).toEqual(expect.arrayContaining(['hermes-test:session:{ls-del}:summary', 'hermes-test:session:{ls-del}:pins']));
+      expect(await redis.keys('hermes-test:session:{deleter/ls-del}:*')).toEqual(expect.arrayContaining(['hermes-test:session:{deleter/ls-del}:summary', 'hermes-test:session:{deleter/ls-del}:pins']));
 
-      expect((await remoteError(request(client, contracts.sessionDelete, { user_id: 'mallory', session_id: 'ls-del' }))).code).toBe('session_forbidden');
+      // Another user's delete of that id reaches their own (absent) session: nothing deleted.
+      expect(await request(client, contracts.sessionDelete, { user_id: 'mallory', session_id: 'ls-del' })).toEqual({ deleted: false, messages: 0 });
       const lock = await request(client, contracts.sessionLock, { user_id: 'deleter', session_id: 'ls-del' });
       expect((await remoteError(request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' }))).code).toBe('session_busy');
       await request(client, contracts.sessionUnlock, { user_id: 'deleter', session_id: 'ls-del', token: lock.token });
@@ -283,7 +303,7 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       await memory.queue.idle();
 
       expect(await request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' })).toEqual({ deleted: true, messages: 2 });
-      expect(await redis.keys('hermes-test:session:{ls-del}:*')).toEqual([]);
+      expect(await redis.keys('hermes-test:session:{deleter/ls-del}:*')).toEqual([]);
       expect(ids((await request(client, contracts.sessionList, { user_id: 'deleter' })).sessions)).toEqual([]);
       expect((await request(client, contracts.sessionRead, { user_id: 'deleter', session_id: 'ls-del' })).messages).toEqual([]);
       expect(await request(client, contracts.sessionDelete, { user_id: 'deleter', session_id: 'ls-del' })).toEqual({ deleted: false, messages: 0 });

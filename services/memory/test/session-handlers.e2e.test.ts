@@ -5,6 +5,7 @@ import { Bus, RemoteError, decodeJson, encodeJson, request } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, startRedisServer, type RedisServerHandle } from '@hermes/testkit';
 import { closeRedis, connectRedis } from '../src/redis-client.js';
+import { SessionNames } from '../src/owner-scope.js';
 import { serveSessionHandlers } from '../src/session-handlers.js';
 import { SessionStore } from '../src/session-store.js';
 import { natsHandles } from '@hermes/bus/internal';
@@ -17,6 +18,7 @@ describe('memory session handlers over NATS', () => {
   let redis: Redis;
   let service: Bus;
   let client: Bus;
+  let store: SessionStore;
 
   const append = (user_id: string, session_id: string, content: string) =>
     request(client, contracts.sessionAppend, { user_id, session_id, messages: [{ role: 'user', content }] });
@@ -35,7 +37,8 @@ describe('memory session handlers over NATS', () => {
     redis = await connectRedis({ url: redisServer.url, logger, commandTimeoutMs: COMMAND_TIMEOUT_MS });
     service = await Bus.connect({ servers: nats.url, name: 'memory-test', logger });
     client = await Bus.connect({ servers: nats.url, name: 'runtime-test', logger });
-    serveSessionHandlers({ bus: service, store: new SessionStore({ redis, keyPrefix: 'hermes-test:' }) });
+    store = new SessionStore({ redis, keyPrefix: 'hermes-test:' });
+    serveSessionHandlers({ bus: service, store, names: new SessionNames({ redis, keyPrefix: 'hermes-test:' }) });
   });
 
   afterAll(async () => {
@@ -85,11 +88,29 @@ describe('memory session handlers over NATS', () => {
     expect((await append('u1', 's-limits', 'within limits')).messages).toHaveLength(1);
   });
 
-  it("refuses another user's session with session_forbidden", async () => {
+  const contents = async (user_id: string, session_id: string) => (await request(client, contracts.sessionRead, { user_id, session_id })).messages.map((m) => m.content);
+
+  it("another user naming the same session id gets a session of their own: empty, never alice's, and not refused", async () => {
     await append('alice', 's-alice', 'mine');
-    const err = await remoteError(request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-alice' }));
-    expect(err.wire).toMatchObject({ code: 'session_forbidden', retryable: false, details: { session_id: 's-alice' } });
-    expect((await remoteError(append('mallory', 's-alice', 'injected'))).code).toBe('session_forbidden');
+    // Exactly the answer of an id nobody used: nothing tells mallory that alice has an s-alice.
+    expect(await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-alice' })).toEqual(await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-nobody' }));
+    const theirs = await append('mallory', 's-alice', 'injected');
+    expect(theirs.messages[0]).toMatchObject({ user_id: 'mallory', session_id: 's-alice' });
+    expect(await contents('alice', 's-alice')).toEqual(['mine']);
+    expect(await contents('mallory', 's-alice')).toEqual(['injected']);
+  });
+
+  it('a session written before sessions were the owner\'s (a bare id) is read through for its owner only', async () => {
+    // As the release before stored it: under the bare id, claimed by alice.
+    await store.append('alice', 's-legacy', [{ role: 'user', content: 'written before the upgrade' }]);
+    expect(await contents('alice', 's-legacy')).toEqual(['written before the upgrade']);
+    expect((await append('alice', 's-legacy', 'written after')).messages[0]).toMatchObject({ session_id: 's-legacy' });
+    expect((await store.read('alice', 's-legacy')).map((m) => m.content)).toEqual(['written before the upgrade', 'written after']);
+    // Another user gets their own, empty, session of that id.
+    expect(await contents('mallory', 's-legacy')).toEqual([]);
+    await append('mallory', 's-legacy', 'mallory here');
+    expect(await contents('alice', 's-legacy')).toEqual(['written before the upgrade', 'written after']);
+    expect(await contents('mallory', 's-legacy')).toEqual(['mallory here']);
   });
 
   it('answers with a retryable error while Redis stops responding, and recovers', async () => {

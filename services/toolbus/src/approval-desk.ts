@@ -57,7 +57,14 @@ export class ApprovalDesk {
         subtask_id: origin.subtask_id,
         step: origin.step,
         kind: 'approval_needed',
-        detail: { call_id: record.call_id, tool: origin.tool, arguments: record.arguments ?? {}, expires_at: expiresAt },
+        detail: {
+          call_id: record.call_id,
+          tool: origin.tool,
+          arguments: record.arguments ?? {},
+          expires_at: expiresAt,
+          // Why a tool that needs no confirmation of its own waits: what it writes would come from these tools' results.
+          ...(record.provenance?.kind === 'tool_result' ? { reason: 'untrusted_tool_result', after_tools: record.provenance.tools ?? [] } : {}),
+        },
       },
     });
     await this.o.bus.publish(contracts.taskEvents, event, { subject: this.o.bus.subjects.taskEvents(ownerOf(origin).team, origin.task_id), msgId: id });

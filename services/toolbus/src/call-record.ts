@@ -48,6 +48,20 @@ export class CallRecordStore {
     return { record: decodeStored(StoredCallRecord, entry), revision: entry.revision };
   }
 
+  /**
+   * The records of one task's calls whose keys are plain (`<task>.<subtask>.<step>.<index>`, as the
+   * runtime's idempotency keys become; a key that had to be hashed cannot be found by its task).
+   * A record that fails its schema throws, as `get` does.
+   */
+  async ofTask(taskId: string): Promise<CallRecord[]> {
+    const prefix = recordKeyFor(`${taskId}:x`);
+    if (prefix.startsWith('_h.')) return [];
+    const keys: string[] = [];
+    for await (const key of await this.kv.keys(`${prefix.slice(0, -1)}>`)) keys.push(key);
+    const records = await Promise.all(keys.map((key) => this.get(key)));
+    return records.flatMap((r) => (r ? [r.record] : []));
+  }
+
   /** Creates the record; undefined when it already exists (another request or replica was first). */
   async create(key: string, record: CallRecord): Promise<number | undefined> {
     try {

@@ -1,4 +1,4 @@
-import { ownerFields, type ToolCallReply } from '@hermes/contracts';
+import { ownerFields, type MemoryProvenance, type ToolCallReply } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { AuditLog } from './audit-log.js';
 import type { CallRecord, CallRecordStore, StoredRecord } from './call-record.js';
@@ -17,6 +17,8 @@ export interface CallRunnerOptions {
   instanceId: string;
   leaseMs: number;
   resultMaxChars: number;
+  /** Whether a tool's results are untrusted (ResultTrust): their records are written before the reply. */
+  untrusted: (tool: RegisteredTool) => boolean;
   logger: Logger;
 }
 
@@ -56,13 +58,15 @@ export class CallRunner {
    * nothing waits for them, and the two acks would wake this process once more per call. Losing
    * one (JetStream failing to store it, which an ack would only have reported) costs a second run
    * of a side-effect-free tool or a missing audit line for it; calls with side effects keep both
-   * acknowledged.
+   * acknowledged. So do those of tools whose results are untrusted: a memory write later in the
+   * task finds them (ResultTrust reads the task's records), so they must be stored before the
+   * model can read the result.
    */
   async runUnrecorded(o: { key: string; checked: CallRecord; replacing: number | undefined; afterReply: (fn: () => void) => void }): Promise<ToolCallReply> {
     const tool = this.o.registry.resolve(o.checked.origin.tool);
     const { reply, done } = this.finalize(o.key, o.checked, tool, await this.track(this.executeTool(o.checked, tool)));
     const record: CallRecord = { ...done, replaceable: true };
-    if (reply.truncated) await this.track(this.recordOnce(o.key, record, o.replacing, reply));
+    if (reply.truncated || (tool && this.o.untrusted(tool))) await this.track(this.recordOnce(o.key, record, o.replacing, reply));
     else o.afterReply(() => this.recordUnacknowledged(o.key, record, o.replacing, reply));
     return reply;
   }
@@ -123,7 +127,7 @@ export class CallRunner {
     return this.o.executor.execute(tool, record.arguments ?? {}, {
       callId: record.call_id,
       idempotencyKey: record.origin.idempotency_key,
-      context: { task_id: record.origin.task_id, ...ownerFields(record.origin), roles: record.origin.roles },
+      context: { task_id: record.origin.task_id, ...ownerFields(record.origin), roles: record.origin.roles, ...provenanceOf(record) },
     });
   }
 
@@ -191,4 +195,11 @@ class Lease {
     clearInterval(this.timer);
     await this.renewing;
   }
+}
+
+/** A memory write's provenance as decided when the call came in, with the person who approved it, if anyone did. */
+function provenanceOf(record: CallRecord): { provenance?: MemoryProvenance } {
+  if (!record.provenance) return {};
+  const approvedBy = record.approval?.decision === 'approve' ? record.approval.decided_by : undefined;
+  return { provenance: { ...record.provenance, ...(approvedBy ? { approved_by: approvedBy } : {}) } };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { contracts, ownerFields } from '@hermes/contracts';
+import { contracts, ownerFields, provenanceLabel } from '@hermes/contracts';
 import { request, type Bus } from '@hermes/bus';
 import { ToolRefusedError } from './toolbus-errors.js';
 import type { BuiltinTool } from './tool-types.js';
@@ -41,6 +41,8 @@ export function memoryTools(bus: Bus, o: { recallTimeoutMs?: number } = {}): Bui
             confidence: 1,
             created_at: new Date().toISOString(),
             source: { task_id: ctx.task_id },
+            // Decided by the toolbus from the task's earlier results (ResultTrust), never by the model.
+            provenance: ctx.provenance ?? { kind: 'model', task_id: ctx.task_id },
           },
           { msgId: memoryId },
         );
@@ -77,7 +79,15 @@ export function memoryTools(bus: Bus, o: { recallTimeoutMs?: number } = {}): Bui
         throw new ToolRefusedError(`long-term memory is not available right now (${(err as Error).message}); answer without it and say so`, { cause: err });
       });
       return {
-        memories: reply.memories.map((m) => ({ content: m.memory.content, type: m.memory.type, remembered_at: m.memory.created_at, confidence: m.memory.confidence, score: round(m.score) })),
+        memories: reply.memories.map((m) => ({
+          content: m.memory.content,
+          type: m.memory.type,
+          remembered_at: m.memory.created_at,
+          confidence: m.memory.confidence,
+          // Where it came from: a memory planted by a tool result says so (`tool_result:<tool>`), so the model can weigh it.
+          provenance: provenanceLabel(m.memory.provenance),
+          score: round(m.score),
+        })),
       };
     },
   };

@@ -8,6 +8,7 @@ import { callHashOf, recordKeyFor, type CallOrigin, type CallRecord, type CallRe
 import type { CallRunner } from './call-runner.js';
 import { denialOf } from './permissions.js';
 import { ResultCache } from './result-cache.js';
+import type { ResultTrust } from './result-trust.js';
 import { shapeResult } from './result-shaper.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { RegisteredTool } from './tool-types.js';
@@ -20,6 +21,7 @@ export interface ToolCallHandlerOptions {
   desk: ApprovalDesk;
   cache: ResultCache;
   audit: AuditLog;
+  trust: ResultTrust;
   resultMaxChars: number;
   leaseMs: number;
 }
@@ -134,13 +136,17 @@ export class ToolCallHandler {
     if (!parsed.ok) return this.finish(o, withTool, invalidArguments(tool, parsed.issues));
     const issues = this.o.validator.check(tool.validate, parsed.value);
     if (issues.length) return this.finish(o, withTool, invalidArguments(tool, issues));
-    const checked: CallRecord = { ...withTool, arguments: parsed.value };
+    // A memory write's provenance is decided now, from the task's earlier results, and kept with
+    // the call: an approval later writes what was decided here.
+    const provenance = this.o.trust.writesMemory(tool) ? await this.o.trust.provenanceOf(req, key) : undefined;
+    const checked: CallRecord = { ...withTool, arguments: parsed.value, ...(provenance ? { provenance } : {}) };
+    const confirm = tool.spec.require_confirm === true || this.o.trust.needsApproval(provenance);
 
-    if (ResultCache.applies(tool.spec) && !tool.spec.require_confirm) {
+    if (ResultCache.applies(tool.spec) && !confirm) {
       const hit = await this.o.cache.get(tool.spec, parsed.value).catch(() => undefined);
       if (hit !== undefined) return this.finishFromCache(o, checked, hit);
     }
-    if (tool.spec.require_confirm) {
+    if (confirm) {
       const pending = this.o.desk.pendingRecord(checked);
       if ((await this.o.store.write(key, pending, replacing)) === undefined) return undefined;
       await this.o.desk.announce(key, pending);

@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import type { ArgumentIssue as ArgumentIssueSchema, ToolError, ToolSpec } from '@hermes/contracts';
+import type { ArgumentIssue as ArgumentIssueSchema, MemoryProvenance, ToolError, ToolSpec } from '@hermes/contracts';
 import type { ValidateFunction } from 'ajv';
 
 export type ArgumentIssue = Static<typeof ArgumentIssueSchema>;
@@ -12,6 +12,8 @@ export interface CallContext {
   /** The owner's team (absent: the default team); built-in tools scope by it. Not sent to providers: their exec contract has no team yet. */
   team?: string;
   roles: string[];
+  /** For a tool that writes memory: where what it writes came from, decided when the call arrived (see result-trust.ts). Never sent to providers. */
+  provenance?: MemoryProvenance;
 }
 
 /** What a built-in tool gets besides its (validated) arguments. */

@@ -21,6 +21,15 @@ export const toolbusSettings = Type.Object({
   TOOL_HTTP_ALLOW_PRIVATE: Type.Boolean({ default: false, description: 'let http_get reach loopback, private and link-local addresses' }),
   TOOL_HTTP_MAX_BYTES: Type.Integer({ default: 1_000_000, minimum: 1024, description: 'bytes of a response body http_get reads at most' }),
   TOOL_PROVIDER_POLICY: ProviderPolicySetting,
+  TOOL_TRUSTED_RESULTS: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+    default: [],
+    description:
+      'JSON array of tool names whose results are trusted (a remember call after them writes with provenance model, unasked); every other tool but the built-ins that only compute or read memory is untrusted',
+  }),
+  TOOL_CONFIRM_UNTRUSTED_MEMORY: Type.Boolean({
+    default: true,
+    description: 'a remember call in a task where an untrusted tool result came back earlier waits for a person\'s approval, like a require_confirm tool (its memory keeps provenance tool_result either way)',
+  }),
   TOOL_TASK_CHECK: Type.Boolean({
     default: true,
     description: "take a call's user, roles and allow-list from the task record (taskGet) and refuse calls of unknown or ended tasks; off only for a toolbus without a dispatcher (its own tests, embedding)",

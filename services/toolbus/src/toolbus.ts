@@ -17,6 +17,7 @@ import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
 import { ProviderPolicy } from './provider-policy.js';
 import { ResultCache } from './result-cache.js';
+import { ResultTrust } from './result-trust.js';
 import { TaskAuthority } from './task-authority.js';
 import { ToolCallHandler } from './tool-call-handler.js';
 import { ToolExecutor } from './tool-executor.js';
@@ -82,12 +83,14 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   });
   registry.addSource(mcp);
   const executor = new ToolExecutor({ bus, mcp });
-  const runner = new CallRunner({ store, registry, executor, cache, audit, instanceId, leaseMs: s.TOOL_CALL_LEASE_MS, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, logger });
+  const trust = new ResultTrust({ store, trusted: s.TOOL_TRUSTED_RESULTS, confirmUntrusted: s.TOOL_CONFIRM_UNTRUSTED_MEMORY });
+  const untrusted = (tool: { spec: { name: string }; provider: string }): boolean => !trust.isTrusted({ name: tool.spec.name, provider: tool.provider });
+  const runner = new CallRunner({ store, registry, executor, cache, audit, instanceId, leaseMs: s.TOOL_CALL_LEASE_MS, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, untrusted, logger });
 
   // The index's timers call back into the desk, which needs the index: bound late.
   const index = new ApprovalIndex({ kv: await bus.kv('toolApprovals'), onExpired: (key): Promise<void> => desk.expire(key), logger });
   const desk: ApprovalDesk = new ApprovalDesk({ bus, store, index, runner, audit, approvalTimeoutMs: s.TOOL_APPROVAL_TIMEOUT_MS, logger });
-  const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
+  const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, trust, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
   await index.start();
   observeToolbus({ approvalsPending: () => index.pending().size, mcpStatus: () => mcp.status() });
   // Servers connect in the background: their tools appear as each becomes ready.

@@ -1,5 +1,5 @@
 import { request } from '@hermes/bus';
-import { Id, MemoryStatus, contracts, validate, type LongTermMemory } from '@hermes/contracts';
+import { Id, MemoryStatus, contracts, provenanceLabel, validate, type LongTermMemory } from '@hermes/contracts';
 import { EXIT, UsageError, stringOption, writeLine, type Command, type CommandContext, type OptionValues } from './command.js';
 import { formatTable } from './text-table.js';
 
@@ -21,8 +21,8 @@ function numberOption(values: OptionValues, name: string, check: (n: number) => 
 const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 function memoryTable(memories: readonly LongTermMemory[]): string {
-  const rows = memories.map((m) => [m.memory_id, m.type, m.status, m.confidence.toFixed(2), m.created_at.slice(0, 10), m.last_recalled_at?.slice(0, 10) ?? '-', clip(m.content)]);
-  return formatTable([['ID', 'TYPE', 'STATUS', 'CONF', 'CREATED', 'RECALLED', 'CONTENT'], ...rows]);
+  const rows = memories.map((m) => [m.memory_id, m.type, m.status, m.confidence.toFixed(2), m.created_at.slice(0, 10), m.last_recalled_at?.slice(0, 10) ?? '-', provenanceLabel(m.provenance), clip(m.content)]);
+  return formatTable([['ID', 'TYPE', 'STATUS', 'CONF', 'CREATED', 'RECALLED', 'FROM', 'CONTENT'], ...rows]);
 }
 
 function print(ctx: CommandContext, values: OptionValues, reply: unknown, text: () => string): number {
@@ -85,8 +85,8 @@ export const memoryRecallCommand: Command = {
     });
     return print(ctx, values, reply, () => {
       if (reply.memories.length === 0) return `nothing recalled for ${userId}`;
-      const rows = reply.memories.map((m) => [m.score.toFixed(3), m.similarity.toFixed(3), m.memory.memory_id, clip(m.memory.content)]);
-      return `${formatTable([['SCORE', 'SIMILARITY', 'ID', 'CONTENT'], ...rows])}\n\n${reply.background}`;
+      const rows = reply.memories.map((m) => [m.score.toFixed(3), m.similarity.toFixed(3), m.memory.memory_id, provenanceLabel(m.memory.provenance), clip(m.memory.content)]);
+      return `${formatTable([['SCORE', 'SIMILARITY', 'ID', 'FROM', 'CONTENT'], ...rows])}\n\n${reply.background}`;
     });
   },
 };

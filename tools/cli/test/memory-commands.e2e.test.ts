@@ -29,7 +29,8 @@ beforeAll(async () => {
   bus = await Bus.connect({ servers: natsUrl, name: 'cli-memory-test', logger });
   serve(bus, contracts.memoryList, async (req) => {
     requests.push({ subject: 'list', req });
-    return { memories: req.user_id === 'alice' ? [memory({ last_recalled_at: '2026-11-20T08:00:00.000Z' })] : [] };
+    const planted = memory({ memory_id: 'm_bank', type: 'fact', content: 'The user banks with EvilBank.', provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1', approved_by: 'alice' } });
+    return { memories: req.user_id === 'alice' ? [memory({ last_recalled_at: '2026-11-20T08:00:00.000Z' }), planted] : [] };
   });
   serve(bus, contracts.memoryRecall, async (req) => {
     requests.push({ subject: 'recall', req });
@@ -59,9 +60,11 @@ describe('hermes memory', () => {
     const out = await runHermes(natsUrl, ['memory', 'list', 'alice', '--status', 'active', '--limit', '10']);
     expect(out.code).toBe(0);
     expect(last()).toEqual({ subject: 'list', req: { user_id: 'alice', status: 'active', limit: 10 } });
-    const [header, row] = out.stdout.trim().split('\n');
-    expect(header).toMatch(/^ID\s+TYPE\s+STATUS\s+CONF\s+CREATED\s+RECALLED\s+CONTENT$/);
-    expect(row).toMatch(/^m_tea\s+preference\s+active\s+0\.90\s+2026-11-01\s+2026-11-20\s+The user prefers green tea over coffee\.$/);
+    const [header, row, planted] = out.stdout.trim().split('\n');
+    expect(header).toMatch(/^ID\s+TYPE\s+STATUS\s+CONF\s+CREATED\s+RECALLED\s+FROM\s+CONTENT$/);
+    // A memory written before provenance was kept is of unknown origin; a planted one names the tool.
+    expect(row).toMatch(/^m_tea\s+preference\s+active\s+0\.90\s+2026-11-01\s+2026-11-20\s+unknown\s+The user prefers green tea over coffee\.$/);
+    expect(planted).toMatch(/^m_bank\s+fact\s+active\s+0\.90\s+2026-11-01\s+-\s+tool_result:read_page\s+The user banks with EvilBank\.$/);
     expect((await runHermes(natsUrl, ['memory', 'list', 'bob'])).stdout.trim()).toBe('no memories for bob');
   });
 
@@ -69,7 +72,7 @@ describe('hermes memory', () => {
     const out = await runHermes(natsUrl, ['memory', 'recall', 'alice', 'tea or coffee?', '--k', '3', '--min-score', '0.2']);
     expect(out.code).toBe(0);
     expect(last()).toEqual({ subject: 'recall', req: { user_id: 'alice', query: 'tea or coffee?', k: 3, min_score: 0.2 } });
-    expect(out.stdout).toMatch(/0\.660\s+0\.684\s+m_tea\s+The user prefers green tea/);
+    expect(out.stdout).toMatch(/0\.660\s+0\.684\s+m_tea\s+unknown\s+The user prefers green tea/);
     expect(out.stdout).toContain('- (2026-11-01, preference, confidence 0.90) The user prefers green tea over coffee.');
   });
 

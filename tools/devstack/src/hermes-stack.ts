@@ -25,6 +25,8 @@ export type ServiceKind = 'dispatcher' | 'runtime' | 'memory' | 'toolbus' | 'gat
 export interface ApiKey {
   key: string;
   user_id: string;
+  /** The key's team (absent: the default team). */
+  team?: string;
   roles: string[];
 }
 

@@ -21,6 +21,33 @@ export const MemorySource = Type.Object(
   { title: 'MemorySource', additionalProperties: false },
 );
 
+/**
+ * How a memory came to be written, for whoever reads it later (the model in its background block,
+ * `hermes memory`, the audit of a planted memory): `conversation`, extracted by the judge from a
+ * session's user and assistant turns; `model`, the `remember` tool called in a task where no
+ * untrusted tool result had come back before; `tool_result`, `remember` called after results of
+ * the untrusted tools in `tools` (such a write waits for a person's approval by default, and
+ * `approved_by` names them). Records written before the field existed have none: unknown.
+ */
+export const MemoryProvenance = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('conversation'), Type.Literal('model'), Type.Literal('tool_result')]),
+    tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 32, description: 'tool_result: the untrusted tools whose results came back earlier in the task' })),
+    task_id: Type.Optional(Id),
+    session_id: Type.Optional(Id),
+    call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'the remember call (its approval and audit name it)' })),
+    approved_by: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  },
+  { title: 'MemoryProvenance', additionalProperties: false },
+);
+export type MemoryProvenance = Static<typeof MemoryProvenance>;
+
+/** A provenance as one short label: `conversation`, `model`, `tool_result:<tool>[,<tool>…]`; `unknown` for records without one. */
+export function provenanceLabel(p: MemoryProvenance | undefined): string {
+  if (!p) return 'unknown';
+  return p.kind === 'tool_result' ? `tool_result:${(p.tools ?? []).join(',')}` : p.kind;
+}
+
 /** One long-term memory of one user, as the memory service shows it. */
 export const LongTermMemory = Type.Object(
   {
@@ -36,6 +63,7 @@ export const LongTermMemory = Type.Object(
     last_recalled_at: Type.Optional(Timestamp),
     superseded_by: Type.Optional(MemoryId),
     source: Type.Optional(MemorySource),
+    provenance: Type.Optional(MemoryProvenance),
   },
   { title: 'LongTermMemory', additionalProperties: false },
 );
@@ -64,6 +92,7 @@ export const MemoryWriteJob = Type.Object(
     created_at: Timestamp,
     supersedes: Type.Optional(MemoryId),
     source: Type.Optional(MemorySource),
+    provenance: Type.Optional(MemoryProvenance),
   },
   { title: 'MemoryWriteJob', additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage } from './common.js';
+import { MemoryProvenance, MemorySource, MemoryStatus, MemoryType } from './long-term-memory.js';
 import { TaskView } from './task-state.js';
 import { ToolCallReply, ToolCallRequest } from './tool-calls.js';
 
@@ -104,6 +105,7 @@ export const StoredCallRecord = Type.Object(
     call_hash: Type.Optional(Type.String({ description: 'tool and raw arguments hashed: tells a resend of this call from another call under its key' })),
     replaceable: Type.Optional(Type.Boolean({ description: 'nothing with side effects ran for it, so another call under its key may take the record over' })),
     traceparent: Type.Optional(Type.String({ description: 'W3C traceparent of the request that parked the call' })),
+    provenance: Type.Optional(MemoryProvenance),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -128,3 +130,28 @@ export const StoredCacheEntry = Type.Object(
   { title: 'StoredCacheEntry' },
 );
 export type StoredCacheEntry = Static<typeof StoredCacheEntry>;
+
+/**
+ * A long-term memory as the vector store keeps it (a `put` line of the embedded store's per-user
+ * log, a Qdrant point's payload). `user_id` is the owner key (`<team>/<user>` outside the default
+ * team). `provenance` came later: records without it read as of unknown origin.
+ */
+export const StoredMemoryRecord = Type.Object(
+  {
+    v: version1,
+    memory_id: Type.String({ minLength: 1, maxLength: 128 }),
+    user_id: Type.String({ minLength: 1 }),
+    type: MemoryType,
+    content: Type.String(),
+    confidence: Type.Number({ minimum: 0, maximum: 1 }),
+    status: MemoryStatus,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    last_recalled_at: Type.Optional(Timestamp),
+    superseded_by: Type.Optional(Type.String()),
+    source: Type.Optional(MemorySource),
+    provenance: Type.Optional(MemoryProvenance),
+  },
+  { title: 'StoredMemoryRecord' },
+);
+export type StoredMemoryRecord = Static<typeof StoredMemoryRecord>;

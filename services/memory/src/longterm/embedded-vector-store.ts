@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { StoredMemoryRecord, validate } from '@hermes/contracts';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataDirLock, type DataDirLockOptions } from './data-dir-lock.js';
@@ -244,6 +245,7 @@ export class EmbeddedVectorStore implements VectorStore {
       if ('put' in entry && entry.put.user_id !== userId) {
         throw new VectorStoreCorruptError({ path: log.path, detail: `holds a record of another user (${entry.put.memory_id})` });
       }
+      if ('put' in entry) checkStoredRecord(entry.put, log.path);
       ns.replay(entry);
     }
     const snapshot = new IndexSnapshot(base, durable);
@@ -300,5 +302,14 @@ export class EmbeddedVectorStore implements VectorStore {
     const lines = user.log.lines;
     await user.snapshot.save(lines, this.dimensions, (path) => user.ns.saveIndex(path));
     user.savedLines = lines;
+  }
+}
+
+/** A record read back must match its stored contract (records of every earlier release do, see the fixtures). */
+function checkStoredRecord(record: unknown, path: string): void {
+  const checked = validate(StoredMemoryRecord, record);
+  if (!checked.ok) {
+    const detail = checked.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ');
+    throw new VectorStoreCorruptError({ path, detail: `holds a record that is not a memory record: ${detail}` });
   }
 }

@@ -10,7 +10,7 @@ import { extractionMessages, parseJudgeAnswer } from './extraction-prompt.js';
 import { storeCall } from './longterm-errors.js';
 import type { LongTermKeys } from './longterm-keys.js';
 import type { Embedder } from './embedder.js';
-import { scopeOf } from '../owner-scope.js';
+import { scopeOf, type SessionNames } from '../owner-scope.js';
 import type { MemoryRecord, VectorStore } from './vector-store.js';
 
 export interface ExtractorOptions {
@@ -22,6 +22,8 @@ export interface ExtractorOptions {
   embedder: Pick<Embedder, 'embed'>;
   llm: Pick<LlmClient, 'chat'>;
   logger: Logger;
+  /** Resolves the job's session to the stores' id (the owner's, or one written before sessions were). */
+  names: SessionNames;
   /** Memories the judge is less sure of than this are not written (MEMORY_EXTRACT_MIN_CONFIDENCE). */
   minConfidence: number;
   /** Messages judged per LLM call; a longer backlog is judged in several jobs. */
@@ -62,20 +64,20 @@ export class Extractor {
 
   async extract(job: MemoryExtractJob): Promise<ExtractionOutcome> {
     const { redis, keys } = this.o;
-    const flag = keys.extracting(scopeOf(job).session(job.session_id));
+    const { session } = await this.o.names.of(job);
+    const flag = keys.extracting(session);
     const token = randomBytes(8).toString('hex');
     if ((await redis.set(flag, token, 'PX', 120_000, 'NX')) === null) throw new ExtractionBusyError({ sessionId: job.session_id });
     try {
-      return await this.run(job);
+      return await this.run(job, session);
     } finally {
       await redis.eval(RELEASE, 1, flag, token).catch(() => undefined);
     }
   }
 
-  private async run(job: MemoryExtractJob): Promise<ExtractionOutcome> {
+  private async run(job: MemoryExtractJob, session: string): Promise<ExtractionOutcome> {
     const { redis, keys, logger } = this.o;
     const sc = scopeOf(job);
-    const session = sc.session(job.session_id);
     const start = Number((await redis.get(keys.extracted(session))) ?? 0);
     let messages: SessionMessage[];
     try {
@@ -138,6 +140,7 @@ export class Extractor {
         created_at: createdAt,
         ...(supersedes ? { supersedes } : {}),
         source: { session_id: job.session_id, message_ids: turns.map((t) => t.message_id) },
+        provenance: { kind: 'conversation', session_id: job.session_id },
       });
     });
     for (const w of writes) {

@@ -46,6 +46,7 @@ export class MemoryWriter {
         created_at: job.created_at,
         updated_at: new Date().toISOString(),
         ...(job.source ? { source: job.source } : {}),
+        ...(job.provenance ? { provenance: job.provenance } : {}),
       };
       // Registered before the write, so an archival sweep can never miss a user that has memories.
       await this.o.redis.sadd(this.o.keys.users, user);

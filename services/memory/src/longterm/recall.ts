@@ -1,4 +1,4 @@
-import { ownerFields, ownerFromKey } from '@hermes/contracts';
+import { ownerFields, ownerFromKey, provenanceLabel } from '@hermes/contracts';
 import type { LongTermMemory, MemoryRecallReply, RecalledMemory } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import { storeCall } from './longterm-errors.js';
@@ -35,10 +35,13 @@ export function recallScore(similarity: number, ageMs: number, t: Pick<RecallTun
   return similarity * (1 - t.recencyWeight + t.recencyWeight * decay);
 }
 
-/** The memories as a block for a prompt: each with the date it was learnt and its confidence. */
+/**
+ * The memories as a block for a prompt: each with the date it was learnt, its confidence and, when
+ * known, where it came from (a memory planted by a tool result says so, so the model can weigh it).
+ */
 export function renderBackground(memories: readonly LongTermMemory[]): string {
   if (memories.length === 0) return '';
-  const lines = memories.map((m) => `- (${m.created_at.slice(0, 10)}, ${m.type}, confidence ${m.confidence.toFixed(2)}) ${m.content}`);
+  const lines = memories.map((m) => `- (${m.created_at.slice(0, 10)}, ${m.type}, confidence ${m.confidence.toFixed(2)}${m.provenance ? `, from ${provenanceLabel(m.provenance)}` : ''}) ${m.content}`);
   return [
     'Background: what you remember about this user from earlier conversations. It may be out of date; what the user says in this conversation takes precedence.',
     ...lines,
@@ -60,6 +63,7 @@ export function toWireMemory(r: MemoryRecord): LongTermMemory {
     ...(r.last_recalled_at ? { last_recalled_at: r.last_recalled_at } : {}),
     ...(r.superseded_by ? { superseded_by: r.superseded_by } : {}),
     ...(r.source ? { source: r.source } : {}),
+    ...(r.provenance ? { provenance: r.provenance } : {}),
   };
 }
 

@@ -6,6 +6,8 @@
  * one replica) and QdrantVectorStore (QDRANT_URL, any number of replicas).
  */
 
+import type { MemoryProvenance } from '@hermes/contracts';
+
 export type MemoryType = 'preference' | 'fact' | 'task_progress' | 'correction';
 /** `archived` records are in cold storage: kept, restorable, but not in the index. */
 export type MemoryStatus = 'active' | 'superseded' | 'deleted' | 'archived';
@@ -25,6 +27,8 @@ export interface MemoryRecord {
   superseded_by?: string;
   /** Where it came from, for people reading the memory later. */
   source?: { session_id?: string; task_id?: string; message_ids?: string[] };
+  /** How it came to be written (conversation, model, tool result); absent in records written before it was kept. */
+  provenance?: MemoryProvenance;
 }
 
 export interface VectorHit {
