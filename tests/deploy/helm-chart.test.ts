@@ -45,8 +45,18 @@ describe('helm/hermes values', () => {
     ['an LLM pool without capacity', { llm: { pools: [{ name: 'main' }] } }],
     ['an API key shorter than 16 characters', { gateway: { apiKeys: { keys: [{ key: 'short', user_id: 'u', roles: [] }] } } }],
     ['an environment variable name in lower case', { runtime: { env: { agent_max_steps: 5 } } }],
+    ['a Sentinel list that is not host:port,...', { memory: { redisSentinel: { sentinels: 'redis://sentinel-0:26379' } } }],
+    ['an empty Sentinel master name', { memory: { redisSentinel: { sentinels: 'sentinel-0:26379', name: '' } } }],
   ])('rejects %s', (_what, over) => {
     expect(check(withValues(over as Values)).length).toBeGreaterThan(0);
+  });
+
+  it('takes Redis behind Sentinel: the Sentinels and their master name become REDIS_SENTINELS and REDIS_SENTINEL_NAME of the memory service', () => {
+    expect(check(withValues({ memory: { redisSentinel: { sentinels: 'sentinel-0.redis:26379,sentinel-1.redis:26379', name: 'sessions' } } }))).toEqual([]);
+    expect(defaults.memory).toMatchObject({ redisSentinel: { sentinels: '', name: 'mymaster' } });
+    const memory = templates('memory.yaml');
+    expect(memory).toContain('"name" "REDIS_SENTINELS" "value" .');
+    expect(memory).toContain('"name" "REDIS_SENTINEL_NAME" "value" $m.redisSentinel.name');
   });
 
   it('has a section with replicas, resources and a PDB per service, and a NATS user per service', () => {
