@@ -19,10 +19,32 @@ interface ComposeService {
   volumes?: string[];
   depends_on?: Record<string, { condition: string }> | string[];
   read_only?: boolean;
+  profiles?: string[];
 }
 const compose = parse(readFileSync(`${root}docker-compose.yml`, 'utf8'), { merge: true }) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
 const services = compose.services;
 const documented = readFileSync(`${root}docs/configuration.md`, 'utf8');
+
+/** The variables of an env file (`NAME=value` lines; comments and blank lines skipped). */
+const envFile = (path: string): Record<string, string> =>
+  Object.fromEntries(
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+const clusterEnv = envFile(`${root}deploy/compose/cluster.env`);
+const NATS_NODES = ['nats', 'nats-2', 'nats-3'];
+
+/** Whether a command runs at all (`--version`), so a test can ask for it. */
+const runs = (cmd: string): boolean => {
+  try {
+    execFileSync(cmd, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** `docker compose` (v2 plugin) or `docker-compose` (v1), whichever is installed. */
 const composeCommand = ((): string[] | undefined => {
@@ -55,7 +77,8 @@ describe('docker-compose.yml', () => {
     const natsEnv = services.nats!.environment!;
     for (const name of HERMES_SERVICES) {
       const env = services[name]!.environment!;
-      expect(env.NATS_URL).toBe('nats://nats:4222');
+      // The one nats-server, unless the cluster profile's env file names all three nodes.
+      expect(env.NATS_URL).toBe('${HERMES_NATS_URL:-nats://nats:4222}');
       expect(env.NATS_USER).toBe(name);
       expect(env.NATS_INBOX_PREFIX).toBe(inboxPrefixFor(name));
       // Both sides read the same variable with the same development default.
@@ -121,6 +144,59 @@ describe('docker-compose.yml', () => {
       expect(JSON.stringify(config)).not.toContain(`${name}:${services[name]!.environment!.METRICS_PORT}`);
     }
     expect(config.service.pipelines.metrics).toMatchObject({ receivers: ['otlp'], exporters: ['prometheus'] });
+  });
+
+  it('has a cluster profile: three NATS nodes of one JetStream cluster, each with its own store, and every service on all three at R3', () => {
+    expect(services.nats!.profiles).toBeUndefined();
+    for (const node of ['nats-2', 'nats-3']) {
+      const s = services[node]!;
+      expect(s.profiles, node).toEqual(['cluster']);
+      expect(s.command).toEqual(['-c', '/etc/nats/nats-cluster.conf']);
+      expect(s.volumes).toEqual(['./deploy/nats:/etc/nats:ro', `${node}-data:/data`]);
+      expect(s.healthcheck?.test.join(' ')).toContain('8222/healthz?js-enabled-only=true');
+      expect(compose.volumes).toHaveProperty(`${node}-data`);
+    }
+    // Each node names itself, and the config file names every node as a route.
+    expect(NATS_NODES.map((n) => services[n]!.environment!.HERMES_NATS_NODE)).toEqual(NATS_NODES);
+    const conf = readFileSync(`${root}deploy/nats/nats-cluster.conf`, 'utf8');
+    expect(conf).toMatch(/^server_name: \$HERMES_NATS_NODE$/m);
+    expect(conf).toMatch(/^jetstream \{\n\s+store_dir: \/data/m);
+    expect(conf).toMatch(/^include \.\/hermes-users\.conf$/m);
+    expect([...conf.matchAll(/nats-route:\/\/([\w-]+):6222/g)].map((m) => m[1])).toEqual(NATS_NODES);
+
+    // The profile's env file turns it on: the first node runs the cluster config, the services find all three and keep three copies.
+    expect(clusterEnv).toEqual({
+      COMPOSE_PROFILES: 'cluster',
+      HERMES_NATS_CONFIG: 'nats-cluster.conf',
+      HERMES_NATS_URL: NATS_NODES.map((n) => `nats://${n}:4222`).join(','),
+      HERMES_JS_REPLICAS: '3',
+    });
+    for (const name of HERMES_SERVICES) expect(services[name]!.environment!.HERMES_JS_REPLICAS, name).toBe('${HERMES_JS_REPLICAS:-1}');
+    // The dispatcher (which declares the R3 streams, the others start after it) waits for the other two nodes when they run.
+    expect(services.dispatcher!.depends_on).toMatchObject({ 'nats-2': { condition: 'service_healthy', required: false }, 'nats-3': { condition: 'service_healthy', required: false } });
+  });
+
+  it.runIf(runs('nats-server'))('nats-cluster.conf is a valid nats-server config for each node (nats-server -t)', () => {
+    const passwords = Object.fromEntries(Object.keys(services.nats!.environment!).filter((k) => k.startsWith('HERMES_NATS_PASSWORD_')).map((k) => [k, 'dev']));
+    for (const node of NATS_NODES) {
+      // Throws (failing the test) with nats-server's message when the file does not parse.
+      execFileSync('nats-server', ['-t', '-c', `${root}deploy/nats/nats-cluster.conf`], { stdio: 'pipe', env: { ...process.env, ...passwords, HERMES_NATS_NODE: node } });
+    }
+  });
+
+  it('runs Redis with the append-only file in every profile', () => {
+    const redises = Object.entries(services).filter(([, s]) => s.image?.startsWith('redis:'));
+    expect(redises.map(([name]) => name)).toEqual(['redis']);
+    const redis = services.redis!;
+    expect(redis.profiles).toBeUndefined();
+    expect(redis.command?.join(' ')).toMatch(/--appendonly yes/);
+    expect(redis.volumes).toEqual(['redis-data:/data']);
+    expect(compose.volumes).toHaveProperty('redis-data');
+  });
+
+  it.runIf(composeCommand)('is valid for docker compose, with the cluster profile too', () => {
+    const [cmd, ...args] = composeCommand!;
+    execFileSync(cmd!, [...args, '-f', `${root}docker-compose.yml`, '--env-file', `${root}deploy/compose/cluster.env`, 'config', '--quiet'], { stdio: 'pipe', cwd: root });
   });
 
   it.runIf(composeCommand)('is valid for docker compose', () => {

@@ -45,8 +45,26 @@ describe('helm/hermes values', () => {
     ['an LLM pool without capacity', { llm: { pools: [{ name: 'main' }] } }],
     ['an API key shorter than 16 characters', { gateway: { apiKeys: { keys: [{ key: 'short', user_id: 'u', roles: [] }] } } }],
     ['an environment variable name in lower case', { runtime: { env: { agent_max_steps: 5 } } }],
+    ['JetStream replicas of 0', { nats: { jetstreamReplicas: 0 } }],
+    ['JetStream replicas as a string', { nats: { jetstreamReplicas: '3' } }],
+    ['a Sentinel list that is not host:port,...', { memory: { redisSentinel: { sentinels: 'redis://sentinel-0:26379' } } }],
+    ['an empty Sentinel master name', { memory: { redisSentinel: { sentinels: 'sentinel-0:26379', name: '' } } }],
   ])('rejects %s', (_what, over) => {
     expect(check(withValues(over as Values)).length).toBeGreaterThan(0);
+  });
+
+  it('keeps three copies of every stream and bucket by default: HERMES_JS_REPLICAS=3 in the ConfigMap every service reads', () => {
+    expect(defaults.nats).toMatchObject({ jetstreamReplicas: 3 });
+    expect(templates('configmap.yaml')).toMatch(/^ {2}HERMES_JS_REPLICAS: \{\{ \.Values\.nats\.jetstreamReplicas \| quote \}\}$/m);
+    expect(templates('_helpers.tpl')).toContain('- configMapRef: { name: {{ include "hermes.fullname" $root }}-common }');
+  });
+
+  it('takes Redis behind Sentinel: the Sentinels and their master name become REDIS_SENTINELS and REDIS_SENTINEL_NAME of the memory service', () => {
+    expect(check(withValues({ memory: { redisSentinel: { sentinels: 'sentinel-0.redis:26379,sentinel-1.redis:26379', name: 'sessions' } } }))).toEqual([]);
+    expect(defaults.memory).toMatchObject({ redisSentinel: { sentinels: '', name: 'mymaster' } });
+    const memory = templates('memory.yaml');
+    expect(memory).toContain('"name" "REDIS_SENTINELS" "value" .');
+    expect(memory).toContain('"name" "REDIS_SENTINEL_NAME" "value" $m.redisSentinel.name');
   });
 
   it('has a section with replicas, resources and a PDB per service, and a NATS user per service', () => {
@@ -137,6 +155,8 @@ describe.runIf(hasHelm)('helm template (helm on PATH)', () => {
     expect(kinds(ms, 'PodDisruptionBudget')).toHaveLength(HERMES_SERVICES.length);
     expect(kinds(ms, 'ScaledObject')).toHaveLength(0);
     expect(kinds(ms, 'HorizontalPodAutoscaler')).toHaveLength(0);
+    const common = ms.find((m) => m.kind === 'ConfigMap' && m.metadata.name.endsWith('-common')) as (Manifest & { data: Record<string, string> }) | undefined;
+    expect(common?.data.HERMES_JS_REPLICAS).toBe('3');
   });
 
   it('with KEDA on renders a ScaledObject on the runtime jobs consumer and no HPA', () => {

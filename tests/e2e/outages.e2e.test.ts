@@ -14,7 +14,8 @@ let stack: Stack;
 let script: ModelScript;
 
 beforeAll(async () => {
-  // One delivery per job: any failure that used an attempt would fail the task outright.
+  // One attempt per job: a retryable failure would fail the task outright (and each test checks
+  // the job was delivered once: waiting the outage out holds the delivery instead of handing it back).
   stack = await startStack({ env: { RUNTIME_MAX_ATTEMPTS: '1' } });
   script = new ModelScript(stack.llm);
 }, 120_000);
@@ -22,6 +23,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
+
+/** The delivery numbers of the job's `started` events. */
+const deliveries = (events: TaskEvent[]) => events.flatMap((e) => taskEventData(e, 'started')?.attempt ?? []);
 
 const waits = (events: TaskEvent[]) =>
   events.flatMap((e) => {
@@ -74,6 +78,7 @@ describe('dependency outages under a running task', () => {
     await restarting;
 
     expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'echoed: {"result":"still here"}' });
+    expect(deliveries(events)).toEqual([1]);
     expect(waits(events).map((w) => [w.waiting_for, w.code])).toContainEqual(['toolbus', 'no_responders']);
     // tasks.get said what the task waited for while it waited, and nothing once the wait was over.
     const { running, final } = await views;
@@ -95,6 +100,7 @@ describe('dependency outages under a running task', () => {
     const events = await watch.done;
 
     expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'answered after the memory outage' });
+    expect(deliveries(events)).toEqual([1]);
     expect(waits(events).map((w) => w.waiting_for)).toContain('memory');
   });
 });

@@ -15,6 +15,8 @@ export interface Stack extends HermesStack {
 export interface StackOptions {
   /** Use this NATS (e.g. a cluster's comma-separated URLs) instead of starting a nats-server. */
   natsUrl?: string;
+  /** Use this Redis instead of starting a redis-server. */
+  redisUrl?: string;
   runtimeAckWaitMs?: number;
   runtimeReplicas?: number;
   /** Extra environment for every service, over the defaults below. */
@@ -40,6 +42,7 @@ export function stackOptions(opts: StackOptions = {}): HermesStackOptions {
     env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single', ...opts.env },
     ...(opts.serviceEnv ? { serviceEnv: opts.serviceEnv } : {}),
     ...(opts.natsUrl ? { natsUrl: opts.natsUrl } : {}),
+    ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),
     // The scripted model's name, behind another endpoint (the shared stack's model router).
     ...(opts.modelBaseUrl ? { openai: { baseUrl: opts.modelBaseUrl, apiKey: 'scripted', model: 'scripted-demo' } } : {}),
     // Ten processes starting at once on a loaded 2-core CI machine can take longer than the kit's default.

@@ -30,3 +30,6 @@ export type {
   ScriptedToolCalls,
   ScriptedUsage,
 } from './scripted-response.js';
+export { redisCommand } from './redis-command.js';
+export { SentinelGroupError, startRedisSentinelGroup } from './redis-sentinel.js';
+export type { RedisSentinelGroupHandle, RedisSentinelGroupOptions } from './redis-sentinel.js';

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { probeTcp } from './readiness.js';
-import { ServerProcess } from './server-process.js';
+import { ServerProcess, serverHandle } from './server-process.js';
 import type { ServerContext, ServerHandle, ServerRecipe } from './server-process.js';
 
 /** Options for {@link startNatsServer}. */
@@ -57,22 +57,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     },
   };
   const server = await ServerProcess.launch(recipe, options);
-  return {
-    url: `nats://127.0.0.1:${server.port}`,
-    port: server.port,
-    dir: server.dir,
-    get pid() {
-      return server.pid;
-    },
-    get logs() {
-      return server.logs;
-    },
-    stop: () => server.stop(),
-    kill: () => server.kill(),
-    pause: () => server.pause(),
-    resume: () => server.resume(),
-    restart: () => server.restart(),
-  };
+  return serverHandle(server, `nats://127.0.0.1:${server.port}`);
 }
 
 function storeDir(dir: string): string {

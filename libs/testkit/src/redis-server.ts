@@ -1,5 +1,5 @@
 import { probeTcp } from './readiness.js';
-import { ServerProcess } from './server-process.js';
+import { ServerProcess, serverHandle } from './server-process.js';
 import type { ServerHandle, ServerRecipe } from './server-process.js';
 
 /** Options for {@link startRedisServer}. */
@@ -35,20 +35,5 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     },
   };
   const server = await ServerProcess.launch(recipe, options);
-  return {
-    url: `redis://127.0.0.1:${server.port}`,
-    port: server.port,
-    dir: server.dir,
-    get pid() {
-      return server.pid;
-    },
-    get logs() {
-      return server.logs;
-    },
-    stop: () => server.stop(),
-    kill: () => server.kill(),
-    pause: () => server.pause(),
-    resume: () => server.resume(),
-    restart: () => server.restart(),
-  };
+  return serverHandle(server, `redis://127.0.0.1:${server.port}`);
 }

@@ -149,3 +149,23 @@ export interface ServerHandle {
   /** Start again on the same port (stopping first if still running). */
   restart(): Promise<void>;
 }
+
+/** The handle of a launched server, reached at `url`. */
+export function serverHandle(server: ServerProcess, url: string): ServerHandle {
+  return {
+    url,
+    port: server.port,
+    dir: server.dir,
+    get pid() {
+      return server.pid;
+    },
+    get logs() {
+      return server.logs;
+    },
+    stop: () => server.stop(),
+    kill: () => server.kill(),
+    pause: () => server.pause(),
+    resume: () => server.resume(),
+    restart: () => server.restart(),
+  };
+}

@@ -4,13 +4,20 @@ import { llmSettings, openLlmClient } from '@hermes/llm';
 import { longTermSettings, longTermTuning } from './longterm/longterm-settings.js';
 import { createEmbedder, createVectorStore, longTermStoreSettings } from './longterm/longterm-stores.js';
 import { startMemoryService, type MemoryTuning } from './memory-service.js';
-import { closeRedis, connectRedis } from './redis-client.js';
+import { closeRedis, connectRedis, SENTINEL_LIST_PATTERN, sentinelsOf } from './redis-client.js';
 
 const settings = Type.Object({
   ...llmSettings,
   ...longTermStoreSettings,
   ...longTermSettings,
-  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis holding sessions' }),
+  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', description: 'Redis holding sessions (with REDIS_SENTINELS only its password, user and db are used)' }),
+  REDIS_SENTINELS: Type.String({
+    default: '',
+    pattern: SENTINEL_LIST_PATTERN,
+    description: 'Redis Sentinels as host:port,... : the master is whichever they name for REDIS_SENTINEL_NAME, followed through failovers; empty: REDIS_URL alone',
+  }),
+  REDIS_SENTINEL_NAME: Type.String({ default: 'mymaster', minLength: 1, description: "the Sentinels' name of the master group (sentinel monitor <name> ...)" }),
+  REDIS_SENTINEL_PASSWORD: Type.String({ default: '', description: "password of the Sentinels themselves (requirepass in sentinel.conf), if they have one; the master's is REDIS_URL's" }),
   MEMORY_KEY_PREFIX: Type.String({ default: 'hermes:', description: 'prefix of every Redis key this service writes' }),
   REDIS_COMMAND_TIMEOUT_MS: Type.Integer({ default: 2000, minimum: 50, description: 'bound on one Redis command; a request fails (retryably) after it' }),
   MEMORY_TOKENIZER: Type.Union([Type.Literal('o200k_base'), Type.Literal('cl100k_base')], {
@@ -56,7 +63,7 @@ export const memoryService: HostServiceOptions<typeof settings> = {
   consumers: ['memoryExtract', 'memoryWrites'],
   settings,
   start: async ({ bus, logger, config }) => {
-    const redis = await connectRedis({ url: config.REDIS_URL, logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
+    const redis = await connectRedis({ url: config.REDIS_URL, logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, sentinel: sentinelsOf(config) });
     const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
     const embedder = createEmbedder(config, llm);
     const store = createVectorStore(config, embedder);

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, ERROR_CODES, makeTaskEvent, ownerFields, ownerOf, Plan, wireError, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
+import { contracts, ERROR_CODES, makeTaskEvent, ownerFields, ownerOf, Plan, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type HandlerOutcome } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -50,8 +50,8 @@ const RESERVE_TOOL_TOKENS = 8192;
  * Runs one job from the queue: resumes its checkpoint (or starts one from the session), runs the
  * agent loop, writes the final turn to the session and reports the result to the dispatcher.
  * Retryable failures (LLM 429/5xx, memory or toolbus unreachable) throw, so JetStream redelivers
- * the job, which resumes at its last completed step; after `maxAttempts` deliveries, or on a
- * non-retryable error, a failed result is reported.
+ * the job, which resumes at its last completed step; a retryable failure on delivery `maxAttempts`
+ * or later, or a non-retryable error, is reported as a failed result.
  */
 export class JobRunner {
   /** Jobs this process is running, by job id: a process never runs two loops for one job. */
@@ -81,16 +81,13 @@ export class JobRunner {
   }
 
   private async runJob(job: RuntimeJob, msg: JsMsg): Promise<JobDisposition> {
+    // The delivery's number: it also counts deliveries that were no attempt of their own (one that
+    // landed in the process still running the job, one left to another holder) and those a runtime
+    // died or stalled during. So a delivery past maxAttempts still runs (a pause and a crash in a
+    // row cost time, not the task); the consumer's RUNTIME_MAX_DELIVERIES bounds the deliveries,
+    // and maxAttempts only how often a retryable failure is handed back (below).
     const attempt = msg.info.deliveryCount;
     const log = this.o.logger.child({ task_id: job.task_id, job_id: job.job_id, attempt });
-    if (attempt > this.o.maxAttempts) {
-      log.warn('job redelivered too many times; reporting failure');
-      await this.report(job, attempt, {
-        outcome: 'failed',
-        error: wireError('job_attempts_exhausted', `job ${job.job_id} was delivered ${attempt} times without finishing`, { max_attempts: this.o.maxAttempts }),
-      });
-      return 'done';
-    }
     log.info('job started');
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);

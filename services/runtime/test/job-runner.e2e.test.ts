@@ -173,19 +173,28 @@ describe('JobRunner', () => {
     expect(llm.requests).toHaveLength(1);
   });
 
-  it('a delivery beyond maxAttempts reports job_attempts_exhausted without calling the LLM', async () => {
+  it('a delivery beyond maxAttempts still runs the job: earlier deliveries that failed nothing (followed by a running loop, left to another holder, a runtime that died) are no attempts', async () => {
     const f = await runtimeFixture({ maxAttempts: 1 });
     const j = job();
-    const msg = await f.deliver(j, 2);
+    llm.enqueue({ content: 'done after a pause and a crash' });
+    const msg = await f.deliver(j, 3);
+    expect(msg.info.deliveryCount).toBe(3);
 
-    await f.runner.run(j, msg);
+    expect(await f.runner.run(j, msg)).toBe('done');
 
-    expect(await f.results()).toMatchObject([
-      { job_id: j.job_id, outcome: 'failed', attempt: 2, error: { code: 'job_attempts_exhausted', retryable: false, details: { max_attempts: 1 } } },
-    ]);
-    expect(llm.requests).toHaveLength(0);
-    expect(f.reads).toEqual([]);
-    expect(await f.events(j.task_id)).toEqual([]);
+    expect(await f.results()).toMatchObject([{ job_id: j.job_id, outcome: 'succeeded', attempt: 3, output: 'done after a pause and a crash' }]);
+    expect(llm.requests).toHaveLength(1);
+  });
+
+  it('a retryable failure on a delivery beyond maxAttempts fails the job with its error, not another redelivery', async () => {
+    const f = await runtimeFixture({ maxAttempts: 1 });
+    const j = job();
+    llm.enqueue({ status: 500 });
+    const msg = await f.deliver(j, 3);
+
+    expect(await f.runner.run(j, msg)).toBe('done');
+
+    expect(await f.results()).toMatchObject([{ job_id: j.job_id, outcome: 'failed', attempt: 3, error: { code: 'llm_unavailable', retryable: true } }]);
   });
 
   it('memory not answering with attempts left throws (no_responders) and never calls the LLM', async () => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { contracts, type McpStatusReply } from '@hermes/contracts';
 import { Bus, request } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
-import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
+import { cleanupAll, eventually, freePort, startChildService, startNatsServer, type ChildService } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
 import { connect, freshPrefix, startTestToolbus } from './helpers.js';
@@ -14,6 +14,20 @@ const modules = new URL('../../../node_modules/@modelcontextprotocol/', import.m
 /** The reference servers' entry points, run with `process.execPath` (no npx, no network). */
 export const everythingBin = fileURLToPath(new URL('server-everything/dist/index.js', modules));
 export const memoryBin = fileURLToPath(new URL('server-memory/dist/index.js', modules));
+
+// The built toolbus, as it is deployed: killed with SIGKILL, it gets no chance to close anything.
+const toolbusMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+/** A built toolbus as a process of its own (`npm run build` first), with the MCP servers of `configFile`, without task checks. */
+export async function startToolbusProcess(o: { natsUrl: string; prefix: string; configFile: string; env?: Record<string, string> }): Promise<ChildService> {
+  const healthPort = await freePort();
+  return startChildService({
+    name: 'toolbus',
+    entry: toolbusMain,
+    env: { NATS_URL: o.natsUrl, HERMES_SUBJECT_PREFIX: o.prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: o.configFile, TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'warn', ...o.env },
+    healthPort,
+  });
+}
 
 /** The tool names a caller with these roles is offered. */
 export async function toolNames(bus: Bus, roles: string[] = ['admin']): Promise<string[]> {

@@ -4,12 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { freePort, startChildService } from '@hermes/testkit';
 import { callRequest, callTool, connect, freshPrefix, natsForFile, sleep, startTestToolbus } from './helpers.js';
-import { configText, serverStatus, waitFor } from './mcp-helpers.js';
+import { configText, serverStatus, startToolbusProcess, waitFor } from './mcp-helpers.js';
 
-// The built toolbus, as it is deployed: killed with SIGKILL, it gets no chance to close anything.
-const toolbusMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const ledgerServer = fileURLToPath(new URL('./fixtures/ledger-mcp-server.mjs', import.meta.url));
 const nats = natsForFile();
 const cleanups = nats.cleanups;
@@ -50,13 +47,7 @@ describe('stdio MCP servers die with their toolbus', () => {
     const [ledger, started] = [join(dir, 'ledger.jsonl'), join(dir, 'started.jsonl')];
     writeFileSync(configFile, configText({ books: { transport: 'stdio', command: process.execPath, args: [ledgerServer], env: { LEDGER_FILE: ledger, STARTED_FILE: started } } }));
     const prefix = freshPrefix();
-    const healthPort = await freePort();
-    const toolbus = await startChildService({
-      name: 'toolbus',
-      entry: toolbusMain,
-      env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_PID_FILE: pidFile, TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'warn' },
-      healthPort,
-    });
+    const toolbus = await startToolbusProcess({ natsUrl: nats.url, prefix, configFile, env: { MCP_PID_FILE: pidFile } });
     cleanups.push(() => toolbus.kill());
     const bus = await connect(nats.url, prefix);
     cleanups.push(() => bus.drain());
