@@ -66,6 +66,8 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
     serve(bus, contracts.sessionSummarize, (req) =>
       answer(bus, () => o.summarizer.summarize(scoped(req).user, scoped(req).session, { wait: true, ...(req.keep_recent !== undefined ? { keepRecent: req.keep_recent } : {}) })),
     ),
+    // Nothing of the session is read or written: the messages come with the request.
+    serve(bus, contracts.sessionCompact, (req) => answer(bus, () => o.summarizer.compact(req.messages))),
     serve(bus, contracts.sessionLock, (req) =>
       answer(bus, async () => {
         const { user, session } = scoped(req);

@@ -12,6 +12,7 @@ import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } fro
 import { recallBackground } from './memory-recall.js';
 import { assertOpeningFits } from './opening-budget.js';
 import { openingMessages } from './prompt-builder.js';
+import { memoryCompactor } from './conversation-compaction.js';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
 import { stepTimer } from './step-timer.js';
@@ -214,7 +215,8 @@ export class JobRunner {
     const tools = await prefetched.tools;
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
-    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, ...(timer ? { timer } : {}) });
+    const compact = memoryCompactor({ bus: this.o.bus, waitOut });
+    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, compact, ...(timer ? { timer } : {}) });
     const outcome = await loop.run({
       job,
       checkpoint,
