@@ -13,5 +13,5 @@ export { llmSettings, roleEndpoints, openLlmClient } from './llm-settings.js';
 export type { LlmConfig } from './llm-settings.js';
 export { undiciFetch } from './http-transport.js';
 export type { LlmHttpClient } from './http-transport.js';
-export { countMessage, countText, encodingFor, headTokens, MESSAGE_OVERHEAD_TOKENS } from './token-counter.js';
-export type { CountableMessage, EncodingName } from './token-counter.js';
+export { countMessage, countText, countToolSchemas, encodingFor, headTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_OVERHEAD_TOKENS } from './token-counter.js';
+export type { CountableMessage, CountableTool, EncodingName } from './token-counter.js';

@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { toolSpecs as specsOf } from './tool-reserve.js';
 import { ownerFields, wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
 import { LlmError, type ChatResult, type LlmClient, type PermitReservation } from '@hermes/llm';
 import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
@@ -56,7 +57,7 @@ export class AgentLoop {
     const { job, checkpoint: cp, limits } = o;
     const timer = this.d.timer ?? noStepTimer;
     const system: ChatCompletionMessageParam = { role: 'system', content: systemPrompt(job, o.tools.length > 0) };
-    const toolSpecs: ChatCompletionTool[] = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    const toolSpecs: ChatCompletionTool[] = specsOf(o.tools);
     let model = this.d.llm.modelFor(job.model_role);
     const sideEffectFree = new Set(o.tools.filter((t) => t.idempotent).map((t) => t.name));
     // Calls of the current turn already sent, by index (see below).
