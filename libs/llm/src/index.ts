@@ -1,5 +1,7 @@
 export { LlmClient } from './llm-client.js';
-export type { LlmClientOptions, ChatRequest, ChatResult, ModelRole, RoleEndpoint } from './llm-client.js';
+export type { LlmClientOptions, ChatRequest, ChatResult, ContextWindow, ModelRole, RoleEndpoint } from './llm-client.js';
+export { ollamaWindow } from './context-detection.js';
+export type { DetectedFrom, DetectedWindow } from './context-detection.js';
 export { LlmError, redactSecrets, toLlmError } from './llm-errors.js';
 export type { LlmErrorDetails } from './llm-errors.js';
 export { unlimitedPermits } from './permits.js';
