@@ -44,7 +44,11 @@ export interface ToolMessage {
 export class ModelScript {
   private readonly goals = new Map<string, GoalScript>();
 
-  constructor(private readonly llm: ScriptedLlm) {
+  /** `unscripted` answers requests of no scripted goal (the memory service's summariser, say). */
+  constructor(
+    private readonly llm: ScriptedLlm,
+    private readonly opts: { unscripted?: (request: RecordedRequest) => ScriptedResponse } = {},
+  ) {
     llm.setResponder((request) => this.answer(request));
   }
 
@@ -61,7 +65,7 @@ export class ModelScript {
   private answer(request: RecordedRequest): ScriptedResponse {
     const goal = goalOf(request.body);
     const script = goal === undefined ? undefined : this.goals.get(goal);
-    if (!script) return { content: `Unscripted answer: ${goal ?? '(no goal)'}` };
+    if (!script) return this.opts.unscripted?.(request) ?? { content: `Unscripted answer: ${goal ?? '(no goal)'}` };
     const n = script.asked++;
     const turn = script.turns[n] ?? script.then;
     return typeof turn === 'function' ? turn(request, n) : turn;

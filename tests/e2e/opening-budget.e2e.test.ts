@@ -7,9 +7,10 @@ import { outcomeOf, runTask } from './tasks.js';
 let stack: Stack;
 
 beforeAll(async () => {
-  // A window of 16,384 tokens less the runtime's 12,288 reserved leaves 4,096 (~16 KB) for a task's
-  // goal and inputs, so a modest input is enough to be too large.
-  stack = await startStack({ serviceEnv: { runtime: { MODEL_CONTEXT_TOKENS: '16384' } } });
+  // A window of 8,192 tokens less the 4,096 kept for the answer and what the system prompt and the
+  // stock tools' schemas take leaves under 4,096 (~16 KB) for a task's goal and inputs, so a
+  // modest input is enough to be too large.
+  stack = await startStack({ serviceEnv: { runtime: { MODEL_CONTEXT_TOKENS: '8192' } } });
 }, 90_000);
 
 afterAll(async () => {
@@ -25,7 +26,13 @@ describe('the opening prompt, through the whole stack', () => {
     const { events } = await runTask(stack.bus, { user_id: 'alice', goal: 'summarise these rows', inputs: { rows } });
 
     expect(outcomeOf(events)).toEqual({ kind: 'failed', error: 'input_too_large' });
-    expect(taskEventData(events.at(-1)!, 'failed')!.error).toMatchObject({ retryable: false, details: { window_tokens: 4_096 } });
+    const error = taskEventData(events.at(-1)!, 'failed')!.error;
+    expect(error).toMatchObject({ retryable: false });
+    const details = error.details as { window_tokens: number; estimated_tokens: number };
+    // Less than the window after the answer's 4,096: the tools' schemas are kept free too.
+    expect(details.window_tokens).toBeGreaterThan(0);
+    expect(details.window_tokens).toBeLessThan(4_096);
+    expect(details.estimated_tokens).toBeGreaterThan(details.window_tokens);
     expect(stack.llm.requests).toHaveLength(0);
   });
 

@@ -18,6 +18,8 @@ import {
   SessionPinRequest,
   SessionSummarizeReply,
   SessionSummarizeRequest,
+  SessionCompactReply,
+  SessionCompactRequest,
 } from './schemas/session-context.js';
 import { SessionLockReply, SessionLockRequest, SessionRenewRequest, SessionUnlockReply, SessionUnlockRequest } from './schemas/session-lock.js';
 import { SessionDeleteReply, SessionDeleteRequest, SessionListReply, SessionListRequest } from './schemas/session-list.js';
@@ -399,6 +401,15 @@ export const contracts = {
     reply: SessionSummarizeReply,
     responder: 'memory',
     requesters: ['cli'],
+  }),
+  sessionCompact: request({
+    name: 'sessionCompact',
+    summary: "Summarise a running task's conversation with the session summariser (the runtime's answer to context_too_long); nothing is stored.",
+    subject: (s) => s.sessionCompact,
+    request: SessionCompactRequest,
+    reply: SessionCompactReply,
+    responder: 'memory',
+    requesters: ['runtime'],
   }),
   sessionLock: request({
     name: 'sessionLock',

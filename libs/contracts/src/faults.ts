@@ -31,7 +31,10 @@ export function isCallerFault(error: Pick<WireError, 'code'>): boolean {
 }
 
 /** Errors the model's own output caused: running the same job again repeats them; a re-plan may not. */
-const MODEL_FAULTS: ReadonlySet<string> = new Set(['loop_detected', 'max_steps_exceeded', 'plan_invalid']);
+// context_too_long reaches a task only after the runtime compacted the conversation and it still
+// did not fit: the loop's own turns (the model's tool calls and their results) outgrew the window,
+// since an opening that does not fit is refused as input_too_large first. A smaller plan can help.
+const MODEL_FAULTS: ReadonlySet<string> = new Set(['loop_detected', 'max_steps_exceeded', 'plan_invalid', 'context_too_long']);
 
 /** Whose fault an error with this code is (unknown codes are the system's). */
 export function faultOf(error: Pick<WireError, 'code'>): Fault {

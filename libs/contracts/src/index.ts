@@ -100,6 +100,8 @@ export {
   SessionPinReply,
   SessionSummarizeRequest,
   SessionSummarizeReply,
+  SessionCompactRequest,
+  SessionCompactReply,
 } from './schemas/session-context.js';
 export { SessionLockRequest, SessionLockReply, SessionRenewRequest, SessionUnlockRequest, SessionUnlockReply } from './schemas/session-lock.js';
 export { SessionListRequest, SessionListReply, SessionSummaryRow, SessionDeleteRequest, SessionDeleteReply } from './schemas/session-list.js';

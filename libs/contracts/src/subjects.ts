@@ -75,6 +75,7 @@ export interface Subjects {
   readonly sessionMessage: string;
   readonly sessionPin: string;
   readonly sessionSummarize: string;
+  readonly sessionCompact: string;
   readonly sessionLock: string;
   readonly sessionRenew: string;
   readonly sessionUnlock: string;
@@ -180,6 +181,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     sessionMessage: `${prefix}.memory.session.message`,
     sessionPin: `${prefix}.memory.session.pin`,
     sessionSummarize: `${prefix}.memory.session.summarize`,
+    sessionCompact: `${prefix}.memory.session.compact`,
     sessionLock: `${prefix}.memory.session.lock`,
     sessionRenew: `${prefix}.memory.session.renew`,
     sessionUnlock: `${prefix}.memory.session.unlock`,

@@ -11,6 +11,11 @@ describe('faultOf', () => {
     expect(isCallerFault({ code: 'session_forbidden' })).toBe(true);
     expect(isCallerFault({ code: 'loop_detected' })).toBe(false);
   });
+
+  it("classes context_too_long (left after the runtime's compaction) as the model's fault: never the caller's, and not redelivered", () => {
+    expect(faultOf({ code: 'context_too_long' })).toBe('model');
+    expect(isCallerFault({ code: 'context_too_long' })).toBe(false);
+  });
 });
 
 describe('HermesError', () => {

@@ -1,5 +1,7 @@
 export { LlmClient } from './llm-client.js';
-export type { LlmClientOptions, ChatRequest, ChatResult, ModelRole, RoleEndpoint } from './llm-client.js';
+export type { LlmClientOptions, ChatRequest, ChatResult, ContextWindow, ModelRole, RoleEndpoint } from './llm-client.js';
+export { ollamaWindow } from './context-detection.js';
+export type { DetectedFrom, DetectedWindow } from './context-detection.js';
 export { LlmError, redactSecrets, toLlmError } from './llm-errors.js';
 export type { LlmErrorDetails } from './llm-errors.js';
 export { unlimitedPermits } from './permits.js';
@@ -13,5 +15,5 @@ export { llmSettings, roleEndpoints, openLlmClient } from './llm-settings.js';
 export type { LlmConfig } from './llm-settings.js';
 export { undiciFetch } from './http-transport.js';
 export type { LlmHttpClient } from './http-transport.js';
-export { countMessage, countText, encodingFor, headTokens, MESSAGE_OVERHEAD_TOKENS } from './token-counter.js';
-export type { CountableMessage, EncodingName } from './token-counter.js';
+export { countMessage, countText, countToolSchemas, encodingFor, headTokens, MESSAGE_OVERHEAD_TOKENS, TOOL_OVERHEAD_TOKENS } from './token-counter.js';
+export type { CountableMessage, CountableTool, EncodingName } from './token-counter.js';

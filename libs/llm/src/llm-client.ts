@@ -3,6 +3,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { activeConversationId, contentAttribute, genAiContentCapture, hermesTracer } from '@hermes/telemetry';
 import { callChat, type ChatResult } from './chat-call.js';
+import { detectsWindow, detectWindow, type DetectedWindow } from './context-detection.js';
 import { withProviderErrorBodies } from './error-bodies.js';
 import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
@@ -40,6 +41,11 @@ export interface LlmClientOptions {
   keepReasoning?: boolean;
 }
 
+/** A model's context window, and whether it was configured or reported by its server. */
+export type ContextWindow =
+  | { tokens: number; source: 'configured' }
+  | { tokens: number; source: 'detected'; detectedFrom: DetectedWindow['from']; detectedAt: string };
+
 export interface ChatRequest {
   role: Exclude<ModelRole, 'embedder'>;
   messages: ChatCompletionMessageParam[];
@@ -67,7 +73,7 @@ export interface ChatRequest {
 export class LlmClient {
   private readonly clients = new Map<string, OpenAI>();
   /** Context windows the servers reported, by endpoint and model. */
-  private readonly detectedWindows = new Map<string, number>();
+  private readonly detectedWindows = new Map<string, DetectedWindow>();
   /** The SDK's `fetch` (LLM_HTTP_CLIENT), error bodies made readable. One connection pool for every role. */
   private readonly transport: typeof fetch;
   private readonly permits: PermitProvider;
@@ -92,28 +98,37 @@ export class LlmClient {
     return this.settingsFor(role).profile.providerName;
   }
 
-  /** A role's model's context window: LLM_POOLS' `context_tokens`, else what vLLM reported; undefined when neither says. */
+  /** A role's model's context window: LLM_POOLS' `context_tokens`, else what its server reported; undefined when neither says. */
   contextTokensFor(role: ModelRole): number | undefined {
+    return this.contextWindowOf(role)?.tokens;
+  }
+
+  /** A role's model's window and where it comes from: configured (`context_tokens`) or detected (from what, when). */
+  contextWindowOf(role: ModelRole): ContextWindow | undefined {
     const e = this.opts.roles[role];
-    return this.settingsFor(role).contextTokens ?? this.detectedWindows.get(`${e.baseUrl}\u0000${e.model}`);
+    const configured = this.settingsFor(role).contextTokens;
+    if (configured) return { tokens: configured, source: 'configured' };
+    const detected = this.detectedWindows.get(`${e.baseUrl}\u0000${e.model}`);
+    return detected ? { tokens: detected.tokens, source: 'detected', detectedFrom: detected.from, detectedAt: detected.at } : undefined;
   }
 
   /**
-   * Reads the window of each chat role's model from `/v1/models` where the server reports one
-   * (vLLM's `max_model_len`) and no `context_tokens` is configured. Once, at start; a server that
-   * does not answer within `timeoutMs` leaves MODEL_CONTEXT_TOKENS in force (it never fails start).
+   * Asks the server for the window of each chat role's model where it says (vLLM's
+   * `max_model_len` on `/v1/models`, Ollama's `/api/show`) and no `context_tokens` is configured.
+   * Once per endpoint and model, at start; a server that does not answer within `timeoutMs`
+   * leaves MODEL_CONTEXT_TOKENS in force (it never fails start).
    */
   async detectContextWindows(o: { timeoutMs?: number } = {}): Promise<void> {
+    const asked = new Set<string>();
     for (const role of ['worker', 'planner', 'summarizer'] as const) {
       const e = this.opts.roles[role];
       const key = `${e.baseUrl}\u0000${e.model}`;
       const settings = this.settingsFor(role);
-      if (settings.contextTokens || settings.provider !== 'vllm' || this.detectedWindows.has(key)) continue;
+      if (settings.contextTokens || !detectsWindow(settings.provider) || this.detectedWindows.has(key) || asked.has(key)) continue;
+      asked.add(key);
       try {
-        for await (const m of this.client(e).models.list({ timeout: o.timeoutMs ?? 5_000 })) {
-          const len = (m as { max_model_len?: unknown }).max_model_len;
-          if (m.id === e.model && typeof len === 'number' && len > 0) this.detectedWindows.set(key, len);
-        }
+        const found = await detectWindow({ provider: settings.provider, client: this.client(e), fetch: this.transport, endpoint: e, timeoutMs: o.timeoutMs ?? 5_000 });
+        if (found) this.detectedWindows.set(key, found);
       } catch {
         // Not known then: the configured default applies.
       }

@@ -71,3 +71,28 @@ export function countMessage(message: CountableMessage, encoding: EncodingName):
   for (const call of message.tool_calls ?? []) tokens += countText(call.name, encoding) + countText(call.arguments, encoding);
   return tokens;
 }
+
+/** What of a tool the model reads: its function's name, description and JSON Schema. */
+export interface CountableTool {
+  name: string;
+  description?: string | undefined;
+  parameters?: unknown;
+}
+
+/** Tokens a tool definition costs beyond its JSON (the template's wrapping of each function). */
+export const TOOL_OVERHEAD_TOKENS = 8;
+
+/**
+ * Tokens the tool definitions of a request take in the prompt: each function's name, description
+ * and parameter schema as the JSON the server renders into its template, plus a per-tool overhead.
+ * Servers render tools in their own ways (OpenAI's TypeScript-like namespace, a chat template's
+ * JSON list); the JSON is close to both, and grows with the schema as they do.
+ */
+export function countToolSchemas(tools: readonly CountableTool[], encoding: EncodingName): number {
+  let tokens = 0;
+  for (const t of tools) {
+    const spec = { name: t.name, ...(t.description ? { description: t.description } : {}), ...(t.parameters !== undefined ? { parameters: t.parameters } : {}) };
+    tokens += TOOL_OVERHEAD_TOKENS + countText(JSON.stringify(spec), encoding);
+  }
+  return tokens;
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI, GEN_AI_PROVIDER_NAME_VALUE_OPENAI } from '@opentelemetry/semantic-conventions/incubating';
-import { LlmClient, PoolResolver, type PoolConfig, type ProviderName } from '@hermes/llm';
+import { LlmClient, ollamaWindow, PoolResolver, type PoolConfig, type ProviderName } from '@hermes/llm';
 import { cleanupAll, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
 
 let llm: ScriptedLlm;
@@ -114,6 +114,51 @@ describe('provider profiles', () => {
     const gone = at('vllm');
     await gone.detectContextWindows({ timeoutMs: 1_000 });
     expect(gone.contextTokensFor('worker')).toBeUndefined();
+  });
+
+  it("ask Ollama's /api/show once for a model without context_tokens: the Modelfile's num_ctx, else model_info's context length, and say it was detected", async () => {
+    const withNumCtx = await startScriptedLlm({ profile: 'ollama', contextTokens: 40_960, numCtx: 8192 });
+    const trainedOnly = await startScriptedLlm({ profile: 'ollama', contextTokens: 40_960 });
+    const at = (server: { baseUrl: string }, context_tokens?: Record<string, number>) => {
+      const worker = { baseUrl: server.baseUrl, apiKey: 'ollama', model: 'qwen3:8b' };
+      const pools = new PoolResolver([{ name: 'p', capacity: 1, provider: 'ollama', ...(context_tokens ? { context_tokens } : {}) }], { capacity: 1 });
+      return new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, pools });
+    };
+    try {
+      const runsWith = at(withNumCtx);
+      await runsWith.detectContextWindows();
+      expect(runsWith.contextTokensFor('worker')).toBe(8192);
+      expect(runsWith.contextWindowOf('worker')).toMatchObject({ tokens: 8192, source: 'detected', detectedFrom: 'num_ctx' });
+      // Worker, planner and summarizer share the endpoint and model: asked once, over HTTP, by the model's name.
+      expect(withNumCtx.showRequests).toEqual(['qwen3:8b']);
+      await runsWith.detectContextWindows();
+      expect(withNumCtx.showRequests).toHaveLength(1);
+
+      const trained = at(trainedOnly);
+      await trained.detectContextWindows();
+      expect(trained.contextWindowOf('planner')).toMatchObject({ tokens: 40_960, source: 'detected', detectedFrom: 'model_info' });
+
+      const configured = at(trainedOnly, { 'qwen3:8b': 16_384 });
+      await configured.detectContextWindows();
+      expect(configured.contextWindowOf('worker')).toEqual({ tokens: 16_384, source: 'configured' });
+      expect(trainedOnly.showRequests).toHaveLength(1);
+    } finally {
+      await withNumCtx.close();
+      await trainedOnly.close();
+    }
+    // Ollama's server gone: the window stays unknown, start does not fail.
+    const gone = at(withNumCtx);
+    await gone.detectContextWindows({ timeoutMs: 1_000 });
+    expect(gone.contextWindowOf('worker')).toBeUndefined();
+  });
+
+  it('read the window of odd /api/show answers only where it is a positive whole number', () => {
+    expect(ollamaWindow({ parameters: 'stop "<|im_end|>"\nnum_ctx 32768', model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 } })).toEqual({ tokens: 32768, from: 'num_ctx' });
+    expect(ollamaWindow({ model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 } })).toEqual({ tokens: 131072, from: 'model_info' });
+    expect(ollamaWindow({ model_info: { 'gemma3.context_length': 8192 } })).toEqual({ tokens: 8192, from: 'model_info' });
+    expect(ollamaWindow({ parameters: 'num_ctx abc', model_info: { 'general.architecture': 'llama', 'llama.context_length': -1 } })).toBeUndefined();
+    expect(ollamaWindow('not json')).toBeUndefined();
+    expect(ollamaWindow(null)).toBeUndefined();
   });
 
   it('take api.openai.com and Azure hosts for what they are when no pool names a provider', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MESSAGE_OVERHEAD_TOKENS, countMessage, countText, encodingFor } from '../src/token-counter.js';
+import { MESSAGE_OVERHEAD_TOKENS, TOOL_OVERHEAD_TOKENS, countMessage, countText, countToolSchemas, encodingFor } from '../src/token-counter.js';
 
 describe('token counting', () => {
   it('counts with the real BPE of the model family', () => {
@@ -25,5 +25,20 @@ describe('token counting', () => {
     const withCall = countMessage({ content: null, tool_calls: [{ name: 'web_search', arguments: '{"q":"dns"}' }] }, 'o200k_base');
     expect(withCall).toBe(MESSAGE_OVERHEAD_TOKENS + countText('web_search', 'o200k_base') + countText('{"q":"dns"}', 'o200k_base'));
     expect(countText('<|endoftext|>', 'o200k_base')).toBeGreaterThan(1);
+  });
+
+  it('counts tool schemas as their JSON plus a per-tool overhead, growing with the schema', () => {
+    const small = { name: 'time_now', description: 'The current time.', parameters: { type: 'object', properties: {} } };
+    const large = {
+      name: 'file_write',
+      description: 'Writes a file in the workspace, creating folders on the way.',
+      parameters: { type: 'object', properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field_${i}`, { type: 'string', description: `the ${i}th field of the record to write` }])) },
+    };
+    expect(countToolSchemas([], 'o200k_base')).toBe(0);
+    expect(countToolSchemas([small], 'o200k_base')).toBe(TOOL_OVERHEAD_TOKENS + countText(JSON.stringify(small), 'o200k_base'));
+    expect(countToolSchemas([small, large], 'o200k_base')).toBe(countToolSchemas([small], 'o200k_base') + countToolSchemas([large], 'o200k_base'));
+    // 40 described properties are several hundred tokens: no constant fits both.
+    expect(countToolSchemas([large], 'o200k_base')).toBeGreaterThan(20 * countToolSchemas([small], 'o200k_base') / 2);
+    expect(countToolSchemas([{ name: 'x', description: undefined }], 'o200k_base')).toBe(TOOL_OVERHEAD_TOKENS + countText('{"name":"x"}', 'o200k_base'));
   });
 });

@@ -18,8 +18,10 @@ export interface ScriptedLlmOptions {
   port?: number;
   /** Which real server to behave like on the wire (see server-profiles.ts). Default `openai`. */
   profile?: ScriptedProfile;
-  /** The model's context window, reported where the profile's `/v1/models` reports one (vLLM's `max_model_len`). Default 4096. */
+  /** The model's context window, reported where the profile's `/v1/models` reports one (vLLM's `max_model_len`) and as Ollama's model_info context length. Default 4096. */
   contextTokens?: number;
+  /** Ollama profile: the `num_ctx` of the model's Modelfile parameters in `/api/show` (absent: none set). */
+  numCtx?: number;
 }
 
 /** An OpenAI-compatible chat completions server whose answers the test scripts. */
@@ -29,6 +31,8 @@ export interface ScriptedLlm {
   readonly port: number;
   /** Chat completion requests received since start or the last resetStats(), oldest first. */
   readonly requests: readonly RecordedRequest[];
+  /** Models asked about on Ollama's native `POST /api/show`, oldest first (ollama profile only). */
+  readonly showRequests: readonly string[];
   /** Chat completion requests between arrival and the end of their response right now. */
   readonly inFlight: number;
   /** Highest `inFlight` seen since start or the last resetStats(). */
@@ -59,7 +63,9 @@ class ScriptedLlmServer implements ScriptedLlm {
   #latencyMs: number;
   #profile: ScriptedProfile;
   readonly #contextTokens: number;
+  readonly #numCtx: number | undefined;
   #requests: RecordedRequest[] = [];
+  #showRequests: string[] = [];
   #inFlight = 0;
   #maxInFlight = 0;
   #sequence = 0;
@@ -72,6 +78,7 @@ class ScriptedLlmServer implements ScriptedLlm {
     this.#latencyMs = options.latencyMs ?? 0;
     this.#profile = options.profile ?? 'openai';
     this.#contextTokens = options.contextTokens ?? 4096;
+    this.#numCtx = options.numCtx;
     this.#server = createServer((req, res) => {
       this.#handle(req, res).catch((error: unknown) => {
         if (!res.headersSent) sendJson(res, 500, openAiError({ message: `Scripted model failed: ${String(error)}`, type: 'server_error', code: null }));
@@ -102,6 +109,10 @@ class ScriptedLlmServer implements ScriptedLlm {
 
   get requests(): readonly RecordedRequest[] {
     return this.#requests;
+  }
+
+  get showRequests(): readonly string[] {
+    return this.#showRequests;
   }
 
   get inFlight(): number {
@@ -161,6 +172,16 @@ class ScriptedLlmServer implements ScriptedLlm {
     }
     if (req.method === 'POST' && COMPLETION_PATHS.has(path)) {
       await this.#complete(req, res);
+      return;
+    }
+    const show = wireTraits(this.#profile).show;
+    if (req.method === 'POST' && path === '/api/show' && show) {
+      // `name` is what releases before 0.5 took; the docs now say `model`.
+      const body = (await readJson(req)) as { model?: unknown; name?: unknown } | undefined;
+      const model = typeof body?.model === 'string' ? body.model : typeof body?.name === 'string' ? body.name : '';
+      if (model) this.#showRequests.push(model);
+      if (!model) sendJson(res, 400, { error: 'model is required' });
+      else sendJson(res, 200, show({ model, contextTokens: this.#contextTokens, numCtx: this.#numCtx }));
       return;
     }
     sendJson(res, 404, openAiError({ message: `Unknown route ${req.method ?? ''} ${path} (scripted model).`, type: 'invalid_request_error', code: 'unknown_url' }));

@@ -23,6 +23,8 @@ export interface WireTraits {
   overflow?: (o: ContextOverflow) => { status: number; message: string; type: string; code: string | null; extra?: Record<string, unknown> };
   /** Fields a `/v1/models` entry carries beyond id/object/created/owned_by. */
   modelFields(contextTokens: number): Record<string, unknown>;
+  /** The native `POST /api/show` answer for a model, where the server has one (Ollama). */
+  show?: (o: { model: string; contextTokens: number; numCtx?: number | undefined }) => Record<string, unknown>;
 }
 
 const openAiBody: WireTraits['errorBody'] = (e) => ({ error: { message: e.message, type: e.type, param: null, code: e.code, ...e.extra } });
@@ -53,6 +55,18 @@ const PROFILES: Record<ScriptedProfile, WireTraits> = {
     toolCallDeltas: 'whole-at-0',
     errorBody: (e) => ({ error: { message: e.message, type: e.type, param: null, code: e.code } }),
     modelFields: () => ({}),
+    // Native API, docs.ollama.com/api (Show model details, POST /api/show {model}): the
+    // Modelfile's parameters as text ("num_ctx 8192\nstop ..."), and model_info with the
+    // architecture's trained window under `<general.architecture>.context_length`.
+    show: (o) => ({
+      modelfile: `FROM ${o.model}`,
+      parameters: [...(o.numCtx ? [`num_ctx                        ${o.numCtx}`] : []), 'stop                           "<|im_end|>"'].join('\n'),
+      template: '{{ .Prompt }}',
+      details: { parent_model: '', format: 'gguf', family: 'qwen3', families: ['qwen3'], parameter_size: '8.2B', quantization_level: 'Q4_K_M' },
+      model_info: { 'general.architecture': 'qwen3', 'general.parameter_count': 8190735360, 'qwen3.context_length': o.contextTokens, 'qwen3.embedding_length': 4096 },
+      capabilities: ['completion', 'tools', 'thinking'],
+      modified_at: '2025-05-01T00:00:00Z',
+    }),
   },
   // vLLM: older releases answer errors with a bare `{"object":"error","message":...,"code":400}`
   // (vllm-project/vllm#4667), the overflow as "This model's maximum context length is N tokens.

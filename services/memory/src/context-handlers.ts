@@ -70,6 +70,8 @@ export function serveContextHandlers(o: ContextHandlersOptions): Subscription[] 
         return o.summarizer.summarize(user, session, { wait: true, ...(req.keep_recent !== undefined ? { keepRecent: req.keep_recent } : {}) });
       }),
     ),
+    // Nothing of the session is read or written: the messages come with the request.
+    serve(bus, contracts.sessionCompact, (req) => answer(bus, () => o.summarizer.compact(req.messages))),
     serve(bus, contracts.sessionLock, (req) =>
       answer(bus, async () => {
         const { user, session } = await o.names.of(req);

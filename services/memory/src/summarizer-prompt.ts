@@ -1,4 +1,4 @@
-import type { PinnedFact, SessionMessage } from '@hermes/contracts';
+import type { PinnedFact } from '@hermes/contracts';
 
 /** What the summariser model is told to do; the answer is JSON so constraints come back as data. */
 export const SUMMARIZER_INSTRUCTIONS = [
@@ -11,7 +11,7 @@ export const SUMMARIZER_INSTRUCTIONS = [
 ].join('\n');
 
 /** One summariser request: the previous summary and the messages to fold into it. */
-export function summarizerMessages(previous: string | undefined, messages: readonly SessionMessage[], render: (m: SessionMessage) => string) {
+export function summarizerMessages<M>(previous: string | undefined, messages: readonly M[], render: (m: M) => string) {
   const lines = messages.map(render).join('\n');
   return [
     { role: 'system' as const, content: SUMMARIZER_INSTRUCTIONS },

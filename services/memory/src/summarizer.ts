@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import type { SessionMessage, SessionSummarizeReply } from '@hermes/contracts';
+import type { NewSessionMessage, SessionCompactReply, SessionMessage, SessionSummarizeReply } from '@hermes/contracts';
 import type { LlmClient } from '@hermes/llm';
 import { parseSummarizerAnswer, summarizerMessages } from './summarizer-prompt.js';
 import type { SessionStore } from './session-store.js';
 import type { SummaryStore } from './summary-store.js';
-import { headTokens } from '@hermes/llm';
+import { countMessage, headTokens } from '@hermes/llm';
 
 export interface SummarizerOptions {
   redis: Redis;
@@ -90,13 +90,35 @@ export class Summarizer {
     return { summary: current?.text ?? null, covered_messages: current?.coveredCount ?? 0, folded_messages: folded, pins_added: pinsAdded };
   }
 
+  /**
+   * Summarises a conversation that is not stored (a running task's, sent by the runtime when the
+   * model said it outgrew its window), in chunks of `inputTokens` like a stored fold, each call
+   * building on the previous call's summary. Nothing is saved or pinned: the caller sends the
+   * summary in place of the messages.
+   */
+  async compact(messages: readonly NewSessionMessage[]): Promise<SessionCompactReply> {
+    const foldable = messages.map((m) => ({ ...m, tokens: countMessage({ content: m.content, tool_calls: m.tool_calls }, this.o.store.encoding) }));
+    let summary: string | undefined;
+    const pinned: SessionCompactReply['pinned'] = [];
+    let calls = 0;
+    for (const chunk of this.chunks(foldable)) {
+      // A task waits for this answer: normal priority, not the background summary's batch one.
+      const answer = await this.o.llm.chat({ role: 'summarizer', priority: 1, messages: summarizerMessages(summary, chunk, (m) => this.render(m)) });
+      calls += 1;
+      const parsed = parseSummarizerAnswer(answer.content ?? '');
+      summary = parsed.summary;
+      pinned.push(...parsed.pinned);
+    }
+    return { summary: summary ?? '', pinned, folded_messages: messages.length, input_tokens: foldable.reduce((sum, m) => sum + m.tokens, 0), summarizer_calls: calls };
+  }
+
   private async unchanged(sessionId: string, pinsAdded: number): Promise<SessionSummarizeReply> {
     const current = await this.o.summaries.summary(sessionId);
     return { summary: current?.text ?? null, covered_messages: current?.coveredCount ?? 0, folded_messages: 0, pins_added: pinsAdded };
   }
 
-  private *chunks(messages: readonly SessionMessage[]): Generator<SessionMessage[]> {
-    let chunk: SessionMessage[] = [];
+  private *chunks<M extends Foldable>(messages: readonly M[]): Generator<M[]> {
+    let chunk: M[] = [];
     let tokens = 0;
     for (const m of messages) {
       const cost = Math.min(m.tokens, this.o.toolResultMaxTokens + 50);
@@ -111,10 +133,13 @@ export class Summarizer {
     if (chunk.length > 0) yield chunk;
   }
 
-  private render(m: SessionMessage): string {
+  private render(m: Foldable): string {
     const calls = (m.tool_calls ?? []).map((c) => ` [calls ${c.name}(${c.arguments})]`).join('');
     let content = m.content ?? '';
     if (m.role === 'tool' && m.tokens > this.o.toolResultMaxTokens) content = `${headTokens(content, this.o.toolResultMaxTokens, this.o.store.encoding)} [...truncated]`;
-    return `[${m.created_at}] ${m.role}: ${content}${calls}`;
+    return `${m.created_at ? `[${m.created_at}] ` : ''}${m.role}: ${content}${calls}`;
   }
 }
+
+/** What the summariser reads of a message: a stored one, or one of a running task's conversation. */
+type Foldable = Pick<SessionMessage, 'role' | 'content' | 'tool_calls' | 'tokens'> & { created_at?: string };

@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { toolSpecs as specsOf } from './tool-reserve.js';
 import { ownerFields, wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
-import type { ChatResult, LlmClient, PermitReservation } from '@hermes/llm';
+import { LlmError, type ChatResult, type LlmClient, type PermitReservation } from '@hermes/llm';
 import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
@@ -8,6 +9,7 @@ import type { StepEvents } from './step-events.js';
 import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
 import type { WaitOut } from './dependency-wait.js';
+import type { Compactor } from './conversation-compaction.js';
 
 export interface LoopLimits {
   maxSteps: number;
@@ -27,6 +29,8 @@ export interface AgentLoopDeps {
   timer?: StepTimer;
   /** How the job's requests wait out a dependency's outage; by default they do not. */
   waitOut?: WaitOut;
+  /** Folds the conversation when the model answers context_too_long; without it that error ends the job. */
+  compact?: Compactor;
 }
 
 /**
@@ -53,7 +57,7 @@ export class AgentLoop {
     const { job, checkpoint: cp, limits } = o;
     const timer = this.d.timer ?? noStepTimer;
     const system: ChatCompletionMessageParam = { role: 'system', content: systemPrompt(job, o.tools.length > 0) };
-    const toolSpecs: ChatCompletionTool[] = o.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    const toolSpecs: ChatCompletionTool[] = specsOf(o.tools);
     let model = this.d.llm.modelFor(job.model_role);
     const sideEffectFree = new Set(o.tools.filter((t) => t.idempotent).map((t) => t.name));
     // Calls of the current turn already sent, by index (see below).
@@ -85,16 +89,35 @@ export class AgentLoop {
         const step = cp.step + 1;
         const onDelta = o.onDelta;
         timer.startStep(step);
-        const answer: ChatResult = await timer.time('llm', () =>
-          this.d.llm.chat({
-            role: job.model_role,
-            messages: [system, ...cp.messages],
-            ...(toolSpecs.length ? { tools: toolSpecs } : {}),
-            ...(o.signal ? { signal: o.signal } : {}),
-            ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
-            ...(reservation ? { reservation } : {}),
-          }),
-        );
+        const ask = () =>
+          timer.time('llm', () =>
+            this.d.llm.chat({
+              role: job.model_role,
+              messages: [system, ...cp.messages],
+              ...(toolSpecs.length ? { tools: toolSpecs } : {}),
+              ...(o.signal ? { signal: o.signal } : {}),
+              ...(onDelta ? { onDelta: (text: string) => onDelta(text, step) } : {}),
+              ...(reservation ? { reservation } : {}),
+            }),
+          );
+        let answer: ChatResult;
+        try {
+          answer = await ask();
+        } catch (err) {
+          if (!isContextTooLong(err) || !this.d.compact) throw err;
+          // The reservation went with the refused call.
+          reservation = undefined;
+          const compacted = await this.d.compact(job, cp.messages);
+          if (!compacted) return this.stop(cp, contextTooLong(err, { compacted: false, step }));
+          cp.messages = compacted.messages;
+          this.d.events.compacted(job, step, compacted);
+          try {
+            answer = await ask();
+          } catch (again) {
+            if (isContextTooLong(again)) return this.stop(cp, contextTooLong(again, { compacted: true, step, folded_messages: compacted.folded }));
+            throw again;
+          }
+        }
         reservation = undefined;
         model = answer.model;
         cp.step = step;
@@ -216,6 +239,16 @@ export function toolMessage(reply: ToolCallReply | undefined): string {
     error: reply.error ?? { code: 'tool_failed', message: 'the tool call did not complete' },
     hint: 'The tool call failed. Fix the arguments or try another way; do not invent a result.',
   });
+}
+
+function isContextTooLong(err: unknown): err is LlmError {
+  return err instanceof LlmError && err.code === 'context_too_long';
+}
+
+/** What ends a job whose conversation does not fit even after compaction (or had nothing to fold). */
+function contextTooLong(err: LlmError, more: Record<string, unknown>): WireError {
+  const how = more.compacted ? 'even after the conversation was compacted' : 'and the conversation has nothing left to fold';
+  return { ...err.toWire(), message: `${err.message} (${how})`, details: { ...err.details, ...more } };
 }
 
 function maxStepsError(cp: Checkpoint, maxSteps: number): WireError {

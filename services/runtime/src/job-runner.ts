@@ -12,6 +12,9 @@ import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } fro
 import { recallBackground } from './memory-recall.js';
 import { assertOpeningFits } from './opening-budget.js';
 import { openingMessages } from './prompt-builder.js';
+import { memoryCompactor } from './conversation-compaction.js';
+import { RESERVE_OUTPUT_TOKENS, toolReserveTokens } from './tool-reserve.js';
+import { countMessage, encodingFor } from '@hermes/llm';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
 import { stepTimer } from './step-timer.js';
@@ -42,9 +45,6 @@ export interface JobRunnerOptions {
 }
 
 const SOURCE = 'hermes/runtime';
-// Kept free in the context window for the answer, and for tool schemas plus the system prompt.
-const RESERVE_OUTPUT_TOKENS = 4096;
-const RESERVE_TOOL_TOKENS = 8192;
 
 /**
  * Runs one job from the queue: resumes its checkpoint (or starts one from the session), runs the
@@ -206,12 +206,15 @@ export class JobRunner {
   }
 
   private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
-    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut));
-    if (checkpoint.step === 0) assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job), maxTokens: job.budget?.max_tokens });
+    // The tool list was asked for as the job started: its schemas size the room kept for them.
     const tools = await prefetched.tools;
+    const reserveTools = toolReserveTokens(job, tools.tools, this.o.llm.modelFor(job.model_role));
+    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut, reserveTools));
+    if (checkpoint.step === 0) assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job, reserveTools), maxTokens: job.budget?.max_tokens });
     const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
-    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, ...(timer ? { timer } : {}) });
+    const compact = memoryCompactor({ bus: this.o.bus, waitOut });
+    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, compact, ...(timer ? { timer } : {}) });
     const outcome = await loop.run({
       job,
       checkpoint,
@@ -236,7 +239,10 @@ export class JobRunner {
     } else {
       messages = composeMessages(job);
     }
-    assertOpeningFits({ messages, ...this.openingLimits(job) });
+    // The opening check counts the last message; the system prompt before it is kept free.
+    const encoding = encodingFor(this.o.llm.modelFor(job.model_role));
+    const before = messages.slice(0, -1).reduce((sum, m) => sum + countMessage({ content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }, encoding), 0);
+    assertOpeningFits({ messages, ...this.openingLimits(job, before) });
     // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
     const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
     const answer = await this.o.llm.chat({ role: job.model_role, messages, ...plan, ...(signal ? { signal } : {}) });
@@ -245,8 +251,9 @@ export class JobRunner {
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
   }
 
-  private openingLimits(job: RuntimeJob) {
-    return { contextTokens: this.contextTokens(job), reserveTokens: RESERVE_OUTPUT_TOKENS + RESERVE_TOOL_TOKENS };
+  /** The window and what is kept free in it: the answer's tokens, and the prompt's beyond the conversation (system prompt, tool schemas). */
+  private openingLimits(job: RuntimeJob, reservePromptTokens: number) {
+    return { contextTokens: this.contextTokens(job), reserveTokens: RESERVE_OUTPUT_TOKENS + reservePromptTokens };
   }
 
   /** The job's model's window: its pool's `context_tokens` for the model, else MODEL_CONTEXT_TOKENS. */
@@ -254,7 +261,7 @@ export class JobRunner {
     return this.o.llm.contextTokensFor(job.model_role) ?? this.o.contextTokens ?? 128_000;
   }
 
-  private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut): Promise<Checkpoint> {
+  private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut, reserveTools: number): Promise<Checkpoint> {
     const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
     const history = await traceMemoryContext(job, () =>
       waitOut('memory', () =>
@@ -264,7 +271,7 @@ export class JobRunner {
           model: this.o.llm.modelFor('worker'),
           context_limit: this.contextTokens(job),
           reserve_output: RESERVE_OUTPUT_TOKENS,
-          reserve_tools: RESERVE_TOOL_TOKENS,
+          reserve_tools: reserveTools,
         }),
       ),
     );

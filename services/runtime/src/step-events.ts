@@ -2,6 +2,7 @@ import { contracts, makeTaskEvent, ownerOf, toolCallIdFor, type RuntimeJob, type
 import type { Bus } from '@hermes/bus';
 import type { ChatResult } from '@hermes/llm';
 import type { DependencyWait } from './dependency-wait.js';
+import type { Compaction } from './conversation-compaction.js';
 import type { Logger } from '@hermes/telemetry';
 
 const SOURCE = 'hermes/runtime';
@@ -63,6 +64,18 @@ export class StepEvents {
       step,
       kind: 'waiting',
       detail: { waiting_for: w.service, code: w.code, attempt: w.attempt, retry_in_ms: w.delayMs, waited_ms: w.waitedMs },
+    });
+  }
+
+  /** The model said the conversation outgrew its window, and it was folded into a summary before the step's call was asked again. */
+  compacted(job: RuntimeJob, step: number, c: Compaction): void {
+    this.o.logger.info({ task_id: job.task_id, step, compacted: true, folded_messages: c.folded, kept_messages: c.kept, folded_tokens: c.inputTokens }, 'conversation compacted after context_too_long');
+    this.publish(job, `${job.job_id}:step:${step}:compacted`, {
+      task_id: job.task_id,
+      subtask_id: job.subtask_id,
+      step,
+      kind: 'compacted',
+      detail: { reason: 'context_too_long', folded_messages: c.folded, kept_messages: c.kept, folded_tokens: c.inputTokens, summarizer_calls: c.summarizerCalls },
     });
   }
 

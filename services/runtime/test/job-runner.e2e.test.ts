@@ -3,7 +3,8 @@ import { RemoteError, ReplyError } from '@hermes/bus';
 import { contracts, taskEventData, wireError, type SessionMessage } from '@hermes/contracts';
 import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import { systemPrompt } from '../src/prompt-builder.js';
-import { MODEL, makeJob as job, okReply, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
+import { toolReserveTokens } from '../src/tool-reserve.js';
+import { MODEL, makeJob as job, okReply, toolDefinition, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
 import { eventually, kinds } from './support.js';
 
 let nats: NatsServerHandle;
@@ -85,7 +86,7 @@ describe('JobRunner', () => {
         ],
       },
     ]);
-    expect(f.reads).toEqual([{ user_id: 'u_alice', session_id: 'sess_1', model: MODEL, context_limit: 128_000, reserve_output: 4096, reserve_tools: 8192 }]);
+    expect(f.reads).toEqual([{ user_id: 'u_alice', session_id: 'sess_1', model: MODEL, context_limit: 128_000, reserve_output: 4096, reserve_tools: toolReserveTokens(j, [toolDefinition('web_search')], MODEL) }]);
     expect(f.toolLists).toEqual([{ user_id: 'u_alice', roles: ['user'], allow: ['web_search'] }]);
     expect(f.toolCalls).toEqual([]);
   });

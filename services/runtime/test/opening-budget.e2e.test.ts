@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { lastUserMessageText } from '@hermes/testkit';
-import { makeJob as job } from './runtime-fixture.js';
+import type { ToolDefinition } from '@hermes/contracts';
+import { RESERVE_OUTPUT_TOKENS, toolReserveTokens } from '../src/tool-reserve.js';
+import { MODEL, makeJob as job } from './runtime-fixture.js';
 import { runtimePerFile } from './runtime-per-file.js';
 import { kinds } from './support.js';
 
 const runtime = runtimePerFile();
 
-// 16,384 less the runtime's 4,096 + 8,192 reserved tokens leaves a window of 4,096 tokens
-// (~16 KB of prompt) for the opening message.
-const SMALL_WINDOW = 16_384;
+// 8,192 less the 4,096 kept for the answer and the system prompt and tool schemas (about 250
+// tokens with the fixture's one tool) leaves about 3,800 tokens (~15 KB of prompt) for the opening.
+const SMALL_WINDOW = 8_192;
 
 /** `{"a":{"a":...{"leaf":true}...}}`, 6 characters a level. */
 function nested(depth: number): Record<string, unknown> {
@@ -26,10 +28,12 @@ describe('the opening prompt within the window and the budget', () => {
     await f.runner.run(j, msg);
 
     expect(await f.results()).toMatchObject([
-      { outcome: 'failed', attempt: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: { code: 'input_too_large', retryable: false, details: { window_tokens: 4_096 } } },
+      { outcome: 'failed', attempt: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: { code: 'input_too_large', retryable: false } },
     ]);
     const [result] = await f.results();
-    expect((result!.error!.details as { estimated_tokens: number }).estimated_tokens).toBeGreaterThan(4_096);
+    const details = result!.error!.details as { estimated_tokens: number; window_tokens: number };
+    expect(details.window_tokens).toBe(SMALL_WINDOW - RESERVE_OUTPUT_TOKENS - f.reads.at(-1)!.reserve_tools!);
+    expect(details.estimated_tokens).toBeGreaterThan(details.window_tokens);
     expect(runtime.llm.requests).toHaveLength(0);
     expect(kinds(await f.events(j.task_id))).toEqual(['started']);
     expect(f.appends).toEqual([]);
@@ -86,5 +90,34 @@ describe('the opening prompt within the window and the budget', () => {
     expect(sent).toBe(`triage the issues\n\nInputs (JSON):\n${JSON.stringify(inputs)}`);
     // 6 characters a level: ~24 KB, where the pretty-printed rendering was ~16 MB.
     expect(sent.length).toBeLessThan(25_000);
+  });
+
+  it('keeps room for the tools the job offers, counted from their schemas: an opening that fits beside one tool does not fit beside forty large ones', async () => {
+    const big = (i: number): ToolDefinition => ({
+      name: `crm_update_${i}`,
+      description: `Updates record kind ${i} in the CRM.`,
+      parameters: { type: 'object', properties: Object.fromEntries(Array.from({ length: 30 }, (_, k) => [`field_${k}`, { type: 'string', description: `the value of field ${k} of the record` }])) },
+      idempotent: false,
+    });
+    const many = Array.from({ length: 40 }, (_, i) => big(i));
+    // ~3,000 tokens of input: inside the window less the answer and one tool, not beside forty large schemas.
+    const inputs = { notes: 'word '.repeat(2_400) };
+
+    const few = await runtime.start({ contextTokens: SMALL_WINDOW });
+    const fits = job({ inputs });
+    runtime.llm.enqueue({ content: 'noted' });
+    await few.runner.run(fits, await few.deliver(fits));
+    expect(await few.results()).toMatchObject([{ outcome: 'succeeded' }]);
+    const oneTool = few.reads.at(-1)!.reserve_tools!;
+
+    const crowded = await runtime.start({ contextTokens: SMALL_WINDOW, tools: many });
+    const refused = job({ inputs });
+    await crowded.runner.run(refused, await crowded.deliver(refused));
+    const reserve = crowded.reads.at(-1)!.reserve_tools!;
+    // The session context was asked to leave exactly the tools' and system prompt's tokens free.
+    expect(reserve).toBe(toolReserveTokens(refused, many, MODEL));
+    expect(reserve).toBeGreaterThan(oneTool + 10_000);
+    expect(await crowded.results()).toMatchObject([{ outcome: 'failed', error: { code: 'input_too_large', details: { window_tokens: SMALL_WINDOW - RESERVE_OUTPUT_TOKENS - reserve } } }]);
+    expect(runtime.llm.requests).toHaveLength(1);
   });
 });

@@ -62,7 +62,7 @@ describe("a model's context window from its pool", () => {
   it('is the window the session context is fitted into and the opening prompt is checked against, over MODEL_CONTEXT_TOKENS', async () => {
     const llm = await startScriptedLlm({ profile: 'ollama' });
     servers.push(llm);
-    // 16,384 less the 12,288 tokens kept for the answer and tool schemas leaves 4,096 for the opening.
+    // 16,384 less the 4,096 tokens kept for the answer and the tool schemas' and system prompt's leaves ~12,000 for the opening.
     const pools = [{ name: 'ollama', capacity: 2, provider: 'ollama' as const, context_tokens: { [MODEL]: 16_384 } }];
     const f = await runtimeFixture(nats.url, llm, { pools, contextTokens: 128_000 });
     fixtures.push(f);
@@ -72,12 +72,12 @@ describe("a model's context window from its pool", () => {
     await f.runner.run(small, await f.deliver(small));
     expect(f.reads.at(-1)?.context_limit).toBe(16_384);
 
-    // ~7,500 tokens of input: fits 128k, not this model's window.
-    const big = job({ inputs: { notes: 'word '.repeat(30_000) } });
+    // ~15,000 tokens of input: fits 128k, not this model's window.
+    const big = job({ inputs: { notes: 'word '.repeat(60_000) } });
     await f.runner.run(big, await f.deliver(big));
     const results = await f.results();
     expect(results.map((r) => r.outcome)).toEqual(['succeeded', 'failed']);
-    expect(results[1]?.error).toMatchObject({ code: 'input_too_large', details: { window_tokens: 16_384 - 12_288 } });
+    expect(results[1]?.error).toMatchObject({ code: 'input_too_large', details: { window_tokens: 16_384 - 4_096 - f.reads.at(-1)!.reserve_tools! } });
     expect(llm.requests).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './common.js';
 import { Team } from '../owner.js';
-import { MessageRole, SessionMessage, ToolCall } from './memory.js';
+import { MessageRole, NewSessionMessage, SessionMessage, ToolCall } from './memory.js';
 
 /** Ask for the conversation that fits a model's context window (recent turns, summary, pinned facts). */
 export const SessionContextRequest = Type.Object(
@@ -103,3 +103,34 @@ export const SessionSummarizeReply = Type.Object(
   { title: 'SessionSummarizeReply', additionalProperties: false },
 );
 export type SessionSummarizeReply = Static<typeof SessionSummarizeReply>;
+
+/**
+ * Fold a running task's conversation into a summary with the session summariser: the runtime asks
+ * when the model answered context_too_long, and sends the summary instead of these messages.
+ * Nothing is stored.
+ */
+export const SessionCompactRequest = Type.Object(
+  {
+    user_id: Id,
+    team: Type.Optional(Team),
+    session_id: Id,
+    messages: Type.Array(NewSessionMessage, { minItems: 1, maxItems: 10_000, description: 'the conversation to fold, oldest first' }),
+  },
+  { title: 'SessionCompactRequest', additionalProperties: false },
+);
+export type SessionCompactRequest = Static<typeof SessionCompactRequest>;
+
+export const SessionCompactReply = Type.Object(
+  {
+    summary: Type.String({ description: 'the messages, summarised' }),
+    pinned: Type.Array(
+      Type.Object({ kind: PinKind, text: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false }),
+      { description: 'constraints and deadlines the user stated in them' },
+    ),
+    folded_messages: Type.Integer({ minimum: 0 }),
+    input_tokens: Type.Integer({ minimum: 0, description: 'tokens of the folded messages (memory service tokenizer)' }),
+    summarizer_calls: Type.Integer({ minimum: 0, description: 'summariser LLM calls it took' }),
+  },
+  { title: 'SessionCompactReply', additionalProperties: false },
+);
+export type SessionCompactReply = Static<typeof SessionCompactReply>;

@@ -71,6 +71,7 @@ export const StepKind = Type.Union([
   Type.Literal('approval_needed'),
   Type.Literal('token_delta'),
   Type.Literal('waiting'),
+  Type.Literal('compacted'),
 ]);
 export const StepData = Type.Object(
   {
