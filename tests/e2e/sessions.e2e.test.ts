@@ -95,7 +95,7 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     request(stack.bus, contracts.sessionAppend, { user_id, session_id, messages: [{ role: 'user', content }, { role: 'assistant', content: `re: ${content}` }] });
   const http = async (method: string, path: string, key = API_KEY) => {
     const res = await fetch(`${stack.gatewayUrl}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { error?: { code: string } } };
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> & { code?: string } };
   };
   const sessionIds = (body: Record<string, unknown>) => (body.sessions as { session_id: string }[]).map((s) => s.session_id);
 
@@ -109,11 +109,11 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     expect(sessionIds(listed.body)).not.toContain('http-bob');
     expect((listed.body.sessions as { session_id: string; message_count: number }[]).find((s) => s.session_id === 'http-a')).toMatchObject({ message_count: 2 });
     // A key acts for its own user only; an admin for anyone.
-    expect(await http('GET', '/v1/users/bob/sessions')).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    expect(await http('GET', '/v1/users/bob/sessions')).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     expect(sessionIds((await http('GET', '/v1/users/bob/sessions', ADMIN_KEY)).body)).toEqual(['http-bob']);
-    expect(await http('GET', '/v1/users/alice/sessions?limit=0')).toMatchObject({ status: 400, body: { error: { code: 'invalid_query' } } });
-    expect(await http('GET', '/v1/users/alice/sessions/http-a?limit=5000')).toMatchObject({ status: 400, body: { error: { code: 'invalid_query' } } });
-    expect(await http('DELETE', '/v1/users/alice/sessions/bad%20id')).toMatchObject({ status: 400, body: { error: { code: 'invalid_session_id' } } });
+    expect(await http('GET', '/v1/users/alice/sessions?limit=0')).toMatchObject({ status: 400, body: { code: 'invalid_query' } });
+    expect(await http('GET', '/v1/users/alice/sessions/http-a?limit=5000')).toMatchObject({ status: 400, body: { code: 'invalid_query' } });
+    expect(await http('DELETE', '/v1/users/alice/sessions/bad%20id')).toMatchObject({ status: 400, body: { code: 'invalid_session_id' } });
 
     const read = await http('GET', '/v1/users/alice/sessions/http-a');
     expect(read.status).toBe(200);
@@ -127,7 +127,7 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     expect((await request(stack.bus, contracts.sessionRead, { user_id: 'bob', session_id: 'http-bob' })).messages).toHaveLength(2);
 
     expect(await http('DELETE', '/v1/users/alice/sessions/http-a')).toMatchObject({ status: 200, body: { deleted: true, messages: 2 } });
-    expect(await http('DELETE', '/v1/users/alice/sessions/http-a')).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(await http('DELETE', '/v1/users/alice/sessions/http-a')).toMatchObject({ status: 404, body: { code: 'not_found' } });
     expect(sessionIds((await http('GET', '/v1/users/alice/sessions')).body)).not.toContain('http-a');
   });
 

@@ -7,7 +7,15 @@ import { gatewaySettings, type GatewaySettings } from './settings.js';
 export async function startGateway({ config, bus, logger }: ServiceContext<GatewaySettings>): Promise<RunningService> {
   // A bad HERMES_API_KEYS_FILE is a ConfigError thrown here: hostService exits 78 for it as for env settings.
   const apiKeys = loadApiKeys(config);
-  const gateway = createGatewayServer({ bus, apiKeys, logger });
+  const gateway = createGatewayServer({
+    bus,
+    apiKeys,
+    logger,
+    corsOrigins: config.GATEWAY_CORS_ORIGINS,
+    headersTimeoutMs: config.GATEWAY_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS,
+    maxConnections: config.GATEWAY_MAX_CONNECTIONS,
+  });
   const host = config.GATEWAY_HOST ?? config.HERMES_BIND_HOST;
   const { port } = await gateway.listen({ port: config.GATEWAY_PORT, host });
   logger.info({ port, host, api_keys: apiKeys.length }, 'gateway listening');

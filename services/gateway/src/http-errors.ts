@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
-import { limitValidationIssues, type LimitIssue, type ValidationIssue, type WireError } from '@hermes/contracts';
+import { limitValidationIssues, PROBLEM_JSON, problemTitle, problemType, type LimitIssue, type ProblemDetails, type ValidationIssue, type WireError } from '@hermes/contracts';
 
-/** The `error` member of every non-2xx JSON response. */
+/** What a handler says about a failure; answered as RFC 9457 problem details (`problemOf`). */
 export interface HttpErrorBody {
   code: string;
   message: string;
@@ -11,7 +11,7 @@ export interface HttpErrorBody {
   details?: Record<string, unknown>;
 }
 
-/** An error answered to the HTTP caller as `{ error: body }` with this status; never a stack trace. */
+/** An error answered to the HTTP caller as problem details with this status; never a stack trace. */
 export class HttpError extends Error {
   readonly code: string;
   constructor(
@@ -37,8 +37,23 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** The problem details of an error: `detail` is its message, `retryable` false unless it says so. */
+export function problemOf(err: HttpError): ProblemDetails {
+  const { code, message, retryable, issues, details } = err.body;
+  return {
+    type: problemType(code),
+    title: problemTitle(code),
+    status: err.status,
+    detail: message,
+    code,
+    retryable: retryable ?? false,
+    ...(issues ? { issues } : {}),
+    ...(details ? { details } : {}),
+  };
+}
+
 export function sendError(res: ServerResponse, err: HttpError): void {
-  sendJson(res, err.status, { error: err.body }, err.headers);
+  sendJson(res, err.status, problemOf(err), { 'content-type': `${PROBLEM_JSON}; charset=utf-8`, ...err.headers });
 }
 
 /** Status for a structured error from a bus request: the caller's fault, missing data, or the system's. */

@@ -7,6 +7,7 @@ import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
+import { createCors, type Cors } from './cors.js';
 import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
@@ -24,6 +25,16 @@ export interface GatewayServerOptions {
   maxBodyBytes?: number;
   /** How long an event stream waits for a new task to be accepted; 3 s by default. */
   acceptWaitMs?: number;
+  /** Origins whose pages may call the API (CORS); none by default, which leaves CORS off. */
+  corsOrigins?: readonly string[];
+  /** Time to receive a request's headers (Node's default is 60 s); 10 s by default. */
+  headersTimeoutMs?: number;
+  /** Time to receive a whole request (Node's default is 300 s); 30 s by default. */
+  requestTimeoutMs?: number;
+  /** Open connections held at most; 1024 by default. */
+  maxConnections?: number;
+  /** How often Node checks connections against the two timeouts (its default is 30 s); 1 s by default. */
+  timeoutCheckIntervalMs?: number;
 }
 
 export interface GatewayServer {
@@ -77,10 +88,21 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { GET: createMemoryListRoute({ bus: opts.bus }), DELETE: createForgetRoute({ bus: opts.bus }) } },
   ];
   const authenticate = createAuthenticator(opts.apiKeys);
+  const cors = createCors(opts.corsOrigins ?? []);
   let inFlight = 0;
   let closing = false;
   let drained: (() => void) | undefined;
-  const server = createServer((req, res) => {
+  // Slow or stalled clients (slowloris) must not hold sockets for Node's defaults of minutes:
+  // headers and the whole request are bounded, and so is the number of connections.
+  const requestTimeout = opts.requestTimeoutMs ?? 30_000;
+  const timeouts = {
+    requestTimeout,
+    // Node refuses a headers timeout above the request timeout.
+    headersTimeout: Math.min(opts.headersTimeoutMs ?? 10_000, requestTimeout),
+    connectionsCheckingInterval: opts.timeoutCheckIntervalMs ?? 1000,
+  };
+  const server = createServer(timeouts, (req, res) => {
+    cors.decorate(req, res);
     if (closing) {
       // A keep-alive connection may still send a request during shutdown: send it to another replica.
       const err = new HttpError(503, { code: 'shutting_down', message: 'this gateway is shutting down; retry', retryable: true }, { connection: 'close', 'retry-after': '0' });
@@ -90,8 +112,9 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     res.once('close', () => {
       if (--inFlight === 0) drained?.();
     });
-    void handle(req, res, routes, authenticate, opts.logger);
+    void handle(req, res, { routes, authenticate, cors, logger: opts.logger });
   });
+  server.maxConnections = opts.maxConnections ?? 1024;
 
   return {
     server,
@@ -122,7 +145,14 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, routes: Route[], authenticate: Authenticator, logger: Logger): Promise<void> {
+interface Handling {
+  routes: Route[];
+  authenticate: Authenticator;
+  cors: Cors;
+  logger: Logger;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, logger }: Handling): Promise<void> {
   const started = performance.now();
   const method = req.method ?? 'GET';
   const path = (req.url ?? '/').split('?')[0]!;
@@ -149,6 +179,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, routes: Route[]
   await context.with(trace.setSpan(parent, span), async () => {
     try {
       if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
+      // A preflight carries no credentials: it is answered before authentication.
+      if (cors.preflight(req, res, Object.keys(match.route.methods))) return;
       const handler = match.route.methods[method];
       if (!handler) {
         const allow = Object.keys(match.route.methods).join(', ');

@@ -26,6 +26,14 @@ export const gatewaySettings = Type.Object(
       Type.Array(ApiKeyEntry, { minItems: 1, description: 'JSON array of { key, user_id, team?, roles }; or use HERMES_API_KEYS_FILE' }),
     ),
     HERMES_API_KEYS_FILE: Type.Optional(Type.String({ minLength: 1, description: 'path to a JSON file holding the same array as HERMES_API_KEYS' })),
+    GATEWAY_CORS_ORIGINS: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$' }), {
+      default: [],
+      maxItems: 64,
+      description: 'JSON array of origins ("https://console.example.com") whose pages may call the API from a browser; empty (the default) turns CORS off',
+    }),
+    GATEWAY_HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: "time a client has to send a request's headers; then 408 and the connection closes" }),
+    GATEWAY_REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'time a client has to send a whole request (headers and body); event streams are responses and not bounded by it' }),
+    GATEWAY_MAX_CONNECTIONS: Type.Integer({ default: 1024, minimum: 1, description: 'open connections (event streams included) the gateway holds; one more is closed at once' }),
   },
   {
     // There are no default keys: a gateway that nobody can call (or everybody can) is a misconfiguration.

@@ -20,7 +20,7 @@ import {
 } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { Caller } from './auth.js';
-import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
+import { HttpError, httpErrorFromBus, problemOf, sendJson } from './http-errors.js';
 import { readJsonBody } from './json-body.js';
 import type { SseStream } from './sse.js';
 
@@ -141,9 +141,8 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       } catch (err) {
         if (!stream.closed) {
           deps.logger.warn({ err, task_id: taskId }, 'event stream failed');
-          const error = httpErrorFromBus(err).body;
           // Not named `error`: EventSource reserves that name for its own connection errors.
-          await stream.send({ event: 'stream_error', data: { error } });
+          await stream.send({ event: 'stream_error', data: problemOf(httpErrorFromBus(err)) });
         }
       } finally {
         stream.end();

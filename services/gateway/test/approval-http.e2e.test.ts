@@ -49,7 +49,10 @@ afterAll(async () => {
 interface ApiBody {
   call_id?: string;
   status?: string;
-  error?: { code: string; message: string; retryable?: boolean; issues?: { path: string }[] };
+  code?: string;
+  detail?: string;
+  retryable?: boolean;
+  issues?: { path: string }[];
 }
 
 async function decide(path: string, body: unknown, key = ALICE, at = base) {
@@ -88,7 +91,7 @@ describe('POST /v1/tasks/:id/approvals/:call_id', () => {
     parked.add('t_appr_bob/c-bob');
     const denied = await decide('/v1/tasks/t_appr_bob/approvals/c-bob', { decision: 'approve' });
     expect(denied.status).toBe(404);
-    expect(denied.json.error?.code).toBe('not_found');
+    expect(denied.json.code).toBe('not_found');
     expect(sent('c-bob')).toEqual([]);
 
     const admin = await decide('/v1/tasks/t_appr_bob/approvals/c-bob', { decision: 'approve' }, ADMIN);
@@ -99,19 +102,19 @@ describe('POST /v1/tasks/:id/approvals/:call_id', () => {
   it('answers 404 when the toolbus has no such call waiting', async () => {
     const { status, json } = await decide('/v1/tasks/t_appr_alice/approvals/c-unknown', { decision: 'approve' });
     expect(status).toBe(404);
-    expect(json.error?.code).toBe('not_found');
+    expect(json.code).toBe('not_found');
     expect(sent('c-unknown')).toHaveLength(1);
   });
 
   it('answers 400 with the issues for a bad decision or an unknown field, before anything is asked', async () => {
     const bad = await decide('/v1/tasks/t_appr_alice/approvals/c-bad', { decision: 'maybe', urgency: 'high' });
     expect(bad.status).toBe(400);
-    expect(bad.json.error?.code).toBe('invalid_payload');
-    const paths = (bad.json.error?.issues ?? []).map((i) => i.path);
+    expect(bad.json.code).toBe('invalid_payload');
+    const paths = (bad.json.issues ?? []).map((i) => i.path);
     expect(paths).toEqual(expect.arrayContaining(['/decision', '/urgency']));
     const notJson = await decide('/v1/tasks/t_appr_alice/approvals/c-bad', '{"decision":');
     expect(notJson.status).toBe(400);
-    expect(notJson.json.error?.code).toBe('invalid_json');
+    expect(notJson.json.code).toBe('invalid_json');
     expect(sent('c-bad')).toEqual([]);
   });
 
@@ -130,7 +133,7 @@ describe('POST /v1/tasks/:id/approvals/:call_id', () => {
     try {
       const { status, json } = await decide('/v1/tasks/t_appr_alice/approvals/c1', { decision: 'approve' }, ALICE, `http://127.0.0.1:${port}`);
       expect(status).toBe(503);
-      expect(json.error).toMatchObject({ code: 'no_responders', retryable: true });
+      expect(json).toMatchObject({ code: 'no_responders', retryable: true });
     } finally {
       await other.close();
       lonelyDispatcher.stop();

@@ -50,7 +50,14 @@ interface ApiBody {
   status: string;
   duplicate: boolean;
   links: Record<string, string>;
-  error: { code: string; message: string; retryable?: boolean; issues?: { path: string }[]; details?: Record<string, unknown> };
+  // An error is RFC 9457 problem details with the Hermes members.
+  type: string;
+  title: string;
+  detail: string;
+  code: string;
+  retryable: boolean;
+  issues?: { path: string; keyword?: string }[];
+  details?: Record<string, unknown>;
 }
 
 /** Every submission stored in the submit stream for one task id (read back from JetStream). */
@@ -71,14 +78,14 @@ describe('authentication', () => {
     const { res, json } = await post({ goal: 'x' }, {});
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer /);
-    expect(json.error.code).toBe('unauthorized');
+    expect(json.code).toBe('unauthorized');
   });
 
   it('answers 401 invalid_token for an unknown key', async () => {
     const { res, json } = await post({ goal: 'x' }, auth('not-a-configured-key-000000'));
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    expect(json.error.code).toBe('unauthorized');
+    expect(json.code).toBe('unauthorized');
   });
 });
 
@@ -86,14 +93,14 @@ describe('POST /v1/tasks', () => {
   it('rejects a body that is not JSON with 400 invalid_json', async () => {
     const { res, json } = await post('{"goal": ');
     expect(res.status).toBe(400);
-    expect(json.error.code).toBe('invalid_json');
+    expect(json.code).toBe('invalid_json');
   });
 
   it('rejects a body that fails the TaskRequest schema with 400 and every issue', async () => {
     const { res, json } = await post({ goal: '', colour: 'red' });
     expect(res.status).toBe(400);
-    expect(json.error.code).toBe('invalid_payload');
-    const paths = (json.error.issues ?? []).map((i) => i.path);
+    expect(json.code).toBe('invalid_payload');
+    const paths = (json.issues ?? []).map((i) => i.path);
     expect(paths).toContain('/goal');
     expect(paths).toContain('/colour');
     expect(JSON.stringify(json)).not.toMatch(/at .*\.ts:\d+/);
@@ -133,7 +140,7 @@ describe('POST /v1/tasks', () => {
 
     const conflict = await post({ goal: 'pay invoice 2' }, headers);
     expect(conflict.res.status).toBe(422);
-    expect(conflict.json.error).toMatchObject({ code: 'duplicate_conflict', details: { task_id: taskId } });
+    expect(conflict.json).toMatchObject({ code: 'duplicate_conflict', details: { task_id: taskId } });
     const same = await post({ goal: 'pay invoice 1' }, headers);
     expect(same.res.status).toBe(200);
     expect(same.json).toMatchObject({ task_id: taskId, duplicate: true });
@@ -150,7 +157,7 @@ describe('POST /v1/tasks', () => {
   it('answers 403 when a non-admin submits for another user, and lets an admin do it', async () => {
     const forbidden = await post({ user_id: 'bob', goal: 'read bob mail' });
     expect(forbidden.res.status).toBe(403);
-    expect(forbidden.json.error.code).toBe('forbidden');
+    expect(forbidden.json.code).toBe('forbidden');
 
     const allowed = await post({ user_id: 'bob', goal: 'read bob mail' }, auth(ADMIN));
     expect(allowed.res.status).toBe(202);
@@ -161,16 +168,16 @@ describe('POST /v1/tasks', () => {
   it('answers 413 payload_limit naming maxBytes for a body over 1 MiB', async () => {
     const { res, json } = await post({ goal: 'x'.repeat(1024 * 1024 + 10) });
     expect(res.status).toBe(413);
-    expect(json.error).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxBytes', max: 1024 * 1024 } });
+    expect(json).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxBytes', max: 1024 * 1024 } });
   });
 
   it('answers 400 payload_limit, not retryable, for inputs nested 5,000 deep, naming the limit and path', async () => {
     const inputs = `${'{"a":'.repeat(4999)}{}${'}'.repeat(4999)}`;
     const { res, json } = await post(`{"goal":"deep","inputs":${inputs}}`);
     expect(res.status).toBe(400);
-    expect(json.error).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 34, actual: 5001 } });
-    expect(json.error.details?.path).toBe(`/inputs${'/a'.repeat(33)}`);
-    expect(json.error.issues).toEqual([expect.objectContaining({ keyword: 'maxDepth' })]);
+    expect(json).toMatchObject({ code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 34, actual: 5001 } });
+    expect(json.details?.path).toBe(`/inputs${'/a'.repeat(33)}`);
+    expect(json.issues).toEqual([expect.objectContaining({ keyword: 'maxDepth' })]);
   });
 
   it('answers 400 for inputs one level over the inputs depth limit, naming the inputs limit', async () => {
@@ -178,20 +185,20 @@ describe('POST /v1/tasks', () => {
     for (let i = 1; i < 32; i++) deep = { a: deep };
     const { res, json } = await post({ goal: 'deep', inputs: { a: deep } });
     expect(res.status).toBe(400);
-    expect(json.error).toMatchObject({ code: 'payload_limit', details: { limit: 'maxDepth', max: 32, actual: 33, path: `/inputs${'/a'.repeat(32)}` } });
+    expect(json).toMatchObject({ code: 'payload_limit', details: { limit: 'maxDepth', max: 32, actual: 33, path: `/inputs${'/a'.repeat(32)}` } });
   });
 
   it('answers 400 for prototype-pollution keys and for bad UTF-8, never 5xx', async () => {
     const polluted = await post('{"goal":"x","inputs":{"__proto__":{"admin":true}}}');
     expect(polluted.res.status).toBe(400);
-    expect(polluted.json.error).toMatchObject({ code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/inputs/__proto__' } });
+    expect(polluted.json).toMatchObject({ code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/inputs/__proto__' } });
     const res = await fetch(`${base}/v1/tasks`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth(ALICE) },
       body: Uint8Array.from([...new TextEncoder().encode('{"goal":"'), 0xff, 0xfe, ...new TextEncoder().encode('"}')]),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as ApiBody).error).toMatchObject({ code: 'invalid_json', retryable: false });
+    expect(((await res.json()) as ApiBody)).toMatchObject({ code: 'invalid_json', retryable: false });
   });
 
   it('answers 413 for an oversized chunked body without buffering it', async () => {
@@ -210,7 +217,7 @@ describe('POST /v1/tasks', () => {
   it('answers 400 for an Idempotency-Key that cannot be an event id', async () => {
     const { res, json } = await post({ goal: 'x' }, { ...auth(ALICE), 'idempotency-key': 'x'.repeat(300) });
     expect(res.status).toBe(400);
-    expect(json.error.code).toBe('invalid_idempotency_key');
+    expect(json.code).toBe('invalid_idempotency_key');
   });
 });
 
@@ -241,7 +248,7 @@ describe('routing', () => {
   it('answers 404 for an unknown route and 405 with Allow for a wrong method', async () => {
     const missing = await fetch(`${base}/v2/things`, { headers: auth(ALICE) });
     expect(missing.status).toBe(404);
-    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    expect(((await missing.json()) as { code: string }).code).toBe('not_found');
 
     const wrong = await fetch(`${base}/v1/tasks`, { method: 'PUT', headers: auth(ALICE) });
     expect(wrong.status).toBe(405);
@@ -261,7 +268,7 @@ describe('GET /v1/tasks/:id', () => {
     dispatcher.addTask('t_view_2', 'bob');
     const unknown = await fetch(`${base}/v1/tasks/t_nope`, { headers: auth(ALICE) });
     expect(unknown.status).toBe(404);
-    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    expect(((await unknown.json()) as { code: string }).code).toBe('not_found');
     expect((await fetch(`${base}/v1/tasks/t_view_2`, { headers: auth(ALICE) })).status).toBe(404);
     expect((await fetch(`${base}/v1/tasks/t_view_2`, { headers: auth(ADMIN) })).status).toBe(200);
   });
@@ -269,7 +276,7 @@ describe('GET /v1/tasks/:id', () => {
   it('answers 400 for a task id that is not an Id', async () => {
     const res = await fetch(`${base}/v1/tasks/bad.id`, { headers: auth(ALICE) });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_task_id');
+    expect(((await res.json()) as { code: string }).code).toBe('invalid_task_id');
   });
 });
 
@@ -408,11 +415,11 @@ describe('when the dispatcher is not running', () => {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/v1/tasks/t_any`, { headers: auth(ALICE) });
       expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({ error: { code: 'no_responders', retryable: true } });
+      expect(await res.json()).toMatchObject({ code: 'no_responders', retryable: true });
 
       const submit = await fetch(`http://127.0.0.1:${port}/v1/tasks`, { method: 'POST', headers: auth(ALICE), body: '{"goal":"g"}' });
       expect(submit.status).toBe(503);
-      expect(((await submit.json()) as { error: { retryable: boolean } }).error.retryable).toBe(true);
+      expect(((await submit.json()) as { retryable: boolean }).retryable).toBe(true);
     } finally {
       await other.close();
       await lonely.drain();
@@ -438,7 +445,7 @@ describe('teams', () => {
   it("refuses a body naming a team: the key says which team", async () => {
     const { res, json } = await post({ goal: 'g', team: 'default' }, auth(ALICE_OF_B));
     expect(res.status).toBe(400);
-    expect(json.error.issues?.map((i) => i.path)).toContain('/team');
+    expect(json.issues?.map((i) => i.path)).toContain('/team');
   });
 
   it("answers 404 for another team's task to a user of the same id and to that team's admin", async () => {
@@ -448,7 +455,7 @@ describe('teams', () => {
     for (const key of [ALICE_OF_B, ADMIN_OF_B]) {
       const res = await fetch(`${base}/v1/tasks/${taskId}`, { headers: auth(key) });
       expect(res.status).toBe(404);
-      expect(((await res.json()) as ApiBody).error.code).toBe('not_found');
+      expect(((await res.json()) as ApiBody).code).toBe('not_found');
     }
     dispatcher.addTask('t_teams_b', 'alice', { team: 'team-b' });
     expect((await fetch(`${base}/v1/tasks/t_teams_b`, { headers: auth(ADMIN_OF_B) })).status).toBe(200);

@@ -60,7 +60,7 @@ afterAll(async () => {
 
 async function forget(user: string, key?: string) {
   const res = await fetch(`${base}/v1/users/${user}/memory`, { method: 'DELETE', headers: key ? { authorization: `Bearer ${key}` } : {} });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> & { error?: { code: string; retryable?: boolean } } };
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> & { code?: string; retryable?: boolean } };
 }
 
 describe('DELETE /v1/users/:id/memory', () => {
@@ -72,7 +72,7 @@ describe('DELETE /v1/users/:id/memory', () => {
   it("refuses another user's memory with 403 without asking the memory service; an admin may", async () => {
     const refused = await forget('bob', ALICE);
     expect(refused.status).toBe(403);
-    expect(refused.json.error?.code).toBe('forbidden');
+    expect(refused.json.code).toBe('forbidden');
     expect(forgets).toEqual([]);
     expect((await forget('bob', ADMIN)).status).toBe(200);
     expect(forgets).toEqual([{ user_id: 'bob' }]);
@@ -82,7 +82,7 @@ describe('DELETE /v1/users/:id/memory', () => {
     expect((await forget('alice')).status).toBe(401);
     const invalid = await forget('bad%2Fid', ADMIN);
     expect(invalid.status).toBe(400);
-    expect(invalid.json.error?.code).toBe('invalid_user_id');
+    expect(invalid.json.code).toBe('invalid_user_id');
     expect(forgets).toEqual([]);
   });
 
@@ -90,7 +90,7 @@ describe('DELETE /v1/users/:id/memory', () => {
     busy.add('alice');
     const res = await forget('alice', ALICE);
     expect(res.status).toBe(409);
-    expect(res.json.error).toMatchObject({ code: 'session_busy', retryable: true });
+    expect(res.json).toMatchObject({ code: 'session_busy', retryable: true });
   });
 });
 

@@ -1,0 +1,184 @@
+import { connect, type Socket } from 'node:net';
+import { Bus } from '@hermes/bus';
+import { PROBLEM_JSON, ProblemDetails, validate } from '@hermes/contracts';
+import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGatewayServer, type GatewayServer } from '../src/index.js';
+import { standInDispatcher } from './support/stand-in-dispatcher.js';
+import { ALICE, apiKeys, logger } from './support/test-keys.js';
+
+const CONSOLE_ORIGIN = 'http://console.example:8443';
+/** A task of alice's the stand-in dispatcher answers for. */
+const TASK = 't_hardening';
+
+let natsUrl: string;
+let bus: Bus;
+let gateway: GatewayServer;
+let base: string;
+const extra: GatewayServer[] = [];
+
+beforeAll(async () => {
+  const nats = await startNatsServer();
+  natsUrl = nats.url;
+  bus = await Bus.connect({ servers: nats.url, name: 'gateway-hardening-test', logger });
+  await bus.ensureStreams(['taskSubmit', 'taskEvents']);
+  standInDispatcher(bus).addTask(TASK, 'alice');
+  gateway = createGatewayServer({ bus, apiKeys, logger, corsOrigins: [CONSOLE_ORIGIN] });
+  base = `http://127.0.0.1:${(await gateway.listen({ port: 0 })).port}`;
+});
+
+afterAll(async () => {
+  for (const g of extra) await g.close(1000);
+  await gateway?.close();
+  await bus?.drain();
+  await cleanupAll();
+});
+
+async function another(opts: Partial<Parameters<typeof createGatewayServer>[0]>): Promise<{ gateway: GatewayServer; port: number }> {
+  const g = createGatewayServer({ bus, apiKeys, logger, ...opts });
+  extra.push(g);
+  return { gateway: g, port: (await g.listen({ port: 0 })).port };
+}
+
+/** Reads an answer as problem details, failing unless it is one (media type and schema). */
+async function problem(res: Response): Promise<ProblemDetails> {
+  expect(res.headers.get('content-type')).toBe(`${PROBLEM_JSON}; charset=utf-8`);
+  const checked = validate(ProblemDetails, await res.json());
+  if (!checked.ok) throw new Error(`not problem details: ${JSON.stringify(checked.issues)}`);
+  expect(checked.value.status).toBe(res.status);
+  expect(checked.value.type).toBe(`urn:hermes:problem:${checked.value.code}`);
+  return checked.value;
+}
+
+const auth = { authorization: `Bearer ${ALICE}` };
+
+describe('errors are RFC 9457 problem details', () => {
+  // One request per route and method, without a key: each must refuse with a problem.
+  const routes: Array<[string, string]> = [
+    ['POST', '/v1/tasks'],
+    ['GET', '/v1/tasks'],
+    ['GET', '/v1/tasks/t_x'],
+    ['DELETE', '/v1/tasks/t_x'],
+    ['GET', '/v1/tasks/t_x/events'],
+    ['POST', '/v1/tasks/t_x/approvals/c_1'],
+    ['GET', '/v1/users/alice/sessions'],
+    ['GET', '/v1/users/alice/sessions/s_1'],
+    ['DELETE', '/v1/users/alice/sessions/s_1'],
+    ['DELETE', '/v1/users/alice/memory'],
+  ];
+  it.each(routes)('%s %s without a key answers 401 unauthorized as a problem', async (method, path) => {
+    const res = await fetch(`${base}${path}`, { method });
+    expect(res.status).toBe(401);
+    expect(await problem(res)).toMatchObject({ code: 'unauthorized', title: 'Unauthorized', retryable: false, detail: expect.stringContaining('Bearer') });
+  });
+
+  it('an unknown path, a wrong method and a bad body are problems too, with the validation issues', async () => {
+    expect(await problem(await fetch(`${base}/v2/nothing`, { headers: auth }))).toMatchObject({ status: 404, code: 'not_found' });
+    const wrongMethod = await fetch(`${base}/v1/tasks`, { method: 'PUT', headers: auth });
+    expect(wrongMethod.headers.get('allow')).toBe('POST, GET');
+    expect(await problem(wrongMethod)).toMatchObject({ status: 405, code: 'method_not_allowed' });
+    const invalid = await problem(await fetch(`${base}/v1/tasks`, { method: 'POST', headers: auth, body: '{"goal":""}' }));
+    expect(invalid).toMatchObject({ status: 400, code: 'invalid_payload', title: 'Invalid payload' });
+    expect(invalid.issues?.map((i) => i.path)).toContain('/goal');
+    const tooDeep = await problem(await fetch(`${base}/v1/tasks`, { method: 'POST', headers: auth, body: `{"goal":"g","inputs":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}` }));
+    expect(tooDeep).toMatchObject({ status: 400, code: 'payload_limit', details: { limit: 'maxDepth' } });
+  });
+
+  it('a bus that is down is a retryable problem with Retry-After', async () => {
+    // Another subject prefix: no dispatcher listens there.
+    const lonely = await Bus.connect({ servers: natsUrl, name: 'lonely', logger, prefix: 'nobody' });
+    const { port } = await another({ bus: lonely });
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/tasks/t_x`, { headers: auth });
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await problem(res)).toMatchObject({ status: 503, code: 'no_responders', retryable: true });
+    } finally {
+      await lonely.drain();
+    }
+  });
+});
+
+describe('CORS', () => {
+  const preflight = (origin: string, at = base) =>
+    fetch(`${at}/v1/tasks`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+
+  it('answers a preflight from a configured origin with the methods and headers it may use, before authentication', async () => {
+    const res = await preflight(CONSOLE_ORIGIN);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
+    expect(res.headers.get('access-control-allow-methods')).toBe('POST, GET');
+    expect(res.headers.get('access-control-allow-headers')).toContain('authorization');
+    expect(res.headers.get('vary')).toBe('Origin');
+  });
+
+  it('lets a page of the configured origin read answers, errors included', async () => {
+    const ok = await fetch(`${base}/v1/tasks/${TASK}`, { headers: { ...auth, origin: CONSOLE_ORIGIN } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
+    const refused = await fetch(`${base}/v1/tasks`, { headers: { origin: CONSOLE_ORIGIN } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('access-control-allow-origin')).toBe(CONSOLE_ORIGIN);
+    expect(refused.headers.get('access-control-expose-headers')).toContain('www-authenticate');
+  });
+
+  it('refuses a preflight from any other origin and sends no CORS headers to it', async () => {
+    for (const origin of ['http://evil.example', 'http://console.example', `${CONSOLE_ORIGIN}.evil.example`, 'null']) {
+      const res = await preflight(origin);
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(await problem(res)).toMatchObject({ status: 403, code: 'origin_not_allowed' });
+      const read = await fetch(`${base}/v1/tasks`, { headers: { ...auth, origin } });
+      expect(read.headers.get('access-control-allow-origin')).toBeNull();
+    }
+  });
+
+  it('is off by default: no origin passes a preflight', async () => {
+    const { port } = await another({});
+    const res = await preflight(CONSOLE_ORIGIN, `http://127.0.0.1:${port}`);
+    expect(res.status).toBe(403);
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+/** Opens a raw TCP connection and collects what the server sends until it closes it. */
+function rawConnection(port: number): Promise<{ socket: Socket; closed: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port, host: '127.0.0.1' });
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    const closed = new Promise<string>((done) => socket.once('close', () => done(received)));
+    socket.once('error', () => undefined);
+    socket.once('connect', () => resolve({ socket, closed }));
+    socket.once('error', reject);
+  });
+}
+
+describe('slow clients and connection cap', () => {
+  // The bounds are small so the tests are quick; the waits are generous (the machine may be busy).
+  it('answers 408 and closes a connection that does not finish its headers in time', async () => {
+    const { port } = await another({ headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 100 });
+    const { socket, closed } = await rawConnection(port);
+    socket.write('GET /v1/tasks HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ');
+    expect(await closed).toMatch(/^HTTP\/1\.1 408 /);
+  }, 20_000);
+
+  it('closes a connection whose body does not arrive in time, and the gateway keeps serving', async () => {
+    const { port } = await another({ headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 100 });
+    const { socket, closed } = await rawConnection(port);
+    socket.write(`POST /v1/tasks HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${ALICE}\r\nContent-Length: 100\r\n\r\n{"goal":`);
+    expect(await closed).not.toMatch(/^HTTP\/1\.1 2/);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/tasks/${TASK}`, { headers: auth })).status).toBe(200);
+  }, 20_000);
+
+  it('closes a connection beyond GATEWAY_MAX_CONNECTIONS at once and serves again when one is free', async () => {
+    const { gateway: capped, port } = await another({ maxConnections: 2 });
+    const held = [await rawConnection(port), await rawConnection(port)];
+    await expect.poll(() => new Promise<number>((r) => capped.server.getConnections((_, n) => r(n))), { timeout: 10_000 }).toBe(2);
+    const third = await rawConnection(port);
+    expect(await third.closed).toBe('');
+    held[0]!.socket.destroy();
+    await held[0]!.closed;
+    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/v1/tasks/${TASK}`, { headers: { ...auth, connection: 'close' } })).status, { timeout: 10_000 }).toBe(200);
+    held[1]!.socket.destroy();
+  }, 20_000);
+});
