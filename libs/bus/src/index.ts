@@ -17,5 +17,5 @@ export { BusError, RemoteError, ReplyError, OutgoingPayloadError, InvalidMessage
 export { encodeJson, decodeJson } from './codec.js';
 export type { Decoded } from './codec.js';
 export { observeConsumers } from './bus-metrics.js';
-export { submitTask, followTaskEvents } from './task-client.js';
+export { submitTask, followTaskEvents, lastTaskEvent } from './task-client.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   contracts,
+  DEFAULT_TEAM,
   TASK_SUBMIT_TYPE,
   TERMINAL_EVENT_KINDS,
   taskEventKind,
@@ -61,6 +62,16 @@ export async function submitTask(bus: Bus, data: TaskRequest, opts: SubmitOption
 export interface TaskEventWithSeq {
   seq: number;
   event: TaskEvent;
+}
+
+/**
+ * The last event stored on a task's subject (under its team's; no team is the default team), with its
+ * stream sequence: the dispatcher reads a task's `waiting_for` and tells its announcements apart by
+ * it, the gateway whether a finished task's stream has anything left to send.
+ */
+export async function lastTaskEvent(bus: Bus, task: { team?: string | undefined; task_id: string }): Promise<TaskEventWithSeq | undefined> {
+  const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(task.team ?? DEFAULT_TEAM, task.task_id) });
+  return last ? { seq: last.seq, event: last.json<TaskEvent>() } : undefined;
 }
 
 /** Replays a task's events from the start (or after `afterSeq`), then follows live ones until a terminal event. */

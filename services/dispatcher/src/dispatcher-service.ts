@@ -2,12 +2,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
 import type { Logger } from '@hermes/telemetry';
 import { contracts, ownerKey, type Owner } from '@hermes/contracts';
-import { consumeContract, serve, startWorkConsumer, type Bus } from '@hermes/bus';
+import { consumeContract, lastTaskEvent, serve, startWorkConsumer, type Bus } from '@hermes/bus';
 import type { HostServiceOptions } from '@hermes/service-host';
 import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
 import { getTask, listTasks, teamOfRequest } from './task-queries.js';
-import { lastTaskEvent, type TaskRef } from './task-events.js';
+import type { TaskRef } from './task-events.js';
 import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
@@ -76,7 +76,7 @@ export function serveTaskQueries(
   { store, index, coordinator, rolesOf }: { store: TaskStore; index: TaskIndex; coordinator: PlanCoordinator; rolesOf: (owner: Owner) => string[] },
 ): ReturnType<typeof serve>[] {
   const s = bus.subjects;
-  const lookups = { rolesOf, lastEvent: (task: TaskRef) => lastTaskEvent(bus, task) };
+  const lookups = { rolesOf, lastEvent: async (task: TaskRef) => (await lastTaskEvent(bus, task))?.event };
   return [
     serve(bus, contracts.taskGet, (req) => getTask(store, req, lookups)),
     serve(bus, contracts.taskList, (req) => listTasks(store, index, req)),

@@ -1,5 +1,5 @@
-import { contracts, makeTaskEvent, ownerOf, taskEventKind, teamField, type TaskEvent, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
-import type { Bus } from '@hermes/bus';
+import { contracts, makeTaskEvent, ownerOf, taskEventKind, teamField, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
+import { lastTaskEvent, type Bus } from '@hermes/bus';
 
 const SOURCE = 'hermes/dispatcher';
 
@@ -38,11 +38,6 @@ export function acceptedData(view: TaskView): TaskEventDataByKind['accepted'] {
 export async function taskEventsPublished(bus: Bus, task: TaskRef): Promise<{ any: boolean; lastKind?: TaskEventKind }> {
   const last = await lastTaskEvent(bus, task);
   if (!last) return { any: false };
-  return { any: true, lastKind: taskEventKind(last) };
+  return { any: true, lastKind: taskEventKind(last.event) };
 }
 
-/** The last event on the task's subject (under its team's), if any. */
-export async function lastTaskEvent(bus: Bus, task: TaskRef): Promise<TaskEvent | undefined> {
-  const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: taskEventsSubject(bus, task) });
-  return last ? last.json<TaskEvent>() : undefined;
-}

@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { followTaskEvents, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
+import { followTaskEvents, lastTaskEvent, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
 import {
   contracts,
   Id,
   isTerminalStatus,
   limitsAt,
-  ownerOf,
   PAYLOAD_LIMITS,
   requestDigest,
   taskIdFor,
@@ -15,7 +14,6 @@ import {
   TERMINAL_EVENT_KINDS,
   taskEventKind,
   validate,
-  type TaskEvent,
   type TaskView,
 } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
@@ -214,9 +212,9 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
 async function nothingMoreToSend(bus: Bus, view: TaskView, afterSeq: number | undefined): Promise<boolean> {
   if (!isTerminalStatus(view.status)) return false;
   try {
-    const last = await bus.storedMessage(bus.subjects.streams.taskEvents, { last_by_subj: bus.subjects.taskEvents(ownerOf(view).team, view.task_id) });
+    const last = await lastTaskEvent(bus, view);
     if (!last) return true;
-    return afterSeq !== undefined && last.seq <= afterSeq && TERMINAL_EVENT_KINDS.includes(taskEventKind(last.json<TaskEvent>()));
+    return afterSeq !== undefined && last.seq <= afterSeq && TERMINAL_EVENT_KINDS.includes(taskEventKind(last.event));
   } catch {
     // Unsure: follow the stream, which fails (or ends) on its own.
     return false;
