@@ -26,6 +26,10 @@ const responder: Responder = ({ body }) => {
   const planned = /^Goal to plan: (.*)$/m.exec(typeof system?.content === 'string' ? system.content : '')?.[1];
   if (planned !== undefined) return { content: JSON.stringify({ subtasks: [{ id: 'answer', intent: planned, depends_on: [] }] }) };
   const toolResult = body.messages?.findLast((m) => m.role === 'tool');
+  // A goal asking to remember calls remember after echo: the toolbus then reads the task's call records (ResultTrust).
+  if (toolResult && /and remember it/.test(lastUserMessageText(body)) && body.messages?.filter((m) => m.role === 'tool').length === 1) {
+    return { toolCalls: [{ id: 'call_remember', name: 'remember', arguments: { content: 'The operator proved least privilege.' } }] };
+  }
   if (toolResult) return { content: `echo said ${String(toolResult.content)}` };
   return { toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: `for ${lastUserMessageText(body).slice(0, 40)}` } }] };
 };
@@ -145,7 +149,12 @@ describe('generated NATS users: every service works as its own user', () => {
     expect(await hermes('status', submitted)).toMatch(/completed/);
     expect(await hermes('audit', submitted)).toMatch(/echo/);
     expect(await hermes('llm', 'status')).toMatch(/scripted-demo/);
-    // Four CLI processes, each a cold Node start: generous on a loaded machine.
+    // For a user of a team: submitted on the team's subject, listed on its list subject, and its
+    // remember call (after a trusted echo) written with provenance model.
+    expect(await hermes('run', 'a team task from the operator and remember it', '--team', 'team-x', '--user', 'ops-x')).toMatch(/echo said .*remembered/);
+    expect(JSON.parse(await hermes('tasks', '--team', 'team-x', '--user', 'ops-x', '--json'))).toMatchObject({ tasks: [{ user_id: 'ops-x', team: 'team-x', status: 'completed' }] });
+    await eventually(async () => /model\s+The operator proved least privilege/.test(await hermes('memory', 'list', 'ops-x', '--team', 'team-x')), 15_000, "ops-x's memory");
+    // Several CLI processes, each a cold Node start: generous on a loaded machine.
   }, 90_000);
 
   it('no service was refused anything on the way (nats-server logged no permission violation)', () => {

@@ -142,8 +142,8 @@ const taskQueries = {
 };
 
 /** A task query on a team's own subject (the only one the team's account reaches), answered only from the team's tasks. */
-function forTeam<K extends keyof typeof taskQueries>(bare: K, summary: string, subject: (s: Subjects) => string): (typeof taskQueries)[K] {
-  return { ...taskQueries[bare], name: `team${bare[0]!.toUpperCase()}${bare.slice(1)}`, summary, subject, requesters: ['gateway', 'submitter'] };
+function forTeam<K extends keyof typeof taskQueries>(bare: K, summary: string, subject: (s: Subjects) => string, also: readonly 'cli'[] = []): (typeof taskQueries)[K] {
+  return { ...taskQueries[bare], name: `team${bare[0]!.toUpperCase()}${bare.slice(1)}`, summary, subject, requesters: ['gateway', 'submitter', ...also] };
 }
 
 /** Every subject Hermes uses and what travels on it. The AsyncAPI document is generated from this. */
@@ -200,8 +200,12 @@ export const contracts = {
   }),
   ...taskQueries,
   teamTaskGet: forTeam('taskGet', "Read one of the team's tasks; a task of another team (or, with user_id, of another user) is not found.", (s) => s.teamTaskGet('{team}')),
-  teamTaskList: forTeam('taskList', "List a user's tasks of the team (every user's of the team when user_id is null), newest first, optionally by status, one page at a time.", (s) =>
-    s.teamTaskList('{team}'),
+  // The CLI too: `hermes tasks --team` lists one team's tasks (a bare taskList names default-team users).
+  teamTaskList: forTeam(
+    'taskList',
+    "List a user's tasks of the team (every user's of the team when user_id is null), newest first, optionally by status, one page at a time.",
+    (s) => s.teamTaskList('{team}'),
+    ['cli'],
   ),
   teamTaskCancel: forTeam('taskCancel', "Cancel one of the team's tasks (another team's is not found), as taskCancel.", (s) => s.teamTaskCancel('{team}')),
   taskCancelled: message({

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Bus } from '@hermes/bus';
-import { Id, validate } from '@hermes/contracts';
+import { DEFAULT_TEAM, Id, isTeamName, validate } from '@hermes/contracts';
 
 /** Where a command writes and what it may read; injected so tests capture the output. */
 export interface CliIo {
@@ -82,4 +82,16 @@ export function stringOption(values: OptionValues, name: string): string | undef
 
 export function writeLine(out: Writable, line: string): void {
   out.write(`${line}\n`);
+}
+
+/** The `--team` option of every command whose user ids belong to a team. */
+export const TEAM_OPTION = {
+  team: { type: 'string', valueName: 'team', description: 'the team the user belongs to (default: $HERMES_TEAM or the default team); a user id means a user only inside its team' },
+} as const satisfies Record<string, OptionSpec>;
+
+/** The team of `--team` (or $HERMES_TEAM), checked before anything is sent; the default team when neither is given. */
+export function teamOption(values: OptionValues, env: NodeJS.ProcessEnv): string {
+  const team = stringOption(values, 'team') ?? env.HERMES_TEAM ?? DEFAULT_TEAM;
+  if (!isTeamName(team)) throw new UsageError(`--team must be a team name: lower-case letters, digits and - (got "${team}")`);
+  return team;
 }

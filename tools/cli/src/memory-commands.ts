@@ -1,6 +1,6 @@
 import { request } from '@hermes/bus';
-import { Id, MemoryStatus, contracts, provenanceLabel, validate, type LongTermMemory } from '@hermes/contracts';
-import { EXIT, UsageError, stringOption, writeLine, type Command, type CommandContext, type OptionValues } from './command.js';
+import { Id, MemoryStatus, contracts, provenanceLabel, teamField, validate, type LongTermMemory } from '@hermes/contracts';
+import { EXIT, TEAM_OPTION, UsageError, stringOption, teamOption, writeLine, type Command, type CommandContext, type OptionValues } from './command.js';
 import { formatTable } from './text-table.js';
 
 const JSON_OPTION = { json: { type: 'boolean', description: 'print the reply as JSON' } } as const;
@@ -38,6 +38,7 @@ export const memoryListCommand: Command = {
   minArgs: 1,
   maxArgs: 1,
   options: {
+    ...TEAM_OPTION,
     status: { type: 'string', valueName: 'status', description: 'only active, superseded, archived or deleted ones' },
     limit: { type: 'string', valueName: 'n', description: 'at most this many (default 100)' },
     ...JSON_OPTION,
@@ -48,7 +49,7 @@ export const memoryListCommand: Command = {
     if (status !== undefined && !validate(MemoryStatus, status).ok) throw new UsageError('--status must be active, superseded, archived or deleted');
     const limit = numberOption(values, 'limit', (n) => Number.isInteger(n) && n >= 1 && n <= 1000, 'a whole number from 1 to 1000');
     const reply = await request(await ctx.bus(), contracts.memoryList, {
-      user_id: userId,
+      user_id: userId, ...teamField(teamOption(values, ctx.env)),
       ...(status !== undefined ? { status: status as MemoryStatus } : {}),
       ...(limit !== undefined ? { limit } : {}),
     });
@@ -66,6 +67,7 @@ export const memoryRecallCommand: Command = {
   minArgs: 2,
   maxArgs: 2,
   options: {
+    ...TEAM_OPTION,
     k: { type: 'string', valueName: 'n', description: 'at most this many memories (default 5)' },
     'min-score': { type: 'string', valueName: 'x', description: 'minimum score, 0 to 1 (default: the service setting, 0.35)' },
     ...JSON_OPTION,
@@ -78,7 +80,7 @@ export const memoryRecallCommand: Command = {
     const minScore = numberOption(values, 'min-score', (n) => n >= 0 && n <= 1, 'a number from 0 to 1');
     // Recall stamps last_recalled_at, so debugging with it also keeps those memories from archival.
     const reply = await request(await ctx.bus(), contracts.memoryRecall, {
-      user_id: userId,
+      user_id: userId, ...teamField(teamOption(values, ctx.env)),
       query,
       ...(k !== undefined ? { k } : {}),
       ...(minScore !== undefined ? { min_score: minScore } : {}),
@@ -98,10 +100,10 @@ export const memoryForgetCommand: Command = {
   args: '<user>',
   minArgs: 1,
   maxArgs: 1,
-  options: { ...JSON_OPTION },
+  options: { ...TEAM_OPTION, ...JSON_OPTION },
   async execute({ values, positionals }, ctx) {
     const userId = userArg(positionals[0]);
-    const reply = await request(await ctx.bus(), contracts.memoryForget, { user_id: userId }, { timeoutMs: 60_000 });
+    const reply = await request(await ctx.bus(), contracts.memoryForget, { user_id: userId, ...teamField(teamOption(values, ctx.env)) }, { timeoutMs: 60_000 });
     return print(ctx, values, reply, () => `forgot ${userId}: ${reply.memories_removed} memories and ${reply.sessions_removed} sessions removed`);
   },
 };
@@ -113,11 +115,11 @@ export const memoryRestoreCommand: Command = {
   args: '<user> [memory-id]',
   minArgs: 1,
   maxArgs: 2,
-  options: { ...JSON_OPTION },
+  options: { ...TEAM_OPTION, ...JSON_OPTION },
   async execute({ values, positionals }, ctx) {
     const userId = userArg(positionals[0]);
     const memoryId = positionals[1];
-    const reply = await request(await ctx.bus(), contracts.memoryRestore, { user_id: userId, ...(memoryId !== undefined ? { memory_id: memoryId } : {}) });
+    const reply = await request(await ctx.bus(), contracts.memoryRestore, { user_id: userId, ...teamField(teamOption(values, ctx.env)), ...(memoryId !== undefined ? { memory_id: memoryId } : {}) });
     return print(ctx, values, reply, () =>
       reply.restored.length === 0 ? `no archived memories for ${userId}` : `restored ${reply.restored.length}:\n${memoryTable(reply.restored)}`,
     );

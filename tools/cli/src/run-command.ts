@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { followTaskEvents, submitTask } from '@hermes/bus';
-import { DEFAULT_TEAM, Id, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEventKind } from '@hermes/contracts';
-import { CliError, EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { Id, TERMINAL_EVENT_KINDS, taskEventKind, validate, type TaskEventKind } from '@hermes/contracts';
+import { CliError, EXIT, TEAM_OPTION, UsageError, stringOption, teamOption, writeLine, type Command } from './command.js';
 import { formatTaskEvent } from './event-format.js';
 
 /** `hermes run "<goal>"`: submit a task and follow its events until it ends. */
@@ -14,6 +14,7 @@ export const runCommand: Command = {
   options: {
     user: { type: 'string', valueName: 'id', description: 'user to run as (default: $HERMES_USER or cli-user)' },
     session: { type: 'string', valueName: 'id', description: 'continue this session' },
+    ...TEAM_OPTION,
     json: { type: 'boolean', description: 'print each event as one JSON line' },
   },
   async execute({ values, positionals }, ctx) {
@@ -23,21 +24,23 @@ export const runCommand: Command = {
     const session = stringOption(values, 'session');
     const sessionId = session === undefined ? undefined : checkedId('--session', session);
     const json = values.json === true;
+    // Submitted on the team's own subject: the dispatcher takes the team from there, never the payload.
+    const team = teamOption(values, ctx.env);
 
     const bus = await ctx.bus();
     let taskId: string;
     try {
-      ({ taskId } = await submitTask(bus, { user_id: userId, goal, ...(sessionId ? { session_id: sessionId } : {}) }, { team: DEFAULT_TEAM, source: `/hermes/cli/${hostname()}` }));
+      ({ taskId } = await submitTask(bus, { user_id: userId, goal, ...(sessionId ? { session_id: sessionId } : {}) }, { team, source: `/hermes/cli/${hostname()}` }));
     } catch (err) {
       // nats.js reports a subject no stream captures as "jetstream is not enabled"; say what it means here.
-      const why = (err as Error).name === 'JetStreamNotEnabled' ? `no stream takes ${bus.subjects.taskSubmit(DEFAULT_TEAM)}` : (err as Error).message;
+      const why = (err as Error).name === 'JetStreamNotEnabled' ? `no stream takes ${bus.subjects.taskSubmit(team)}` : (err as Error).message;
       throw new CliError(`could not submit the task: ${why} (is Hermes running on this NATS?)`, EXIT.failed, { cause: err });
     }
     // With --json, stdout carries only events (each names its task in `subject`).
     writeLine(json ? ctx.stderr : ctx.stdout, `task ${taskId}`);
 
     let last: TaskEventKind | undefined;
-    for await (const { event } of followTaskEvents(bus, { team: DEFAULT_TEAM, task_id: taskId }, ctx.signal ? { signal: ctx.signal } : {})) {
+    for await (const { event } of followTaskEvents(bus, { team, task_id: taskId }, ctx.signal ? { signal: ctx.signal } : {})) {
       writeLine(ctx.stdout, json ? JSON.stringify(event) : formatTaskEvent(event));
       last = taskEventKind(event);
     }

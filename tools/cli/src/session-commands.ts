@@ -1,6 +1,6 @@
 import { request } from '@hermes/bus';
-import { Id, SessionListRequest, contracts, validate } from '@hermes/contracts';
-import { CliError, EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { Id, SessionListRequest, contracts, teamField, validate } from '@hermes/contracts';
+import { CliError, EXIT, TEAM_OPTION, UsageError, stringOption, teamOption, writeLine, type Command } from './command.js';
 import { askService } from './service-request.js';
 import { formatTable } from './text-table.js';
 
@@ -12,6 +12,7 @@ export const sessionSummarizeCommand: Command = {
   minArgs: 1,
   maxArgs: 1,
   options: {
+    ...TEAM_OPTION,
     user: { type: 'string', valueName: 'id', description: 'user who owns the session (default: $HERMES_USER or cli-user)' },
     'keep-recent': { type: 'string', valueName: 'n', description: 'latest messages to leave out of the summary (default: the service setting)' },
     json: { type: 'boolean', description: 'print the reply as JSON' },
@@ -29,7 +30,7 @@ export const sessionSummarizeCommand: Command = {
     const reply = await request(
       bus,
       contracts.sessionSummarize,
-      { user_id: userId, session_id: sessionId, ...(keepRecent !== undefined ? { keep_recent: keepRecent } : {}) },
+      { user_id: userId, ...teamField(teamOption(values, ctx.env)), session_id: sessionId, ...(keepRecent !== undefined ? { keep_recent: keepRecent } : {}) },
       { timeoutMs: 180_000 },
     );
     if (values.json === true) {
@@ -57,6 +58,7 @@ export const sessionListCommand: Command = {
   minArgs: 1,
   maxArgs: 1,
   options: {
+    ...TEAM_OPTION,
     limit: { type: 'string', valueName: 'n', description: 'at most n sessions (default 50)' },
     cursor: { type: 'string', valueName: 'cursor', description: 'the next page, as printed after a full page' },
     json: { type: 'boolean', description: 'print the reply as JSON' },
@@ -65,7 +67,7 @@ export const sessionListCommand: Command = {
     const userId = idArg(positionals[0], 'user');
     const limit = stringOption(values, 'limit');
     const cursor = stringOption(values, 'cursor');
-    const checked = validate(SessionListRequest, { user_id: userId, ...(limit ? { limit: Number(limit) } : {}), ...(cursor ? { cursor } : {}) });
+    const checked = validate(SessionListRequest, { user_id: userId, ...teamField(teamOption(values, ctx.env)), ...(limit ? { limit: Number(limit) } : {}), ...(cursor ? { cursor } : {}) });
     if (!checked.ok) throw new UsageError(`invalid options: ${checked.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`);
     const bus = await ctx.bus();
     const reply = await askService('memory', () => request(bus, contracts.sessionList, checked.value), { explainErrors: true });
@@ -88,6 +90,7 @@ export const sessionShowCommand: Command = {
   minArgs: 2,
   maxArgs: 2,
   options: {
+    ...TEAM_OPTION,
     limit: { type: 'string', valueName: 'n', description: 'the latest n messages (default 50, at most 1000)' },
     json: { type: 'boolean', description: 'print the messages as JSON' },
   },
@@ -98,7 +101,7 @@ export const sessionShowCommand: Command = {
     const limit = rawLimit === undefined ? undefined : Number(rawLimit);
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000)) throw new UsageError('--limit must be a whole number from 1 to 1000');
     const bus = await ctx.bus();
-    const reply = await askService('memory', () => request(bus, contracts.sessionRead, { user_id: userId, session_id: sessionId, ...(limit ? { limit } : {}) }), { explainErrors: true });
+    const reply = await askService('memory', () => request(bus, contracts.sessionRead, { user_id: userId, ...teamField(teamOption(values, ctx.env)), session_id: sessionId, ...(limit ? { limit } : {}) }), { explainErrors: true });
     if (values.json === true) {
       writeLine(ctx.stdout, JSON.stringify(reply.messages, null, 2));
       return EXIT.ok;
@@ -118,12 +121,13 @@ export const sessionDeleteCommand: Command = {
   args: '<user-id> <session-id>',
   minArgs: 2,
   maxArgs: 2,
-  options: {},
-  async execute({ positionals }, ctx) {
+  options: { ...TEAM_OPTION },
+  async execute({ values, positionals }, ctx) {
     const userId = idArg(positionals[0], 'user');
     const sessionId = idArg(positionals[1], 'session');
+    const team = teamOption(values, ctx.env);
     const bus = await ctx.bus();
-    const reply = await askService('memory', () => request(bus, contracts.sessionDelete, { user_id: userId, session_id: sessionId }), { explainErrors: true });
+    const reply = await askService('memory', () => request(bus, contracts.sessionDelete, { user_id: userId, ...teamField(team), session_id: sessionId }), { explainErrors: true });
     if (!reply.deleted) throw new CliError(`no session ${sessionId} of user ${userId}`, EXIT.failed);
     writeLine(ctx.stdout, `deleted session ${sessionId} (${reply.messages} messages)`);
     return EXIT.ok;

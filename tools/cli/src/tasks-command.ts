@@ -1,18 +1,19 @@
 import { request } from '@hermes/bus';
 import { contracts, validate, TaskListRequest } from '@hermes/contracts';
-import { EXIT, UsageError, stringOption, writeLine, type Command } from './command.js';
+import { EXIT, TEAM_OPTION, UsageError, stringOption, teamOption, writeLine, type Command } from './command.js';
 import { askService } from './service-request.js';
 
 /** `hermes tasks`: list a user's tasks (or everyone's with --all), newest first. */
 export const tasksCommand: Command = {
   path: ['tasks'],
-  summary: "list a user's tasks, newest first",
+  summary: "list a user's tasks (of one team with --team), newest first",
   args: '',
   minArgs: 0,
   maxArgs: 0,
   options: {
     user: { type: 'string', valueName: 'id', description: 'whose tasks (default: $HERMES_USER)' },
-    all: { type: 'boolean', description: "every user's tasks" },
+    all: { type: 'boolean', description: "every user's tasks (of every team; of one with --team)" },
+    ...TEAM_OPTION,
     status: { type: 'string', valueName: 'status', description: 'only tasks in this status (accepted, running, completed, failed, cancelled)' },
     limit: { type: 'string', valueName: 'n', description: 'at most n tasks (default 50)' },
     cursor: { type: 'string', valueName: 'cursor', description: 'the next page, as printed after a full page' },
@@ -29,8 +30,11 @@ export const tasksCommand: Command = {
     };
     const checked = validate(TaskListRequest, req);
     if (!checked.ok) throw new UsageError(`invalid options: ${checked.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`);
+    // A team's own list subject answers only its tasks; the bare one names users of the default team
+    // and, with --all, lists every team's.
+    const team = stringOption(values, 'team') !== undefined || ctx.env.HERMES_TEAM !== undefined ? teamOption(values, ctx.env) : undefined;
     const bus = await ctx.bus();
-    const reply = await askService('dispatcher', () => request(bus, contracts.taskList, checked.value));
+    const reply = await askService('dispatcher', () => request(bus, contracts.taskList, checked.value, team === undefined ? {} : { subject: bus.subjects.teamTaskList(team) }));
     if (values.json === true) {
       writeLine(ctx.stdout, JSON.stringify(reply, null, 2));
       return EXIT.ok;
