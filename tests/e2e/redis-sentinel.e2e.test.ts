@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contracts } from '@hermes/contracts';
 import { request } from '@hermes/bus';
-import { redisCommand, startRedisSentinelGroup, type RedisSentinelGroupHandle } from '@hermes/testkit';
+import { eventually, redisCommand, startRedisSentinelGroup, type RedisSentinelGroupHandle } from '@hermes/testkit';
 import { ModelScript } from './model-script.js';
 import { replicasOf, startStack, type Stack } from './stack.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
@@ -53,5 +53,29 @@ describe('memory through Redis Sentinel', () => {
     expect(await turns(session_id)).toEqual(['first turn through sentinel', 'first answer', 'second turn after the failover', 'second answer']);
     const [memory] = await replicasOf(stack, 'memory');
     await expect(memory!.waitForLog(/Redis connection restored/, 5000)).resolves.toBeDefined();
+  }, 180_000);
+
+  it('follows a failover whose old master stays up (SENTINEL FAILOVER): the demoted master is left, and new turns go to the promoted one', async () => {
+    const session_id = 'through-a-planned-failover';
+    script.on('a turn before the planned failover', [{ content: 'before' }]);
+    script.on('a turn after the planned failover', [{ content: 'after' }]);
+    const master = await group.masterPort();
+    const other = group.nodes.find((n) => n.port !== master)!;
+    // The other node is the first test's killed master: back (empty), Sentinel makes it a replica of the current one.
+    if (!(await redisCommand(other.port, 'PING').catch(() => undefined))) await other.restart();
+    const first = await submit(stack.bus, { user_id: 'alice', session_id, goal: 'a turn before the planned failover' });
+    expect(outcomeOf(await watchTask(stack.bus, first).done)).toMatchObject({ kind: 'completed', output: 'before' });
+
+    // Replication is asynchronous: a failover before the replica has the turn would lose it (docs/deploy.md).
+    await group.waitForReplicas(30_000);
+    // Sentinel refuses (NOGOODSLAVE) until it has seen the replica linked: asked again until it agrees.
+    await eventually(async () => (await redisCommand(group.sentinel.port, 'SENTINEL', 'FAILOVER', group.masterName)) === '+OK\r\n', 60_000, 'Sentinel to start the failover');
+    expect(await group.waitForFailover(master, 60_000)).toBe(other.port);
+    // The old master is alive and now a replica: a client still writing to it would get READONLY.
+    await eventually(async () => (await redisCommand(master, 'ROLE')).startsWith('*5\r\n$5\r\nslave'), 30_000, 'the old master to be a replica');
+
+    const second = await submit(stack.bus, { user_id: 'alice', session_id, goal: 'a turn after the planned failover' });
+    expect(outcomeOf(await watchTask(stack.bus, second, 90_000).done)).toMatchObject({ kind: 'completed', output: 'after' });
+    expect(await turns(session_id)).toEqual(['a turn before the planned failover', 'before', 'a turn after the planned failover', 'after']);
   }, 180_000);
 });

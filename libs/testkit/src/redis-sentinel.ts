@@ -38,8 +38,8 @@ export interface RedisSentinelGroupHandle {
 
 /** Sentinel did not see the group, or no failover came within the wait. */
 export class SentinelGroupError extends TestkitError {
-  constructor(message: string) {
-    super('TESTKIT_SENTINEL_GROUP', message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('TESTKIT_SENTINEL_GROUP', message, options);
   }
 }
 
@@ -83,9 +83,19 @@ export async function startRedisSentinelGroup(options: RedisSentinelGroupOptions
     masterPort,
     async waitForReplicas(timeoutMs = 10_000) {
       const port = await masterPort();
-      const reply = await redisCommand(port, 'WAIT', String(replicaCount), String(timeoutMs));
-      const acked = Number(/^:(\d+)/.exec(reply)?.[1] ?? -1);
-      if (acked < replicaCount) throw new SentinelGroupError(`${acked} of ${replicaCount} replicas acknowledged the master's writes within ${timeoutMs} ms`);
+      let acked = -1;
+      // WAIT in short rounds (each well inside redisCommand's own bound): a replica still in its
+      // first sync acknowledges nothing until that sync is done.
+      await eventually(
+        async () => {
+          acked = Number(/^:(\d+)/.exec(await redisCommand(port, 'WAIT', String(replicaCount), '1000'))?.[1] ?? -1);
+          return acked >= replicaCount;
+        },
+        timeoutMs,
+        () => `${replicaCount} replicas to acknowledge the master's writes (last: ${acked})`,
+      ).catch((err: unknown) => {
+        throw new SentinelGroupError(`${acked} of ${replicaCount} replicas acknowledged the master's writes within ${timeoutMs} ms`, { cause: err });
+      });
     },
     async waitForFailover(formerPort, timeoutMs = 30_000) {
       // Sentinel holds the master down after down-after-milliseconds, then elects itself and
