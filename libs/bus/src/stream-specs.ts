@@ -144,6 +144,7 @@ export function bucketConfig(s: Subjects, key: BucketKey, t: StreamTuning = {}):
       return { ...base, ttl: t.toolCacheMaxTtlMs ?? 3_600_000 };
     case 'tasks':
     case 'taskIndex':
+    case 'schedules':
     case 'llmSemaphore':
     case 'toolCalls':
     case 'toolApprovals':

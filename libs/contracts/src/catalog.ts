@@ -6,6 +6,16 @@ import { TaskSubmitEvent } from './schemas/task-submission.js';
 import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
 import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskListReply, TaskListRequest, TaskView } from './schemas/task-state.js';
 import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+import {
+  ScheduleCreateRequest,
+  ScheduleDeleteReply,
+  ScheduleDeleteRequest,
+  ScheduleGetRequest,
+  ScheduleListReply,
+  ScheduleListRequest,
+  ScheduleUpdateRequest,
+  ScheduleView,
+} from './schemas/schedules.js';
 import { DeadLetter } from './schemas/dead-letter.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
@@ -141,6 +151,55 @@ const taskQueries = {
   }),
 };
 
+/** Schedules: the dispatcher keeps them and fires their tasks (docs/schedules.md). */
+const scheduleRequests = {
+  scheduleCreate: request({
+    name: 'scheduleCreate',
+    summary: 'Create (or, with the same schedule_id and spec, find again) a schedule of an owner: a cron expression in a time zone and the task it starts on each firing.',
+    subject: (s) => s.scheduleCreate,
+    request: ScheduleCreateRequest,
+    reply: ScheduleView,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  scheduleGet: request({
+    name: 'scheduleGet',
+    summary: "Read one of an owner's schedules with its next fire time (schedule ids are the owner's own: another owner's id is another schedule).",
+    subject: (s) => s.scheduleGet,
+    request: ScheduleGetRequest,
+    reply: ScheduleView,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  scheduleList: request({
+    name: 'scheduleList',
+    summary: "List an owner's schedules (user_id null: every user's of the team; no team: the default team).",
+    subject: (s) => s.scheduleList,
+    request: ScheduleListRequest,
+    reply: ScheduleListReply,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  scheduleUpdate: request({
+    name: 'scheduleUpdate',
+    summary: 'Pause or resume a schedule; a resumed one counts fire times from the resumption.',
+    subject: (s) => s.scheduleUpdate,
+    request: ScheduleUpdateRequest,
+    reply: ScheduleView,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  scheduleDelete: request({
+    name: 'scheduleDelete',
+    summary: 'Delete a schedule: it fires no more; tasks it started are left as they are.',
+    subject: (s) => s.scheduleDelete,
+    request: ScheduleDeleteRequest,
+    reply: ScheduleDeleteReply,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+};
+
 /** A task query on a team's own subject (the only one the team's account reaches), answered only from the team's tasks. */
 function forTeam<K extends keyof typeof taskQueries>(bare: K, summary: string, subject: (s: Subjects) => string, also: readonly 'cli'[] = []): (typeof taskQueries)[K] {
   return { ...taskQueries[bare], name: `team${bare[0]!.toUpperCase()}${bare.slice(1)}`, summary, subject, requesters: ['gateway', 'submitter', ...also] };
@@ -156,7 +215,8 @@ export const contracts = {
     subject: (s) => s.taskSubmit('{team}'),
     stream: (s) => s.streams.taskSubmit,
     payload: TaskSubmitEvent,
-    producers: ['submitter', 'gateway', 'cli'],
+    // The dispatcher submits the tasks its schedules fire.
+    producers: ['submitter', 'gateway', 'cli', 'dispatcher'],
     consumers: ['dispatcher'],
   }),
   taskEvents: message({
@@ -199,6 +259,7 @@ export const contracts = {
     consumers: ['dispatcher'],
   }),
   ...taskQueries,
+  ...scheduleRequests,
   teamTaskGet: forTeam('taskGet', "Read one of the team's tasks; a task of another team (or, with user_id, of another user) is not found.", (s) => s.teamTaskGet('{team}')),
   // The CLI too: `hermes tasks --team` lists one team's tasks (a bare taskList names default-team users).
   teamTaskList: forTeam(

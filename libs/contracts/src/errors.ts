@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   not_found: { retryable: false, summary: 'no such task, session or tool' },
   duplicate: { retryable: false, summary: 'this submission was already received' },
   duplicate_conflict: { retryable: false, summary: 'a submission re-used the event id (or Idempotency-Key) of an existing task with a different request' },
+  invalid_schedule: { retryable: false, summary: 'a schedule\'s cron expression or time zone cannot be read, or it never fires' },
   session_forbidden: { retryable: false, summary: 'the session belongs to another user' },
   session_busy: { retryable: true, summary: "another holder has the session's lock (one agent loop per session); retry after it is released or lapses" },
   session_lock_lost: { retryable: false, summary: 'the lock token no longer holds the session (its lease lapsed or it never did)' },

@@ -22,6 +22,7 @@ const CALLER_FAULTS: ReadonlySet<string> = new Set([
   'input_too_large',
   'payload_too_large',
   'duplicate_conflict',
+  'invalid_schedule',
   'cancelled',
 ]);
 

@@ -79,6 +79,21 @@ export {
   TraceContext,
 } from './schemas/task-state.js';
 export { ModelRole, JobKind, PlanSubtask, Plan, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+export {
+  MAX_CATCH_UP_FIRINGS,
+  MissedFirings,
+  Schedule,
+  ScheduleCreateRequest,
+  ScheduleDeleteReply,
+  ScheduleDeleteRequest,
+  ScheduleGetRequest,
+  ScheduleListReply,
+  ScheduleListRequest,
+  ScheduleSpec,
+  ScheduleUpdateRequest,
+  ScheduleView,
+  TaskTemplate,
+} from './schemas/schedules.js';
 export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';
 export {
   MessageRole,

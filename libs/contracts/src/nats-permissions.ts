@@ -54,7 +54,7 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
       { stream: 'taskSubmit', consumer: 'dispatcherIntake' },
       { stream: 'runtimeResults', consumer: 'dispatcherResults' },
     ],
-    buckets: ['tasks', 'taskIndex'],
+    buckets: ['tasks', 'taskIndex', 'schedules'],
     // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
     gets: ['taskEvents'],
   },

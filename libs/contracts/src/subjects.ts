@@ -29,6 +29,12 @@ export interface Subjects {
   teamTaskGet(team: string): string;
   teamTaskList(team: string): string;
   teamTaskCancel(team: string): string;
+  /** Request/reply to the dispatcher: schedules (cron-fired tasks) of an owner. */
+  readonly scheduleCreate: string;
+  readonly scheduleGet: string;
+  readonly scheduleList: string;
+  readonly scheduleUpdate: string;
+  readonly scheduleDelete: string;
   /** Core pub/sub: a task was cancelled (runtimes stop its jobs). */
   taskCancelled(taskId: string): string;
   readonly taskCancelledAll: string;
@@ -118,6 +124,8 @@ export interface Subjects {
     readonly tasks: string;
     /** Index of tasks by user (`<user_id>.<task_id>`), for listing; also marks tasks a sweep must watch. */
     readonly taskIndex: string;
+    /** Schedules by id (the dispatcher's, see schedules.ts in the contracts). */
+    readonly schedules: string;
     readonly llmSemaphore: string;
     /** Tool call records: exactly-once, pending approvals, full results. */
     readonly toolCalls: string;
@@ -154,6 +162,11 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     teamTaskGet: (team: string) => `${prefix}.tasks.get.${team}`,
     teamTaskList: (team: string) => `${prefix}.tasks.list.${team}`,
     teamTaskCancel: (team: string) => `${prefix}.tasks.cancel.${team}`,
+    scheduleCreate: `${prefix}.schedules.create`,
+    scheduleGet: `${prefix}.schedules.get`,
+    scheduleList: `${prefix}.schedules.list`,
+    scheduleUpdate: `${prefix}.schedules.update`,
+    scheduleDelete: `${prefix}.schedules.delete`,
     taskCancelled: (taskId: string) => `${prefix}.tasks.cancelled.${taskId}`,
     taskCancelledAll: `${prefix}.tasks.cancelled.>`,
     runtimeJobs: `${prefix}.runtime.jobs`,
@@ -217,6 +230,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     buckets: {
       tasks: `${prefix}_tasks`,
       taskIndex: `${prefix}_task_index`,
+      schedules: `${prefix}_schedules`,
       llmSemaphore: `${prefix}_llm_semaphore`,
       toolCalls: `${prefix}_tool_calls`,
       toolApprovals: `${prefix}_tool_approvals`,

@@ -10,6 +10,7 @@ import {
   StoredPendingApproval,
   StoredStateError,
   StoredTask,
+  Schedule,
   decodeStored,
 } from '../src/index.js';
 
@@ -26,6 +27,7 @@ const SCHEMAS: Record<string, TSchema> = {
   'pending-approval': StoredPendingApproval,
   'cache-entry': StoredCacheEntry,
   'memory-record': StoredMemoryRecord,
+  schedule: Schedule,
 };
 const fixtures = readdirSync(fixturesDir)
   .filter((f) => f.startsWith('stored.') && f.endsWith('.json'))

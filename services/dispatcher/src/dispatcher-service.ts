@@ -13,6 +13,9 @@ import { PlanCoordinator } from './plan-coordinator.js';
 import { Sweeper } from './sweeper.js';
 import { TaskMetrics } from './task-metrics.js';
 import { rejectDeadSubmission } from './dead-submissions.js';
+import { ScheduleStore } from './schedule-store.js';
+import { Scheduler } from './scheduler.js';
+import { serveScheduleRequests } from './schedule-requests.js';
 
 const settings = Type.Object({
     DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
@@ -28,6 +31,12 @@ const settings = Type.Object({
     SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
     MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
     TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
+    SCHEDULE_TICK_MS: Type.Integer({ default: 1000, minimum: 100, maximum: 60_000, description: 'how often each replica looks for due schedule firings (docs/schedules.md)' }),
+    SCHEDULE_GRACE_MS: Type.Integer({
+      default: 60_000,
+      minimum: 100,
+      description: "how late a schedule firing may be and still be on time; firings later than that (every dispatcher was down) are missed and the schedule's policy decides",
+    }),
     DISPATCHER_SWEEP_MS: Type.Integer({ default: 1000, minimum: 100, description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)' }),
 });
 
@@ -96,7 +105,9 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
     const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger });
-    const subscriptions = serveTaskQueries(bus, { store, index, coordinator, rolesOf });
+    const schedules = new ScheduleStore(await bus.kv('schedules'));
+    const subscriptions = [...serveTaskQueries(bus, { store, index, coordinator, rolesOf }), ...serveScheduleRequests(bus, schedules)];
+    const scheduler = new Scheduler({ store: schedules, bus, logger, tickMs: config.SCHEDULE_TICK_MS, graceMs: config.SCHEDULE_GRACE_MS });
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const intakeConsumer = await startWorkConsumer(
       bus,
@@ -114,8 +125,10 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
       { stream: bus.subjects.streams.runtimeResults, durable: bus.subjects.consumers.dispatcherResults, concurrency: config.DISPATCHER_CONCURRENCY },
       (result) => coordinator.onResult(result),
     );
+    await scheduler.start();
     return {
       stop: async (timeoutMs) => {
+        await scheduler.stop();
         await sweeper.stop();
         coordinator.stop();
         await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs)]);

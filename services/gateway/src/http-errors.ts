@@ -67,6 +67,8 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
   timeout: 503,
   unavailable: 503,
   session_busy: 409,
+  invalid_schedule: 400,
+  duplicate_conflict: 409,
 };
 
 /** A payload_limit error as the HTTP answer: 413 for size, 400 for every other limit (its details name limit and path); never retryable. */

@@ -6,6 +6,7 @@ import { contextFromTraceparent } from '@hermes/contracts';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
+import { createScheduleRoutes } from './schedule-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { createCors, type Cors } from './cors.js';
 import { HttpError, sendError } from './http-errors.js';
@@ -59,7 +60,7 @@ interface Route {
 }
 
 /** The span attribute for each log field a route or handler names. */
-const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', call_id: 'hermes.tool.call_id', session_id: 'hermes.session.id' };
+const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', call_id: 'hermes.tool.call_id', session_id: 'hermes.session.id', schedule_id: 'hermes.schedule.id' };
 
 /** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
 export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
@@ -78,11 +79,16 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   });
   const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const sessions = createSessionRoutes({ bus: opts.bus });
+  const schedules = createScheduleRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const routes: Route[] = [
     { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit, GET: tasks.list } },
     { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', fields: ['task_id'], methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', fields: ['task_id'], methods: { GET: tasks.events } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', fields: ['task_id', 'call_id'], methods: { POST: approvals.decide } },
+    { pattern: /^\/v1\/schedules$/, template: '/v1/schedules', methods: { POST: schedules.create, GET: schedules.list } },
+    { pattern: /^\/v1\/schedules\/([^/]+)$/, template: '/v1/schedules/:id', fields: ['schedule_id'], methods: { GET: schedules.get, DELETE: schedules.remove } },
+    { pattern: /^\/v1\/schedules\/([^/]+)\/pause$/, template: '/v1/schedules/:id/pause', fields: ['schedule_id'], methods: { POST: schedules.pause } },
+    { pattern: /^\/v1\/schedules\/([^/]+)\/resume$/, template: '/v1/schedules/:id/resume', fields: ['schedule_id'], methods: { POST: schedules.resume } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', fields: [undefined, 'session_id'], methods: { GET: sessions.read, DELETE: sessions.remove } },
     { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { GET: createMemoryListRoute({ bus: opts.bus }), DELETE: createForgetRoute({ bus: opts.bus }) } },

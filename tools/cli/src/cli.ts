@@ -10,13 +10,14 @@ import { MCP_COMMANDS } from './mcp-commands.js';
 import { DEADLETTER_COMMANDS } from './deadletter-commands.js';
 import { MEMORY_COMMANDS } from './memory-commands.js';
 import { runCommand } from './run-command.js';
+import { SCHEDULE_COMMANDS } from './schedule-commands.js';
 import { sessionDeleteCommand, sessionListCommand, sessionShowCommand, sessionSummarizeCommand } from './session-commands.js';
 import { statusCommand } from './status-command.js';
 import { traceCommand } from './trace-command.js';
 import { tasksCommand } from './tasks-command.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, traceCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, sessionSummarizeCommand, sessionListCommand, sessionShowCommand, sessionDeleteCommand, ...MEMORY_COMMANDS, ...MCP_COMMANDS, ...DEADLETTER_COMMANDS];
+export const COMMANDS: readonly Command[] = [runCommand, statusCommand, traceCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, sessionSummarizeCommand, sessionListCommand, sessionShowCommand, sessionDeleteCommand, ...MEMORY_COMMANDS, ...MCP_COMMANDS, ...DEADLETTER_COMMANDS, ...SCHEDULE_COMMANDS];
 
 const ENVIRONMENT = [
   ['NATS_URL', 'NATS servers, comma-separated (default nats://127.0.0.1:4222)'],
