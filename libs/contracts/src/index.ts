@@ -169,4 +169,5 @@ export {
   StoredCallRecord,
   StoredPendingApproval,
   StoredCacheEntry,
+  StoredPoolProfile,
 } from './schemas/stored-state.js';

@@ -7,6 +7,7 @@ import {
   StoredCallRecord,
   StoredCheckpoint,
   StoredPendingApproval,
+  StoredPoolProfile,
   StoredStateError,
   StoredTask,
   decodeStored,
@@ -24,6 +25,7 @@ const SCHEMAS: Record<string, TSchema> = {
   'call-record': StoredCallRecord,
   'pending-approval': StoredPendingApproval,
   'cache-entry': StoredCacheEntry,
+  'pool-profile': StoredPoolProfile,
 };
 const fixtures = readdirSync(fixturesDir)
   .filter((f) => f.startsWith('stored.') && f.endsWith('.json'))

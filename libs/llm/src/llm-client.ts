@@ -8,7 +8,7 @@ import { withProviderErrorBodies } from './error-bodies.js';
 import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver, type CallSettings } from './llm-pools.js';
-import { supportedParams, type RequestParams } from './provider-profiles.js';
+import { supportedParams, type ProviderName, type ProviderProfile, type RequestParams } from './provider-profiles.js';
 import { LlmMetrics } from './llm-metrics.js';
 import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport, type PermitReservation } from './permits.js';
 
@@ -96,6 +96,16 @@ export class LlmClient {
   /** `gen_ai.provider.name` of a role's endpoint (its pool's provider profile). */
   providerFor(role: ModelRole): string {
     return this.settingsFor(role).profile.providerName;
+  }
+
+  /** The provider profile of a role's endpoint: what its server takes. */
+  profileFor(role: ModelRole): ProviderProfile {
+    return this.settingsFor(role).profile;
+  }
+
+  /** The profile's name (`provider` in LLM_POOLS, or taken from the host). */
+  providerProfileName(role: ModelRole): ProviderName {
+    return this.settingsFor(role).provider;
   }
 
   /** A role's model's context window: LLM_POOLS' `context_tokens`, else what its server reported; undefined when neither says. */
