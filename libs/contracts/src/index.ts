@@ -188,4 +188,5 @@ export {
   StoredPendingApproval,
   StoredCacheEntry,
   StoredMemoryRecord,
+  StoredPoolProfile,
 } from './schemas/stored-state.js';

@@ -8,6 +8,7 @@ import {
   StoredCheckpoint,
   StoredMemoryRecord,
   StoredPendingApproval,
+  StoredPoolProfile,
   StoredStateError,
   StoredTask,
   Schedule,
@@ -28,6 +29,7 @@ const SCHEMAS: Record<string, TSchema> = {
   'cache-entry': StoredCacheEntry,
   'memory-record': StoredMemoryRecord,
   schedule: Schedule,
+  'pool-profile': StoredPoolProfile,
 };
 const fixtures = readdirSync(fixturesDir)
   .filter((f) => f.startsWith('stored.') && f.endsWith('.json'))

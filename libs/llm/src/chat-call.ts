@@ -18,6 +18,8 @@ export interface ChatResult {
   reasoningTokens?: number;
   /** The reasoning text, kept only with LLM_KEEP_REASONING; never part of `content`. */
   reasoning?: string;
+  /** The completion's id as the server gave it (`gen_ai.response.id`); absent when it sent none. */
+  responseId?: string;
 }
 
 export interface CallOptions {
@@ -31,6 +33,8 @@ export interface CallOptions {
   params?: Record<string, unknown>;
   /** Ask for the usage chunk at the end of a stream (servers that reject `stream_options` say no). */
   streamUsage?: boolean;
+  /** Called once, when a stream's first chunk arrives (time to first chunk). */
+  onFirstChunk?: () => void;
 }
 
 /** Reasoning as the servers name it: `reasoning_content` (vLLM ≤ 0.8, DeepSeek) or `reasoning` (vLLM ≥ 0.9, Ollama). */
@@ -77,15 +81,18 @@ export async function callChat(client: OpenAI, o: CallOptions): Promise<ChatResu
     if (message?.content === '') sawContent = true;
     const tools = new ToolCallAssembler();
     (message?.tool_calls ?? []).forEach((c, index) => c.type === 'function' && tools.add({ index, id: c.id, function: c.function }));
-    return finish(o, { answer, reasoning, sawContent, split, toolCalls: tools.result(), finishReason: choice?.finish_reason ?? 'unknown', model: completion.model || o.model, usage: completion.usage });
+    return finish(o, { answer, reasoning, sawContent, split, toolCalls: tools.result(), finishReason: choice?.finish_reason ?? 'unknown', model: completion.model || o.model, usage: completion.usage, id: completion.id });
   }
   const streamOptions = o.streamUsage === false ? {} : { stream_options: { include_usage: true } };
   const stream = await client.chat.completions.create({ ...base, stream: true, ...streamOptions }, reqOpts);
   let finishReason = 'unknown';
   let model = o.model;
   let usage: RawUsage | undefined;
+  let id: string | undefined;
   const tools = new ToolCallAssembler();
   for await (const chunk of stream) {
+    if (id === undefined) o.onFirstChunk?.();
+    id ??= chunk.id ?? '';
     if (chunk.model) model = chunk.model;
     if (chunk.usage) usage = chunk.usage;
     const choice = chunk.choices[0];
@@ -95,12 +102,12 @@ export async function callChat(client: OpenAI, o: CallOptions): Promise<ChatResu
     for (const d of delta?.tool_calls ?? []) tools.add(d);
     if (choice.finish_reason) finishReason = choice.finish_reason;
   }
-  return finish(o, { answer, reasoning, sawContent, split, toolCalls: tools.result(), finishReason, model, usage });
+  return finish(o, { answer, reasoning, sawContent, split, toolCalls: tools.result(), finishReason, model, usage, id });
 }
 
 function finish(
   o: CallOptions,
-  r: { answer: string; reasoning: string; sawContent: boolean; split: ReasoningSplitter; toolCalls: AssembledToolCall[]; finishReason: string; model: string; usage: RawUsage | null | undefined },
+  r: { answer: string; reasoning: string; sawContent: boolean; split: ReasoningSplitter; toolCalls: AssembledToolCall[]; finishReason: string; model: string; usage: RawUsage | null | undefined; id?: string | undefined },
 ): ChatResult {
   const tail = r.split.end();
   const reasoning = (r.reasoning + tail.reasoning).trim();
@@ -120,5 +127,6 @@ function finish(
     ...(estimated ? { usageEstimated: true as const } : {}),
     ...(reasoningTokens ? { reasoningTokens } : {}),
     ...(reasoning ? { reasoning } : {}),
+    ...(r.id ? { responseId: r.id } : {}),
   };
 }

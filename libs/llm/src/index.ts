@@ -1,6 +1,7 @@
 export { LlmClient } from './llm-client.js';
 export type { LlmClientOptions, ChatRequest, ChatResult, ContextWindow, ModelRole, RoleEndpoint } from './llm-client.js';
 export { ollamaWindow } from './context-detection.js';
+export { poolProfileKey, poolProfiles, reportPoolProfiles } from './pool-profiles.js';
 export type { DetectedFrom, DetectedWindow } from './context-detection.js';
 export { LlmError, redactSecrets, toLlmError } from './llm-errors.js';
 export type { LlmErrorDetails } from './llm-errors.js';

@@ -8,7 +8,7 @@ import { withProviderErrorBodies } from './error-bodies.js';
 import { undiciFetch, type LlmHttpClient } from './http-transport.js';
 import { LlmError, toLlmError } from './llm-errors.js';
 import { PoolResolver, type CallSettings } from './llm-pools.js';
-import { supportedParams, type RequestParams } from './provider-profiles.js';
+import { supportedParams, type ProviderName, type ProviderProfile, type RequestParams } from './provider-profiles.js';
 import { LlmMetrics } from './llm-metrics.js';
 import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport, type PermitReservation } from './permits.js';
 
@@ -96,6 +96,16 @@ export class LlmClient {
   /** `gen_ai.provider.name` of a role's endpoint (its pool's provider profile). */
   providerFor(role: ModelRole): string {
     return this.settingsFor(role).profile.providerName;
+  }
+
+  /** The provider profile of a role's endpoint: what its server takes. */
+  profileFor(role: ModelRole): ProviderProfile {
+    return this.settingsFor(role).profile;
+  }
+
+  /** The profile's name (`provider` in LLM_POOLS, or taken from the host). */
+  providerProfileName(role: ModelRole): ProviderName {
+    return this.settingsFor(role).provider;
   }
 
   /** A role's model's context window: LLM_POOLS' `context_tokens`, else what its server reported; undefined when neither says. */
@@ -186,6 +196,12 @@ export class LlmClient {
         const permit: Permit = reserved ?? (await context.with(ctx, () => this.acquire(pool, estimateTokens(req), req)));
         const started = performance.now();
         const scope = callSignal(req.signal);
+        const firstChunk = () => {
+          const seconds = (performance.now() - started) / 1000;
+          span.addEvent('gen_ai.first_chunk', { 'hermes.llm.time_to_first_chunk_s': seconds });
+          span.setAttribute('hermes.llm.time_to_first_chunk_s', seconds);
+          this.metrics.firstChunk({ model: endpoint.model, provider, pool, seconds });
+        };
         try {
           const { reasoning, ...result }: ChatResult = await callChat(this.client(endpoint), {
             model: endpoint.model,
@@ -195,6 +211,7 @@ export class LlmClient {
             ...(req.onDelta ? { onDelta: req.onDelta } : {}),
             params: responseFormat ? { ...sent, response_format: responseFormat } : sent,
             streamUsage: settings.profile.streamUsage,
+            onFirstChunk: firstChunk,
           });
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
           // in the background (it counts against the cap until that write lands, so the cap holds).
@@ -202,6 +219,7 @@ export class LlmClient {
           this.metrics.call({ model: endpoint.model, provider, pool, seconds: (performance.now() - started) / 1000, usage: result.usage, ...(result.usageEstimated ? { usageEstimated: true } : {}) });
           span.setAttributes({
             'gen_ai.response.model': result.model,
+            ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
             'gen_ai.usage.input_tokens': result.usage.input_tokens,
             'gen_ai.usage.output_tokens': result.usage.output_tokens,
             'gen_ai.response.finish_reasons': [result.finishReason],
@@ -235,22 +253,48 @@ export class LlmClient {
     }
   }
 
-  /** Embeddings with the `embedder` role, through the same semaphore. */
+  /** Embeddings with the `embedder` role, through the same semaphore, in an `embeddings {model}` span. */
   async embed(texts: string[], opts: { signal?: AbortSignal } = {}): Promise<number[][]> {
     const endpoint = this.opts.roles.embedder;
     const pool = this.pools.poolFor(endpoint);
-    const permit = await this.permits.acquire({ pool, estimatedTokens: Math.ceil(texts.join('').length / 4), ...opts, ...this.permitTimeout() });
-    const scope = callSignal(opts.signal);
+    const span = hermesTracer().startSpan(`embeddings ${endpoint.model}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'gen_ai.operation.name': 'embeddings',
+        'gen_ai.provider.name': this.settingsFor('embedder').profile.providerName,
+        'gen_ai.request.model': endpoint.model,
+        ...serverAttributes(endpoint.baseUrl),
+        'hermes.llm.pool': pool,
+        'hermes.llm.inputs': texts.length,
+      },
+    });
     try {
-      const res = await this.client(endpoint).embeddings.create({ model: endpoint.model, input: texts }, scope.signal ? { signal: scope.signal } : {});
-      await permit.release({ tokens: res.usage?.total_tokens ?? 0 });
-      return res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
+      const permit = await this.permits.acquire({ pool, estimatedTokens: Math.ceil(texts.join('').length / 4), ...opts, ...this.permitTimeout() });
+      const scope = callSignal(opts.signal);
+      try {
+        const res = await this.client(endpoint).embeddings.create({ model: endpoint.model, input: texts }, scope.signal ? { signal: scope.signal } : {});
+        await permit.release({ tokens: res.usage?.total_tokens ?? 0 });
+        const vectors = res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
+        span.setAttributes({
+          ...(res.model ? { 'gen_ai.response.model': res.model } : {}),
+          ...(res.usage ? { 'gen_ai.usage.input_tokens': res.usage.prompt_tokens } : {}),
+          ...(vectors[0] ? { 'gen_ai.embeddings.dimension.count': vectors[0].length } : {}),
+        });
+        return vectors;
+      } catch (err) {
+        const e = toLlmError(err, endpoint.model);
+        await permit.release(opts.signal?.aborted ? {} : reportFor(e)).catch(() => {});
+        throw e;
+      } finally {
+        scope.end();
+      }
     } catch (err) {
-      const e = toLlmError(err, endpoint.model);
-      await permit.release(opts.signal?.aborted ? {} : reportFor(e)).catch(() => {});
+      const e = err instanceof LlmError ? err : toLlmError(err, endpoint.model);
+      span.setAttribute('error.type', e.code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
       throw e;
     } finally {
-      scope.end();
+      span.end();
     }
   }
 

@@ -15,6 +15,7 @@ export class LlmMetrics {
   private readonly duration: Histogram;
   private readonly permitWait: Histogram;
   private readonly calls: Counter;
+  private readonly timeToFirstChunk: Histogram;
 
   constructor() {
     const m = hermesMeter();
@@ -23,6 +24,11 @@ export class LlmMetrics {
     this.duration = m.createHistogram('gen_ai.client.operation.duration', { unit: 's', description: 'LLM call duration, permit wait excluded', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
     this.permitWait = m.createHistogram('hermes.llm.permit.wait', { unit: 's', description: 'time waiting for a permit of the global semaphore', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
     this.calls = m.createCounter('hermes.llm.calls', { description: 'LLM call attempts, by outcome' });
+    this.timeToFirstChunk = m.createHistogram('gen_ai.client.operation.time_to_first_chunk', { unit: 's', description: 'time from sending a streamed LLM call to its first chunk', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+  }
+
+  firstChunk(o: { model: string; provider: string; pool: string; seconds: number }): void {
+    this.timeToFirstChunk.record(o.seconds, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': o.provider, 'gen_ai.request.model': o.model, 'hermes.llm.pool': o.pool });
   }
 
   call(o: { model: string; provider: string; pool: string; seconds: number; usage?: { input_tokens: number; output_tokens: number }; usageEstimated?: boolean; errorType?: string }): void {

@@ -5,6 +5,7 @@ import { LlmClient, type ModelRole, type RoleEndpoint } from './llm-client.js';
 import { PoolConfig, PoolResolver } from './llm-pools.js';
 import { semaphorePermits } from './semaphore-permits.js';
 import { observePools } from './llm-metrics.js';
+import { reportPoolProfiles } from './pool-profiles.js';
 
 /** LLM settings shared by every service that calls a model; spread into a service's settings. */
 export const llmSettings = {
@@ -67,7 +68,7 @@ export function roleEndpoints(c: RoleSettings): Record<ModelRole, RoleEndpoint> 
  * The LLM client every service uses: role endpoints from config, and every call through the
  * cluster-wide semaphore kept in `kv` (the `<prefix>_llm_semaphore` bucket).
  */
-export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmClient; close(): Promise<void> }> {
+export async function openLlmClient(c: LlmConfig, kv: KV, o: { service?: string } = {}): Promise<{ llm: LlmClient; close(): Promise<void> }> {
   const pools = new PoolResolver(c.LLM_POOLS, { capacity: c.LLM_DEFAULT_CAPACITY, tpm: c.LLM_DEFAULT_TPM ?? null });
   const sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: c.LLM_PERMIT_LEASE_MS, keepMs: c.LLM_PERMIT_KEEP_MS });
   observePools(kv);
@@ -82,5 +83,7 @@ export async function openLlmClient(c: LlmConfig, kv: KV): Promise<{ llm: LlmCli
     keepReasoning: c.LLM_KEEP_REASONING,
   });
   await llm.detectContextWindows();
+  // What `hermes llm status` shows of each pool's server.
+  await reportPoolProfiles(llm, kv, o.service ?? 'unknown');
   return { llm, close: () => sem.close() };
 }

@@ -73,7 +73,7 @@ describe('LlmClient.chat', () => {
 
     const result = await client().chat({ role: 'worker', messages: hello });
 
-    expect(result).toEqual({ content: 'hi there', toolCalls: [], finishReason: 'stop', model: 'worker-model', usage: { input_tokens: 11, output_tokens: 3 } });
+    expect(result).toEqual({ content: 'hi there', toolCalls: [], finishReason: 'stop', model: 'worker-model', usage: { input_tokens: 11, output_tokens: 3 }, responseId: expect.stringMatching(/^chatcmpl-/) });
     expect(llm.requests).toHaveLength(1);
     expect(llm.requests[0]!.body).toMatchObject({ model: 'worker-model', messages: hello });
     expect(llm.requests[0]!.body).not.toHaveProperty('tools');

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Static, TObject } from '@sinclair/typebox';
 import { ConfigError, commonSettings, loadConfig, natsConnectionSettings } from '@hermes/config';
 import type { ServiceName } from '@hermes/contracts';
-import { createLogger, startHealthServer, startTelemetry, type Liveness, type Logger } from '@hermes/telemetry';
+import { createLogger, startHealthServer, startTelemetry, TelemetryConfigError, type Liveness, type Logger } from '@hermes/telemetry';
 import { Bus, observeConsumers, type ConsumerKey, type StreamKey, type StreamTuning } from '@hermes/bus';
 import { installShutdown } from './shutdown.js';
 
@@ -52,10 +54,17 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
   };
   process.once('SIGTERM', early);
   process.once('SIGINT', early);
-  const telemetry = await startTelemetry({
-    service: opts.service,
-    ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT, metricsHost: config.HERMES_BIND_HOST } : {}),
-  });
+  const version = serviceVersion();
+  const telemetry = await exitOnConfigError(() =>
+    startTelemetry({
+      service: opts.service,
+      ...(version ? { version } : {}),
+      ...(config.METRICS_PORT !== undefined ? { metricsPort: config.METRICS_PORT, metricsHost: config.HERMES_BIND_HOST } : {}),
+    }).catch((err: unknown) => {
+      // An OTLP protocol Hermes does not speak: exit 78 naming it, like any bad setting.
+      throw err instanceof TelemetryConfigError ? new ConfigError(opts.service, [{ setting: err.setting, message: err.message }], { cause: err }) : err;
+    }),
+  );
   if (telemetry.metricsPort !== undefined) logger.info({ metrics_port: telemetry.metricsPort }, 'metrics endpoint listening');
   let ready = false;
   let live: () => Liveness = () => ({ live: true });
@@ -122,4 +131,18 @@ function consumerLiveness(bus: Bus): Liveness {
   if (stalled.length === 0) return { live: true };
   bus.logger.error({ stalled }, 'work consumers make no progress; not live');
   return { live: false, detail: { reason: 'consumer_stalled', consumers: stalled } };
+}
+
+/** The version of the package whose entry point runs (services/<name>/package.json), for `service.version`. */
+function serviceVersion(): string | undefined {
+  let dir = process.argv[1] ? dirname(resolve(process.argv[1])) : undefined;
+  for (let i = 0; dir && i < 4; i++, dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: unknown };
+      return typeof pkg.version === 'string' ? pkg.version : undefined;
+    } catch {
+      // No package.json here: one folder up.
+    }
+  }
+  return undefined;
 }

@@ -125,6 +125,21 @@ describe('hostService', () => {
   });
 });
 
+describe('an OTLP protocol Hermes does not export in', () => {
+  it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exits 78 naming the setting, before the service connects', async () => {
+    const env = { ...process.env, NATS_URL: nats.url, HEALTH_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
+
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [fixture('hosted-service.mjs')], { env, timeout: 10_000 }, (_err, _stdout, stderr) =>
+        resolve({ code: child.exitCode, stderr }),
+      );
+    });
+
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/invalid configuration for toolbus:\n {2}- OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not an OTLP protocol/);
+  });
+});
+
 async function probeHealth(port: number): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
   try {
     const res = await fetch(`http://127.0.0.1:${port}/healthz`);

@@ -1,7 +1,7 @@
 export { createLogger, hashUserId } from './logger.js';
 export type { Logger, LoggerCreateOptions, UserIdLogMode } from './logger.js';
-export { startTelemetry, installPropagation, hermesTracer, hermesMeter } from './tracing.js';
-export type { TelemetryHandle, TelemetryOptions } from './tracing.js';
+export { startTelemetry, installPropagation, hermesTracer, hermesMeter, otlpProtocol, parseResourceAttributes, resourceAttributes, OTLP_PROTOCOLS, TelemetryConfigError } from './tracing.js';
+export type { OtlpProtocol, TelemetryHandle, TelemetryOptions } from './tracing.js';
 export { inSpan } from './span-runner.js';
 export { startHealthServer } from './health-server.js';
 export type { HealthServer, HealthServerOptions, Liveness } from './health-server.js';

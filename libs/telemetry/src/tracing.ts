@@ -3,14 +3,17 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator, CompositePropagator, W3CBaggagePropagator } from '@opentelemetry/core';
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import type { MetricReader } from '@opentelemetry/sdk-metrics';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { randomUUID } from 'node:crypto';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ATTR_SERVICE_INSTANCE_ID } from '@opentelemetry/semantic-conventions/incubating';
 
 // The SDK parts load only when something is exported: about 150 ms of a service's start, and most
 // runs (tests, `npm run up`) export nothing.
 const sdk = {
-  traces: () => Promise.all([import('@opentelemetry/sdk-trace-base'), import('@opentelemetry/exporter-trace-otlp-http')]),
+  traces: () => import('@opentelemetry/sdk-trace-base'),
+  otlpTraces: (protocol: OtlpProtocol) => (protocol === 'http/protobuf' ? import('@opentelemetry/exporter-trace-otlp-proto') : import('@opentelemetry/exporter-trace-otlp-http')),
   metrics: () => import('@opentelemetry/sdk-metrics'),
-  otlpMetrics: () => import('@opentelemetry/exporter-metrics-otlp-http'),
+  otlpMetrics: (protocol: OtlpProtocol) => (protocol === 'http/protobuf' ? import('@opentelemetry/exporter-metrics-otlp-proto') : import('@opentelemetry/exporter-metrics-otlp-http')),
   prometheus: () => import('@opentelemetry/exporter-prometheus'),
   resources: () => import('@opentelemetry/resources'),
 };
@@ -24,8 +27,23 @@ export interface TelemetryHandle {
   readonly metricsPort?: number;
 }
 
+/** The OTLP encodings Hermes exports in (`OTEL_EXPORTER_OTLP_PROTOCOL`); gRPC is not among them. */
+export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** An OTel setting Hermes cannot honour (an OTLP protocol it does not speak): a service does not start on it. */
+export class TelemetryConfigError extends Error {
+  readonly code = 'invalid_telemetry_setting';
+  constructor(readonly setting: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
 export interface TelemetryOptions {
   service: string;
+  /** `service.version` on the resource (the service package's version). */
+  version?: string;
   env?: NodeJS.ProcessEnv;
   /** Serve Prometheus text at `http://<host>:<metricsPort>/metrics` (METRICS_PORT); off when absent. */
   metricsPort?: number;
@@ -51,10 +69,12 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   const exporting = tracesUrl !== undefined && env.OTEL_TRACES_EXPORTER !== 'none';
   const metricsUrl = metricsEndpoint(env);
   if (!exporting && !metricsUrl && opts.metricsPort === undefined) return { exporting: false, shutdown: async () => {} };
+  // Checked only for a signal that is exported: a protocol nobody uses stops nothing.
+  const protocols = { traces: exporting ? otlpProtocol(env, 'TRACES') : 'http/json', metrics: metricsUrl ? otlpProtocol(env, 'METRICS') : 'http/json' } as const;
   const { resourceFromAttributes } = await sdk.resources();
-  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? `hermes-${opts.service}` });
+  const resource = resourceFromAttributes(resourceAttributes(opts, env));
   if (exporting) {
-    const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }] = await sdk.traces();
+    const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }] = await Promise.all([sdk.traces(), sdk.otlpTraces(protocols.traces)]);
     // The URL is passed explicitly: left alone, the exporter reads process.env, not `opts.env`.
     const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl }))] });
     trace.setGlobalTracerProvider(provider);
@@ -68,7 +88,7 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   const readers: MetricReader[] = [];
   const metricsSdk = metricsUrl || opts.metricsPort !== undefined ? await sdk.metrics() : undefined;
   if (metricsUrl && metricsSdk) {
-    const { OTLPMetricExporter } = await sdk.otlpMetrics();
+    const { OTLPMetricExporter } = await sdk.otlpMetrics(protocols.metrics);
     const { PeriodicExportingMetricReader } = metricsSdk;
     const intervalMs = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 15_000;
     readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: metricsUrl }), exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 30_000) }));
@@ -96,6 +116,47 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
       for (const stop of stops.splice(0)) await stop().catch(() => {});
     },
   };
+}
+
+/**
+ * The resource: `OTEL_RESOURCE_ATTRIBUTES` (`key=value,...`, values percent-encoded), then
+ * `service.name` (`OTEL_SERVICE_NAME` over the attribute, else `hermes-<service>`),
+ * `service.version` (the package's, else the attribute) and `service.instance.id` (the attribute,
+ * else a UUID per process, so replicas of one service tell apart).
+ */
+export function resourceAttributes(opts: Pick<TelemetryOptions, 'service' | 'version'>, env: NodeJS.ProcessEnv): Record<string, string> {
+  const given = parseResourceAttributes(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const version = opts.version ?? given[ATTR_SERVICE_VERSION];
+  return {
+    ...given,
+    [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME || given[ATTR_SERVICE_NAME] || `hermes-${opts.service}`,
+    ...(version ? { [ATTR_SERVICE_VERSION]: version } : {}),
+    [ATTR_SERVICE_INSTANCE_ID]: given[ATTR_SERVICE_INSTANCE_ID] || randomUUID(),
+  };
+}
+
+/** `OTEL_RESOURCE_ATTRIBUTES` as the OTel spec reads it: comma-separated `key=value`, values percent-decoded; a malformed pair is skipped. */
+export function parseResourceAttributes(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    const key = pair.slice(0, at).trim();
+    try {
+      if (key) out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      // Not valid percent-encoding: the spec says to discard the pair.
+    }
+  }
+  return out;
+}
+
+/** `OTEL_EXPORTER_OTLP_<SIGNAL>_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`, else http/json (what Hermes always sent). */
+export function otlpProtocol(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): OtlpProtocol {
+  const setting = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const value = env[setting]?.trim() || 'http/json';
+  if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as OtlpProtocol;
+  throw new TelemetryConfigError(setting, `${setting}=${value} is not an OTLP protocol Hermes exports in (${OTLP_PROTOCOLS.join(', ')}); for gRPC, put an OpenTelemetry Collector in front`);
 }
 
 let propagationInstalled = false;

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, context, propagation, trace } from '@opentelemetry/api';
-import { hermesMeter, hermesTracer, startTelemetry } from '@hermes/telemetry';
+import { hermesMeter, hermesTracer, otlpProtocol, parseResourceAttributes, resourceAttributes, startTelemetry } from '@hermes/telemetry';
 
 /** A stand-in OTLP/HTTP collector that records what it is sent. */
 let collector: Server;
@@ -100,3 +100,28 @@ async function freePort(): Promise<number> {
   await new Promise<void>((r) => s.close(() => r()));
   return port;
 }
+
+describe('resource and protocol settings', () => {
+  it('reads OTEL_RESOURCE_ATTRIBUTES as the spec says: comma-separated pairs, percent-decoded, malformed pairs skipped', () => {
+    expect(parseResourceAttributes('a=1, b = two ,c=x%2Cy,=nokey,novalue,d=%E0%A4%A,e=')).toEqual({ a: '1', b: 'two', c: 'x,y', e: '' });
+    expect(parseResourceAttributes('')).toEqual({});
+  });
+
+  it('puts OTEL_SERVICE_NAME over the attribute, the package version over the attribute, and an instance id per process unless given', () => {
+    const given = resourceAttributes({ service: 'runtime', version: '1.2.3' }, { OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs,service.version=0.0.1,service.instance.id=pod-7,k8s.namespace.name=hermes' });
+    expect(given).toEqual({ 'service.name': 'from-attrs', 'service.version': '1.2.3', 'service.instance.id': 'pod-7', 'k8s.namespace.name': 'hermes' });
+    const named = resourceAttributes({ service: 'runtime' }, { OTEL_SERVICE_NAME: 'rt', OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs' });
+    expect(named['service.name']).toBe('rt');
+    const a = resourceAttributes({ service: 'runtime' }, {});
+    const b = resourceAttributes({ service: 'runtime' }, {});
+    expect(a['service.name']).toBe('hermes-runtime');
+    expect(a['service.instance.id']).not.toBe(b['service.instance.id']);
+  });
+
+  it('takes the signal protocol over the general one, http/json by default, and refuses what it cannot export', () => {
+    expect(otlpProtocol({}, 'TRACES')).toBe('http/json');
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, 'METRICS')).toBe('http/protobuf');
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, 'TRACES')).toBe('http/json');
+    expect(() => otlpProtocol({ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' }, 'METRICS')).toThrow(/OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc/);
+  });
+});

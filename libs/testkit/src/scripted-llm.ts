@@ -54,6 +54,19 @@ export interface ScriptedLlm {
 
 const COMPLETION_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
 const MODEL_PATHS = new Set(['/v1/models', '/models']);
+const EMBEDDING_PATHS = new Set(['/v1/embeddings', '/embeddings']);
+const EMBEDDING_DIMENSIONS = 8;
+
+/** A deterministic unit vector for a text (same text, same vector), so tests can compare. */
+function embeddingOf(text: string): number[] {
+  const v = Array.from({ length: EMBEDDING_DIMENSIONS }, (_, i) => {
+    let h = 2166136261 ^ i;
+    for (let k = 0; k < text.length; k++) h = Math.imul(h ^ text.charCodeAt(k), 16777619);
+    return ((h >>> 0) % 2000) / 1000 - 1;
+  });
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
 
 class ScriptedLlmServer implements ScriptedLlm {
   #server: Server;
@@ -172,6 +185,18 @@ class ScriptedLlmServer implements ScriptedLlm {
     }
     if (req.method === 'POST' && COMPLETION_PATHS.has(path)) {
       await this.#complete(req, res);
+      return;
+    }
+    if (req.method === 'POST' && EMBEDDING_PATHS.has(path)) {
+      const body = (await readJson(req)) as { model?: unknown; input?: unknown } | undefined;
+      const inputs = typeof body?.input === 'string' ? [body.input] : Array.isArray(body?.input) ? body.input.map(String) : [];
+      const tokens = inputs.reduce((sum, t) => sum + Math.max(1, Math.ceil(t.length / 4)), 0);
+      sendJson(res, 200, {
+        object: 'list',
+        data: inputs.map((text, index) => ({ object: 'embedding', index, embedding: embeddingOf(text) })),
+        model: typeof body?.model === 'string' ? body.model : 'scripted-embedding',
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
       return;
     }
     const show = wireTraits(this.#profile).show;

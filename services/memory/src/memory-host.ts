@@ -64,7 +64,7 @@ export const memoryService: HostServiceOptions<typeof settings> = {
   settings,
   start: async ({ bus, logger, config }) => {
     const redis = await connectRedis({ url: config.REDIS_URL, logger, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS, sentinel: sentinelsOf(config) });
-    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
+    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'), { service: 'memory' });
     const embedder = createEmbedder(config, llm);
     const store = createVectorStore(config, embedder);
     await store.init();

@@ -90,7 +90,7 @@ export const runtimeService: HostServiceOptions<typeof settings> = {
   // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
   tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: Math.max(c.RUNTIME_MAX_DELIVERIES, c.RUNTIME_MAX_ATTEMPTS) }),
   start: async ({ bus, config, logger }) => {
-    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'));
+    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'), { service: 'runtime' });
     const { runner, cancellations } = await assembleRuntime({ bus, config, logger, llm });
     const consumer = await consumeContract(
       bus,

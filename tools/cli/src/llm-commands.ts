@@ -1,10 +1,33 @@
 import type { Bus } from '@hermes/bus';
+import { decodeStored, StoredPoolProfile, StoredStateError } from '@hermes/contracts';
 import { readPoolStatus, setPoolCapacity } from '@hermes/semaphore';
 import { CliError, EXIT, UsageError, writeLine, type Command, type CommandContext } from './command.js';
-import { formatPoolTable } from './pool-format.js';
+import { formatPoolTable, formatServerTable } from './pool-format.js';
+
+type SemaphoreKv = Awaited<ReturnType<Bus['kv']>>;
+
+/**
+ * The profile records the services wrote at start (`profile.<pool>.<role>`: provider profile,
+ * what it supports, the model's window and whether it was configured or detected), by pool and
+ * role. A record that does not read is reported on `stderr` and left out.
+ */
+async function readPoolProfiles(kv: SemaphoreKv, stderr: CommandContext['stderr']): Promise<StoredPoolProfile[]> {
+  const out: StoredPoolProfile[] = [];
+  for await (const key of await kv.keys('profile.>')) {
+    const entry = await kv.get(key);
+    if (!entry || entry.operation !== 'PUT') continue;
+    try {
+      out.push(decodeStored(StoredPoolProfile, entry));
+    } catch (err) {
+      if (!(err instanceof StoredStateError)) throw err;
+      writeLine(stderr, `hermes llm status: left out ${key}: ${err.message}`);
+    }
+  }
+  return out.sort((a, b) => a.pool.localeCompare(b.pool) || a.role.localeCompare(b.role));
+}
 
 /** The semaphore bucket of the prefix the CLI is connected with. */
-async function semaphoreBucket(ctx: CommandContext): Promise<{ kv: Awaited<ReturnType<Bus['kv']>>; name: string }> {
+async function semaphoreBucket(ctx: CommandContext): Promise<{ kv: SemaphoreKv; name: string }> {
   const bus = await ctx.bus();
   const name = bus.subjects.buckets.llmSemaphore;
   try {
@@ -14,10 +37,10 @@ async function semaphoreBucket(ctx: CommandContext): Promise<{ kv: Awaited<Retur
   }
 }
 
-/** `hermes llm status`: every LLM pool's capacity, permits in use, queue and back-off. */
+/** `hermes llm status`: every LLM pool's capacity, permits in use, queue and back-off, and each role's server: profile, window, what it supports. */
 export const llmStatusCommand: Command = {
   path: ['llm', 'status'],
-  summary: 'show the LLM pools: capacity, calls in flight, waiters, back-off, token budget',
+  summary: "show the LLM pools: capacity, calls in flight, waiters, back-off, token budget, and each role's server (provider, context window, supports)",
   args: '',
   minArgs: 0,
   maxArgs: 0,
@@ -26,10 +49,17 @@ export const llmStatusCommand: Command = {
   },
   async execute({ values }, ctx) {
     const { kv, name } = await semaphoreBucket(ctx);
-    const pools = await readPoolStatus(kv);
-    if (values.json === true) writeLine(ctx.stdout, JSON.stringify(pools, null, 2));
-    else if (pools.length === 0) writeLine(ctx.stdout, `no pool has been used yet (a pool appears in ${name} with its first LLM call)`);
+    const [pools, profiles] = await Promise.all([readPoolStatus(kv), readPoolProfiles(kv, ctx.stderr)]);
+    if (values.json === true) {
+      // Each pool with its servers; a pool only known from its profiles (no call yet) has just those.
+      const names = [...new Set([...pools.map((p) => p.pool), ...profiles.map((p) => p.pool)])].sort();
+      const servers = (pool: string) => profiles.filter((p) => p.pool === pool);
+      writeLine(ctx.stdout, JSON.stringify(names.map((pool) => ({ ...(pools.find((p) => p.pool === pool) ?? { pool }), servers: servers(pool) })), null, 2));
+      return EXIT.ok;
+    }
+    if (pools.length === 0) writeLine(ctx.stdout, `no pool has been used yet (a pool appears in ${name} with its first LLM call)`);
     else writeLine(ctx.stdout, formatPoolTable(pools));
+    if (profiles.length > 0) writeLine(ctx.stdout, `\n${formatServerTable(profiles)}`);
     return EXIT.ok;
   },
 };

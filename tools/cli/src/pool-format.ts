@@ -1,3 +1,4 @@
+import type { StoredPoolProfile } from '@hermes/contracts';
 import type { PoolStatus } from '@hermes/semaphore';
 import { formatTable } from './text-table.js';
 
@@ -14,4 +15,29 @@ export function formatPoolTable(pools: readonly PoolStatus[]): string {
     p.tpm === null ? '-' : `${p.tokens_available ?? 0}/${p.tpm} per min`,
   ]);
   return formatTable([[...HEADERS], ...rows]);
+}
+
+const SERVER_HEADERS = ['POOL', 'ROLE', 'MODEL', 'PROVIDER', 'CONTEXT', 'SUPPORTS'] as const;
+
+/** Each role's server as its service reported it: profile, window (configured or detected, from what), and what it takes. */
+export function formatServerTable(profiles: readonly StoredPoolProfile[]): string {
+  const rows = profiles.map((p) => [p.pool, p.role, p.model, p.provider === p.provider_name ? p.provider : `${p.provider} (${p.provider_name})`, contextCell(p.context), supportsCell(p.supports)]);
+  return formatTable([[...SERVER_HEADERS], ...rows]);
+}
+
+function contextCell(c: StoredPoolProfile['context']): string {
+  if (c.tokens === null) return 'unknown (MODEL_CONTEXT_TOKENS)';
+  if (c.source === 'configured') return `${c.tokens} (configured)`;
+  return `${c.tokens} (detected: ${c.detected_from ?? '?'}${c.detected_at ? ` at ${c.detected_at}` : ''})`;
+}
+
+function supportsCell(s: StoredPoolProfile['supports']): string {
+  const list = (xs: readonly string[]) => (xs.length ? xs.join(',') : 'none');
+  return [
+    `params ${list(s.params)}`,
+    `response_format ${list(s.response_format)}`,
+    `stream usage ${s.stream_usage ? 'yes' : 'no'}`,
+    `tool_choice ${s.tool_choice ? 'yes' : 'no'}`,
+    `reasoning ${list(s.reasoning)}`,
+  ].join('; ');
 }

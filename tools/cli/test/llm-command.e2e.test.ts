@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Bus } from '@hermes/bus';
 import { DistributedSemaphore, readPoolStatus, type PoolSettings, type PoolStatus } from '@hermes/semaphore';
 import { createLogger } from '@hermes/telemetry';
@@ -77,6 +78,60 @@ describe('hermes llm status', () => {
 
     expect(code).toBe(0);
     expect(stdout.text()).toBe('no pool has been used yet (a pool appears in fresh_llm_semaphore with its first LLM call)\n');
+  });
+});
+
+describe('hermes llm status, servers', () => {
+  // Profile records as a runtime wrote them at start (captured in the contracts' fixtures): one
+  // detected from Ollama's /api/show, one configured in LLM_POOLS; and one that does not read.
+  const fixture = (what: string) => readFileSync(new URL(`../../../libs/contracts/test/fixtures/stored.pool-profile.v1.${what}.json`, import.meta.url), 'utf8');
+  const prefix = 'servers';
+
+  beforeAll(async () => {
+    const own = await Bus.connect({ servers: natsUrl, name: 'cli-llm-servers', logger, prefix });
+    const kv = await own.kv('llmSemaphore');
+    const detected = JSON.parse(fixture('ollama-detected-num-ctx')) as Record<string, unknown>;
+    const configured = { ...(JSON.parse(fixture('openai-configured')) as Record<string, unknown>), pool: 'openai-main' };
+    await kv.put('profile.ollama.worker', JSON.stringify(detected));
+    await kv.put('profile.openai-main.planner', JSON.stringify({ ...configured, role: 'planner' }));
+    await kv.put('profile.broken.worker', JSON.stringify({ v: 1, pool: 'broken' }));
+    const sem = await DistributedSemaphore.open({ kv, poolSettings: () => ({ capacity: 2 }) });
+    await (await sem.acquire('ollama')).release();
+    await sem.close();
+    await own.drain();
+  });
+
+  it("shows each role's server: provider profile, context window detected (from what) or configured, and what it supports", async () => {
+    const { code, stdout, stderr } = await hermes({ HERMES_SUBJECT_PREFIX: prefix }, 'llm', 'status');
+
+    expect(code).toBe(0);
+    // The pool table, a blank line, the server table.
+    expect(stdout.text()).toContain('\n\nPOOL');
+    const lines = stdout.lines();
+    const servers = lines.findIndex((l) => cells(l)[1] === 'ROLE');
+    expect(cells(lines[0])[0]).toBe('POOL');
+    expect(cells(lines[1])[0]).toBe('ollama');
+    expect(servers).toBe(2);
+    const [header, ollama, openai, ...rest] = lines.slice(servers);
+    expect(cells(header)).toEqual(['POOL', 'ROLE', 'MODEL', 'PROVIDER', 'CONTEXT', 'SUPPORTS']);
+    const [pool, role, model, provider, context, supports] = cells(ollama);
+    expect([pool, role, model, provider]).toEqual(['ollama', 'worker', 'qwen3:8b', 'ollama']);
+    expect(context).toMatch(/^8192 \(detected: num_ctx at \d{4}-\d\d-\d\dT\S+Z\)$/);
+    expect(supports).toBe('params temperature,top_p,max_tokens,seed,stop; response_format json_schema,json_object; stream usage yes; tool_choice no; reasoning reasoning,think_tags');
+    expect(cells(openai).slice(0, 5)).toEqual(['openai-main', 'planner', 'gpt-4o-mini', 'openai', '128000 (configured)']);
+    expect(rest).toEqual([]);
+    // The record that does not read is named, not shown, and does not fail the command.
+    expect(stderr.text()).toMatch(/^hermes llm status: left out profile\.broken\.worker: /);
+  });
+
+  it('lists each pool with its servers in --json, a pool no call has used yet with its servers only', async () => {
+    const { code, stdout } = await hermes({ HERMES_SUBJECT_PREFIX: prefix }, 'llm', 'status', '--json');
+
+    expect(code).toBe(0);
+    const pools = JSON.parse(stdout.text()) as { pool: string; capacity?: number; servers: { role: string; context: unknown }[] }[];
+    expect(pools.map((p) => p.pool)).toEqual(['ollama', 'openai-main']);
+    expect(pools[0]).toMatchObject({ capacity: 2, servers: [{ role: 'worker', context: { tokens: 8192, source: 'detected', detected_from: 'num_ctx' } }] });
+    expect(pools[1]).toEqual({ pool: 'openai-main', servers: [expect.objectContaining({ role: 'planner', context: { tokens: 128000, source: 'configured' } })] });
   });
 });
 

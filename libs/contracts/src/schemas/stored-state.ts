@@ -155,3 +155,36 @@ export const StoredMemoryRecord = Type.Object(
   { title: 'StoredMemoryRecord' },
 );
 export type StoredMemoryRecord = Static<typeof StoredMemoryRecord>;
+
+/**
+ * Bucket `llmSemaphore`, key `profile.<pool>.<role>`: what a service's LLM client knows of the
+ * server a role's calls go to, written at its start (after it asked the server for the model's
+ * window), read by `hermes llm status`. The pool states (`pool.<name>`) are the semaphore's own.
+ */
+export const StoredPoolProfile = Type.Object(
+  {
+    v: Type.Literal(1),
+    pool: Type.String({ minLength: 1 }),
+    role: Type.String({ minLength: 1, description: 'worker, planner or summarizer' }),
+    model: Type.String({ minLength: 1 }),
+    provider: Type.String({ minLength: 1, description: "the pool's provider profile (LLM_POOLS provider, or taken from the host)" }),
+    provider_name: Type.String({ description: 'gen_ai.provider.name of its spans and metrics' }),
+    supports: Type.Object({
+      params: Type.Array(Type.String(), { description: 'request parameters sent where a role sets them' }),
+      response_format: Type.Array(Type.String()),
+      stream_usage: Type.Boolean(),
+      tool_choice: Type.Boolean(),
+      reasoning: Type.Array(Type.String(), { description: 'where reasoning text arrives' }),
+    }),
+    context: Type.Object({
+      tokens: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'null: neither configured nor detected (MODEL_CONTEXT_TOKENS applies)' }),
+      source: Type.Union([Type.Literal('configured'), Type.Literal('detected'), Type.Literal('unknown')]),
+      detected_from: Type.Optional(Type.String({ description: 'max_model_len (vLLM /v1/models), num_ctx or model_info (Ollama /api/show)' })),
+      detected_at: Type.Optional(Type.String()),
+    }),
+    reported_by: Type.String({ description: 'the service that wrote it' }),
+    reported_at: Type.String(),
+  },
+  { title: 'StoredPoolProfile' },
+);
+export type StoredPoolProfile = Static<typeof StoredPoolProfile>;
