@@ -4,11 +4,12 @@
 // by side with the lanes. Inside one vitest they could not: a project without file parallelism is put
 // in a group that starts only when every other file has finished, so its time added to the rest.
 // Most of an e2e file's time is waiting on real processes and real time (ack waits, outages,
-// back-offs), which the other runs fill.
+// back-offs), which the other runs fill. The last lane then runs the fault suite (tests/faults) at
+// its CI size (FAULT_SCALE=ci; `npm run test:faults` runs the full size).
 //
 // HERMES_TEST_E2E_LANES (default 2): how many e2e files run at once (vitest --shard splits them).
-// Arguments are passed to every vitest (e.g. a reporter). Lines are prefixed with their run; the
-// exit code is the first failure's.
+// HERMES_TEST_FAULTS=0 leaves the fault suite out. Arguments are passed to every vitest (e.g. a
+// reporter). Lines are prefixed with their run; the exit code is the first failure's.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
@@ -20,29 +21,54 @@ if (!Number.isInteger(lanes) || lanes < 1) {
   process.exit(2);
 }
 
+const withFaults = process.env.HERMES_TEST_FAULTS !== '0';
+const faults = { args: ['run', '--root', 'tests', '--config', 'vitest.faults.config.ts', ...extra], env: { FAULT_SCALE: process.env.FAULT_SCALE ?? 'ci' } };
+/** Each run is one or more vitest invocations, one after another. */
 const runs = [
-  { label: 'units', args: ['run', '--project', '!@hermes/tests', ...extra] },
+  { label: 'units', steps: [{ args: ['run', '--project', '!@hermes/tests', ...extra] }] },
   ...Array.from({ length: lanes }, (_, i) => ({
     label: lanes === 1 ? 'e2e' : `e2e-${i + 1}`,
-    args: ['run', '--project', '@hermes/tests', ...(lanes > 1 ? [`--shard=${i + 1}/${lanes}`, '--passWithNoTests'] : []), ...extra],
+    steps: [
+      { args: ['run', '--project', '@hermes/tests', ...(lanes > 1 ? [`--shard=${i + 1}/${lanes}`, '--passWithNoTests'] : []), ...extra] },
+      ...(withFaults && i === lanes - 1 ? [faults] : []),
+    ],
   })),
 ];
 const width = Math.max(...runs.map((r) => r.label.length));
 
-const children = runs.map(({ label, args }) => {
+/** Runs one vitest; resolves to its exit code. */
+function vitestRun(tag, step, onChild) {
   // Colours only when a person watches; CI logs stay plain.
-  const env = { ...process.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }) };
-  const child = spawn(process.execPath, [vitest, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-  const tag = `[${label.padEnd(width)}] `;
+  const env = { ...process.env, ...step.env, ...(process.stdout.isTTY ? { FORCE_COLOR: '1' } : { NO_COLOR: '1' }) };
+  const child = spawn(process.execPath, [vitest, ...step.args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  onChild(child);
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => process.stdout.write(tag + line + '\n'));
   }
-  return { tag, child, done: new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)))) };
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+}
+
+const live = new Set();
+const children = runs.map(({ label, steps }) => {
+  const tag = `[${label.padEnd(width)}] `;
+  const done = (async () => {
+    let first = 0;
+    // A lane goes on after a failed step (its failures are reported) and exits with the first failure.
+    for (const step of steps) {
+      const code = await vitestRun(tag, step, (child) => {
+        live.add(child);
+        child.on('close', () => live.delete(child));
+      });
+      if (first === 0) first = code;
+    }
+    return first;
+  })();
+  return { tag, done };
 });
 
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
-    for (const { child } of children) child.kill(sig);
+    for (const child of live) child.kill(sig);
   });
 }
 
