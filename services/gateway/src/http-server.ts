@@ -12,6 +12,7 @@ import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute } from './memory-routes.js';
+import { createPlatformRoutes } from './platform-routes.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
 import { createTaskRoutes, type RouteHandler } from './task-routes.js';
@@ -64,24 +65,32 @@ const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', cal
 /** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
 export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const streams = new Set<SseStream>();
+  const openEventStream = (res: ServerResponse) => {
+    const stream = new SseStream(res, { keepAliveMs: opts.keepAliveMs ?? KEEP_ALIVE_MS });
+    streams.add(stream);
+    stream.signal.addEventListener('abort', () => streams.delete(stream), { once: true });
+    return stream;
+  };
   const tasks = createTaskRoutes({
     bus: opts.bus,
     logger: opts.logger,
     maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES,
     acceptWaitMs: opts.acceptWaitMs ?? 3000,
-    openEventStream(res) {
-      const stream = new SseStream(res, { keepAliveMs: opts.keepAliveMs ?? KEEP_ALIVE_MS });
-      streams.add(stream);
-      stream.signal.addEventListener('abort', () => streams.delete(stream), { once: true });
-      return stream;
-    },
+    openEventStream,
   });
-  const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
+  const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES, openEventStream, logger: opts.logger });
+  const platform = createPlatformRoutes({ bus: opts.bus });
   const sessions = createSessionRoutes({ bus: opts.bus });
   const routes: Route[] = [
     { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit, GET: tasks.list } },
     { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', fields: ['task_id'], methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', fields: ['task_id'], methods: { GET: tasks.events } },
+    { pattern: /^\/v1\/tasks\/([^/]+)\/plan$/, template: '/v1/tasks/:id/plan', fields: ['task_id'], methods: { GET: tasks.plan } },
+    { pattern: /^\/v1\/approvals$/, template: '/v1/approvals', methods: { GET: approvals.list } },
+    { pattern: /^\/v1\/approvals\/events$/, template: '/v1/approvals/events', methods: { GET: approvals.events } },
+    { pattern: /^\/v1\/tools$/, template: '/v1/tools', methods: { GET: platform.tools } },
+    { pattern: /^\/v1\/mcp\/servers$/, template: '/v1/mcp/servers', methods: { GET: platform.mcpServers } },
+    { pattern: /^\/v1\/llm\/pools$/, template: '/v1/llm/pools', methods: { GET: platform.llmPools } },
     { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', fields: ['task_id', 'call_id'], methods: { POST: approvals.decide } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
     { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', fields: [undefined, 'session_id'], methods: { GET: sessions.read, DELETE: sessions.remove } },

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ValidationIssue } from './common.js';
+import { Id, Timestamp, ValidationIssue } from './common.js';
+import { PlanState, TaskStatus } from './task-state.js';
 
 /** The media type of every error the gateway answers (RFC 9457). */
 export const PROBLEM_JSON = 'application/problem+json';
@@ -35,3 +36,47 @@ export const ProblemDetails = Type.Object(
   { title: 'ProblemDetails', additionalProperties: false },
 );
 export type ProblemDetails = Static<typeof ProblemDetails>;
+
+/** `GET /v1/tasks/:id/plan`: the task's plan DAG (subtasks, dependencies, states, attempts, re-plans); null before planning. */
+export const TaskPlanView = Type.Object(
+  {
+    task_id: Id,
+    status: TaskStatus,
+    plan: Type.Union([PlanState, Type.Null()]),
+  },
+  { title: 'TaskPlanView', additionalProperties: false },
+);
+export type TaskPlanView = Static<typeof TaskPlanView>;
+
+/** One LLM pool of the cluster-wide semaphore, as `hermes llm status` shows it. */
+export const LlmPoolStatus = Type.Object(
+  {
+    pool: Type.String(),
+    capacity: Type.Integer({ minimum: 0, description: 'permits the pool has now (may be changed at run time)' }),
+    configured_capacity: Type.Integer({ minimum: 0 }),
+    in_use: Type.Integer({ minimum: 0, description: 'LLM calls in flight' }),
+    waiters: Type.Integer({ minimum: 0, description: 'calls waiting for a permit' }),
+    backoff_until: Type.Union([Timestamp, Type.Null()], { description: 'the pool holds new calls back until then (after 429s or outages)' }),
+    backoff_reason: Type.Union([Type.String(), Type.Null()]),
+    consecutive_failures: Type.Integer({ minimum: 0 }),
+    tpm: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'token budget per minute; null without one' }),
+    tokens_available: Type.Union([Type.Number(), Type.Null()], { description: 'tokens left in the budget right now' }),
+  },
+  { title: 'LlmPoolStatus', additionalProperties: false },
+);
+export type LlmPoolStatus = Static<typeof LlmPoolStatus>;
+
+export const LlmPoolsReply = Type.Object({ pools: Type.Array(LlmPoolStatus) }, { title: 'LlmPoolsReply', additionalProperties: false });
+export type LlmPoolsReply = Static<typeof LlmPoolsReply>;
+
+/** The answer to `POST /v1/tasks`: the task id (known before the dispatcher accepted it) and where to follow it. */
+export const TaskSubmitted = Type.Object(
+  {
+    task_id: Id,
+    status: Type.Literal('submitted'),
+    duplicate: Type.Boolean({ description: 'true when this Idempotency-Key already named a task (200, nothing published again)' }),
+    links: Type.Object({ self: Type.String(), events: Type.String() }, { additionalProperties: false }),
+  },
+  { title: 'TaskSubmitted', additionalProperties: false },
+);
+export type TaskSubmitted = Static<typeof TaskSubmitted>;
