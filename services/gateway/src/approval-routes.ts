@@ -1,6 +1,5 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { ApprovalDecision, contracts, ownerKey, validate } from '@hermes/contracts';
-import { Type } from '@sinclair/typebox';
+import { ApprovalDecision, ApprovalDecisionBody, contracts, ownerKey, validate } from '@hermes/contracts';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '@hermes/telemetry';
 import { feedApprovals, listApprovals } from './approval-feed.js';
@@ -9,11 +8,6 @@ import type { SseStream } from './sse.js';
 import { readJsonBody } from './json-body.js';
 import { getTask, taskIdParam, type RouteHandler } from './task-routes.js';
 
-/** The body of `POST /v1/tasks/:id/approvals/:call_id`; who decides comes from the API key. */
-const ApprovalBody = Type.Object(
-  { decision: ApprovalDecision.properties.decision, reason: ApprovalDecision.properties.reason },
-  { additionalProperties: false },
-);
 
 export interface ApprovalRouteDeps {
   bus: Bus;
@@ -52,7 +46,7 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
     async decide({ req, res, caller, params }) {
       const taskId = taskIdParam(params[0]);
       const callId = callIdParam(params[1]);
-      const body = validate(ApprovalBody, await readJsonBody(req, deps.maxBodyBytes));
+      const body = validate(ApprovalDecisionBody, await readJsonBody(req, deps.maxBodyBytes));
       if (!body.ok) {
         throw new HttpError(400, { code: 'invalid_payload', message: 'the body must be { "decision": "approve" | "deny", "reason"?: string }', issues: body.issues });
       }

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Bus } from '@hermes/bus';
-import { contextFromTraceparent } from '@hermes/contracts';
+import { contextFromTraceparent, DEFAULT_TEAM } from '@hermes/contracts';
+import { buildOpenApi } from '@hermes/contracts/openapi';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
@@ -13,9 +14,10 @@ import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute } from './memory-routes.js';
 import { createPlatformRoutes } from './platform-routes.js';
+import { routeTable, type Route } from './route-table.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
-import { createTaskRoutes, type RouteHandler } from './task-routes.js';
+import { createTaskRoutes } from './task-routes.js';
 
 export interface GatewayServerOptions {
   bus: Bus;
@@ -46,18 +48,8 @@ export interface GatewayServer {
   close(timeoutMs?: number): Promise<void>;
 }
 
-interface Route {
-  pattern: RegExp;
-  /** Route template for logs and span names (ids would make every span name unique). */
-  template: string;
-  /**
-   * Names of the pattern's groups to put on the request's log line and span (`task_id`, ...;
-   * undefined skips one). A user id in the path is left out: the caller is logged as `user_id`,
-   * which LOG_USER_ID pseudonymises, and a second id field would escape it.
-   */
-  fields?: readonly (string | undefined)[];
-  methods: Partial<Record<string, RouteHandler>>;
-}
+/** The caller of a route that needs no key: it may read nothing of anyone's. */
+const ANONYMOUS = { user_id: 'anonymous', team: DEFAULT_TEAM, roles: [], isAdmin: false } as const;
 
 /** The span attribute for each log field a route or handler names. */
 const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', call_id: 'hermes.tool.call_id', session_id: 'hermes.session.id' };
@@ -81,21 +73,28 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES, openEventStream, logger: opts.logger });
   const platform = createPlatformRoutes({ bus: opts.bus });
   const sessions = createSessionRoutes({ bus: opts.bus });
-  const routes: Route[] = [
-    { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit, GET: tasks.list } },
-    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', fields: ['task_id'], methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', fields: ['task_id'], methods: { GET: tasks.events } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/plan$/, template: '/v1/tasks/:id/plan', fields: ['task_id'], methods: { GET: tasks.plan } },
-    { pattern: /^\/v1\/approvals$/, template: '/v1/approvals', methods: { GET: approvals.list } },
-    { pattern: /^\/v1\/approvals\/events$/, template: '/v1/approvals/events', methods: { GET: approvals.events } },
-    { pattern: /^\/v1\/tools$/, template: '/v1/tools', methods: { GET: platform.tools } },
-    { pattern: /^\/v1\/mcp\/servers$/, template: '/v1/mcp/servers', methods: { GET: platform.mcpServers } },
-    { pattern: /^\/v1\/llm\/pools$/, template: '/v1/llm/pools', methods: { GET: platform.llmPools } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', fields: ['task_id', 'call_id'], methods: { POST: approvals.decide } },
-    { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
-    { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', fields: [undefined, 'session_id'], methods: { GET: sessions.read, DELETE: sessions.remove } },
-    { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { DELETE: createForgetRoute({ bus: opts.bus }) } },
-  ];
+  const openApiText = JSON.stringify(buildOpenApi());
+  const routes = routeTable({
+    submitTask: tasks.submit,
+    listTasks: tasks.list,
+    getTask: tasks.get,
+    cancelTask: createCancelRoute({ bus: opts.bus }),
+    taskEvents: tasks.events,
+    getTaskPlan: tasks.plan,
+    decideApproval: approvals.decide,
+    listApprovals: approvals.list,
+    approvalEvents: approvals.events,
+    listTools: platform.tools,
+    mcpServers: platform.mcpServers,
+    llmPools: platform.llmPools,
+    listSessions: sessions.list,
+    readSession: sessions.read,
+    deleteSession: sessions.remove,
+    forgetUser: createForgetRoute({ bus: opts.bus }),
+    openApi: async ({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApiText);
+    },
+  });
   const authenticate = createAuthenticator(opts.apiKeys);
   const cors = createCors(opts.corsOrigins ?? []);
   let inFlight = 0;
@@ -194,6 +193,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
       if (!handler) {
         const allow = Object.keys(match.route.methods).join(', ');
         throw new HttpError(405, { code: 'method_not_allowed', message: `${method} is not allowed on ${template}` }, { allow });
+      }
+      if (match.route.open.has(method)) {
+        await handler({ req, res, caller: ANONYMOUS, params: match.m!.slice(1), annotate });
+        return;
       }
       const auth = authenticate(single(req.headers.authorization));
       if (!auth.ok) {

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { Bus } from '@hermes/bus';
-import { PROBLEM_JSON, ProblemDetails, validate } from '@hermes/contracts';
+import { HTTP_OPERATIONS, PROBLEM_JSON, ProblemDetails, validate } from '@hermes/contracts';
+import { buildOpenApi } from '@hermes/contracts/openapi';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
@@ -53,19 +54,9 @@ async function problem(res: Response): Promise<ProblemDetails> {
 const auth = { authorization: `Bearer ${ALICE}` };
 
 describe('errors are RFC 9457 problem details', () => {
-  // One request per route and method, without a key: each must refuse with a problem.
-  const routes: Array<[string, string]> = [
-    ['POST', '/v1/tasks'],
-    ['GET', '/v1/tasks'],
-    ['GET', '/v1/tasks/t_x'],
-    ['DELETE', '/v1/tasks/t_x'],
-    ['GET', '/v1/tasks/t_x/events'],
-    ['POST', '/v1/tasks/t_x/approvals/c_1'],
-    ['GET', '/v1/users/alice/sessions'],
-    ['GET', '/v1/users/alice/sessions/s_1'],
-    ['DELETE', '/v1/users/alice/sessions/s_1'],
-    ['DELETE', '/v1/users/alice/memory'],
-  ];
+  // One request per documented operation, without a key: each must refuse with a problem (and so exists).
+  const samples: Record<string, string> = { id: 't_x', call_id: 'c_1', user: 'alice' };
+  const routes = HTTP_OPERATIONS.filter((op) => !('public' in op)).map((op) => [op.method.toUpperCase(), op.path.replace(/\{([^}]+)\}/g, (_, name: string) => samples[name]!)] as const);
   it.each(routes)('%s %s without a key answers 401 unauthorized as a problem', async (method, path) => {
     const res = await fetch(`${base}${path}`, { method });
     expect(res.status).toBe(401);
@@ -95,6 +86,22 @@ describe('errors are RFC 9457 problem details', () => {
     } finally {
       await lonely.drain();
     }
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  it('serves the OpenAPI document without a key, exactly as the contracts build it', async () => {
+    const res = await fetch(`${base}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual(buildOpenApi());
+    // Only GET is open: any other method is still refused.
+    expect((await fetch(`${base}/v1/openapi.json`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('routes exactly the documented paths: an undocumented one is 404', async () => {
+    expect((await fetch(`${base}/v1/tasks/t_x/secrets`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${base}/v1/openapi.yaml`, { headers: auth })).status).toBe(404);
   });
 });
 

@@ -1,6 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, ValidationIssue } from './common.js';
 import { PlanState, TaskStatus } from './task-state.js';
+import { TaskRequest } from './task-submission.js';
+import { ApprovalDecision } from './tool-calls.js';
+import { SessionMessagesReply } from './memory.js';
+import { SessionDeleteReply } from './session-list.js';
 
 /** The media type of every error the gateway answers (RFC 9457). */
 export const PROBLEM_JSON = 'application/problem+json';
@@ -80,3 +84,26 @@ export const TaskSubmitted = Type.Object(
   { title: 'TaskSubmitted', additionalProperties: false },
 );
 export type TaskSubmitted = Static<typeof TaskSubmitted>;
+
+/** The body of `POST /v1/tasks`: a task request whose `user_id` defaults to the API key's user. */
+export const HttpTaskRequest = Type.Object(
+  { ...TaskRequest.properties, user_id: Type.Optional(Id) },
+  { title: 'HttpTaskRequest', additionalProperties: false, description: "a TaskRequest; user_id defaults to the API key's user (another user's needs an admin key)" },
+);
+export type HttpTaskRequest = Static<typeof HttpTaskRequest>;
+
+/** The body of `POST /v1/tasks/:id/approvals/:call_id`; who decides comes from the API key. */
+export const ApprovalDecisionBody = Type.Object(
+  { decision: ApprovalDecision.properties.decision, reason: ApprovalDecision.properties.reason },
+  { title: 'ApprovalDecisionBody', additionalProperties: false },
+);
+export type ApprovalDecisionBody = Static<typeof ApprovalDecisionBody>;
+
+/** `GET /v1/users/:user/sessions/:id`: the session's latest messages, oldest first. */
+export const SessionMessagesView = Type.Object(
+  { session_id: Id, messages: SessionMessagesReply.properties.messages },
+  { title: 'SessionMessagesView', additionalProperties: false },
+);
+
+/** `DELETE /v1/users/:user/sessions/:id`: what was removed. */
+export const SessionDeletedView = Type.Object({ session_id: Id, ...SessionDeleteReply.properties }, { title: 'SessionDeletedView', additionalProperties: false });
