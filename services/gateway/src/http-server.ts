@@ -9,6 +9,7 @@ import { createApprovalRoutes } from './approval-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { createCors, type Cors } from './cors.js';
+import { consoleAssets, type ConsoleAssets } from './console-assets.js';
 import { HttpError, sendError } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
@@ -38,6 +39,8 @@ export interface GatewayServerOptions {
   maxConnections?: number;
   /** How often Node checks connections against the two timeouts (its default is 30 s); 1 s by default. */
   timeoutCheckIntervalMs?: number;
+  /** The tracing UI's URL for a trace, `{trace_id}` replaced (Jaeger: `http://jaeger:16686/trace/{trace_id}`); the console links to it. */
+  traceUrlTemplate?: string;
 }
 
 export interface GatewayServer {
@@ -96,6 +99,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     },
   });
   const authenticate = createAuthenticator(opts.apiKeys);
+  const assets = consoleAssets({ traceUrlTemplate: opts.traceUrlTemplate });
   const cors = createCors(opts.corsOrigins ?? []);
   let inFlight = 0;
   let closing = false;
@@ -120,7 +124,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     res.once('close', () => {
       if (--inFlight === 0) drained?.();
     });
-    void handle(req, res, { routes, authenticate, cors, logger: opts.logger });
+    void handle(req, res, { routes, authenticate, cors, assets, logger: opts.logger });
   });
   server.maxConnections = opts.maxConnections ?? 1024;
 
@@ -157,15 +161,17 @@ interface Handling {
   routes: Route[];
   authenticate: Authenticator;
   cors: Cors;
+  assets: ConsoleAssets;
   logger: Logger;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, logger }: Handling): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, assets, logger }: Handling): Promise<void> {
   const started = performance.now();
   const method = req.method ?? 'GET';
   const path = (req.url ?? '/').split('?')[0]!;
   const match = routes.map((r) => ({ route: r, m: r.pattern.exec(path) })).find((x) => x.m !== null);
-  const template = match?.route.template ?? 'unmatched';
+  const isConsole = path === '/console' || path.startsWith('/console/');
+  const template = match?.route.template ?? (isConsole ? '/console' : 'unmatched');
   const parent = contextFromTraceparent(single(req.headers.traceparent), single(req.headers.tracestate));
   const span = hermesTracer().startSpan(
     `${method} ${template}`,
@@ -186,6 +192,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
   let caller: string | undefined;
   await context.with(trace.setSpan(parent, span), async () => {
     try {
+      // The console's files need no key: the page asks for one and sends it with each API call.
+      if (isConsole && (method === 'GET' || method === 'HEAD')) return await assets.serve(path, res);
       if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
       // A preflight carries no credentials: it is answered before authentication.
       if (cors.preflight(req, res, Object.keys(match.route.methods))) return;

@@ -105,6 +105,35 @@ describe('GET /v1/openapi.json', () => {
   });
 });
 
+describe('the console at /console', () => {
+  it('serves its page and scripts without a key, from the gateway only (CSP), and its config with the trace URL template', async () => {
+    const { port } = await another({ traceUrlTemplate: 'http://jaeger.example/trace/{trace_id}' });
+    const at = `http://127.0.0.1:${port}`;
+    const bare = await fetch(`${at}/console`, { redirect: 'manual' });
+    expect(bare.status).toBe(308);
+    expect(bare.headers.get('location')).toBe('/console/');
+    const page = await fetch(`${at}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await page.text()).toContain('<script type="module" src="/console/main.js">');
+    // Built by `npm run build` (tsc of services/gateway/console).
+    const script = await fetch(`${at}/console/main.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await (await fetch(`${at}/console/config.json`)).json()).toEqual({ traceUrlTemplate: 'http://jaeger.example/trace/{trace_id}' });
+  });
+
+  it('answers 404 problems for anything that is not one of its files, however the name is spelled', async () => {
+    for (const name of ['..%2Fpackage.json', '../package.json', '%2e%2e/src/gateway.ts', 'main.ts', 'api-keys.js.map', 'nothing.js', '.tsbuildinfo']) {
+      const res = await fetch(`${base}/console/${name}`);
+      expect(res.status, name).not.toBe(200);
+    }
+    expect(await problem(await fetch(`${base}/console/nothing.js`))).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await fetch(`${base}/console/`, { method: 'POST' })).status).toBe(404);
+  });
+});
+
 describe('CORS', () => {
   const preflight = (origin: string, at = base) =>
     fetch(`${at}/v1/tasks`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
