@@ -14,6 +14,8 @@ export interface ApprovalRouteDeps {
   maxBodyBytes: number;
   openEventStream(res: ServerResponse): SseStream;
   logger: Logger;
+  /** How often an approval stream lists again without a change notice. */
+  refreshMs?: number;
 }
 
 /**
@@ -32,7 +34,7 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
       await listApprovals(deps.bus, caller);
       const stream = deps.openEventStream(res);
       try {
-        await feedApprovals({ bus: deps.bus, caller, stream });
+        await feedApprovals({ bus: deps.bus, caller, stream, ...(deps.refreshMs ? { refreshMs: deps.refreshMs } : {}) });
       } catch (err) {
         if (!stream.closed) {
           deps.logger.warn({ err }, 'approval stream failed');

@@ -39,6 +39,8 @@ export interface GatewayServerOptions {
   maxConnections?: number;
   /** How often Node checks connections against the two timeouts (its default is 30 s); 1 s by default. */
   timeoutCheckIntervalMs?: number;
+  /** How often an approval stream lists again without a change notice; 15 s by default. */
+  approvalRefreshMs?: number;
   /** The tracing UI's URL for a trace, `{trace_id}` replaced (Jaeger: `http://jaeger:16686/trace/{trace_id}`); the console links to it. */
   traceUrlTemplate?: string;
 }
@@ -73,7 +75,13 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     acceptWaitMs: opts.acceptWaitMs ?? 3000,
     openEventStream,
   });
-  const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES, openEventStream, logger: opts.logger });
+  const approvals = createApprovalRoutes({
+    bus: opts.bus,
+    maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES,
+    openEventStream,
+    logger: opts.logger,
+    ...(opts.approvalRefreshMs ? { refreshMs: opts.approvalRefreshMs } : {}),
+  });
   const platform = createPlatformRoutes({ bus: opts.bus });
   const sessions = createSessionRoutes({ bus: opts.bus });
   const openApiText = JSON.stringify(buildOpenApi());
