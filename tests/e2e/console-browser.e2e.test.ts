@@ -87,6 +87,12 @@ describe('the console in a browser', () => {
     expect(kinds).toEqual(expect.arrayContaining(['accepted', 'llm_call', 'tool_call', 'tool_result', 'completed']));
     await screenshot('console-task');
 
+    // The task's conversation is in alice's sessions.
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/sessions`);
+    await page.waitForSelector('#who:has-text("default/alice")', WAIT);
+    await page.click(`tr[data-session="${taskId}"] a`);
+    await page.waitForSelector('#messages .message[data-role="assistant"]:has-text("The answer is 42.")', WAIT);
+
     // Bob's task is not found for alice, even by its id.
     await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks/${bobsTask}`);
     await page.waitForSelector('main .error:has-text("not_found")', WAIT);

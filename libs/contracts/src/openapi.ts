@@ -9,6 +9,7 @@ import { ApprovalDecisionReply, ApprovalListReply } from './schemas/tool-calls.j
 import { ToolsListReply } from './schemas/toolbus.js';
 import {
   ApprovalDecisionBody,
+  CallerView,
   HttpTaskRequest,
   LlmPoolsReply,
   PROBLEM_JSON,
@@ -212,6 +213,14 @@ export const HTTP_OPERATIONS = [
     responses: { '200': { description: 'what was removed', json: MemoryForgetReply } },
   },
   {
+    operationId: 'whoAmI',
+    method: 'get',
+    path: '/v1/me',
+    tag: 'api',
+    summary: 'Who the API key acts for: user, team, roles.',
+    responses: { '200': { description: 'the caller', json: CallerView } },
+  },
+  {
     operationId: 'openApi',
     method: 'get',
     path: '/v1/openapi.json',
@@ -264,7 +273,7 @@ export function buildOpenApi(opts: { version?: string } = {}): JsonObject {
       { name: 'approvals', description: 'tool calls waiting for a person' },
       { name: 'platform', description: 'tools, MCP servers, LLM pools' },
       { name: 'sessions', description: "a user's sessions and memory" },
-      { name: 'api', description: 'this description' },
+      { name: 'api', description: 'the caller and this description' },
     ],
     paths: sortedByKey(paths),
     components: {

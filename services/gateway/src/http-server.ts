@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Bus } from '@hermes/bus';
-import { contextFromTraceparent, DEFAULT_TEAM } from '@hermes/contracts';
+import { contextFromTraceparent, DEFAULT_TEAM, type CallerView } from '@hermes/contracts';
 import { buildOpenApi } from '@hermes/contracts/openapi';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
@@ -10,7 +10,7 @@ import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { createCors, type Cors } from './cors.js';
 import { consoleAssets, type ConsoleAssets } from './console-assets.js';
-import { HttpError, sendError } from './http-errors.js';
+import { HttpError, sendError, sendJson } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute } from './memory-routes.js';
@@ -102,6 +102,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     readSession: sessions.read,
     deleteSession: sessions.remove,
     forgetUser: createForgetRoute({ bus: opts.bus }),
+    whoAmI: async ({ res, caller }) => sendJson(res, 200, { user_id: caller.user_id, team: caller.team, roles: [...caller.roles], is_admin: caller.isAdmin } satisfies CallerView),
     openApi: async ({ res }) => {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApiText);
     },

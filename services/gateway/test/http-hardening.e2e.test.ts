@@ -105,6 +105,13 @@ describe('GET /v1/openapi.json', () => {
   });
 });
 
+describe('GET /v1/me', () => {
+  it('answers who the key acts for', async () => {
+    const res = await fetch(`${base}/v1/me`, { headers: auth });
+    expect(await res.json()).toEqual({ user_id: 'alice', team: 'default', roles: ['user'], is_admin: false });
+  });
+});
+
 describe('the console at /console', () => {
   it('serves its page and scripts without a key, from the gateway only (CSP), and its config with the trace URL template', async () => {
     const { port } = await another({ traceUrlTemplate: 'http://jaeger.example/trace/{trace_id}' });

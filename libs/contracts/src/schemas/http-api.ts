@@ -107,3 +107,15 @@ export const SessionMessagesView = Type.Object(
 
 /** `DELETE /v1/users/:user/sessions/:id`: what was removed. */
 export const SessionDeletedView = Type.Object({ session_id: Id, ...SessionDeleteReply.properties }, { title: 'SessionDeletedView', additionalProperties: false });
+
+/** `GET /v1/me`: who the API key acts for (the console shows it and offers admin views by it). */
+export const CallerView = Type.Object(
+  {
+    user_id: Id,
+    team: Type.String(),
+    roles: Type.Array(Type.String()),
+    is_admin: Type.Boolean({ description: "role admin: acts on every user's tasks, sessions and approvals of the team" }),
+  },
+  { title: 'CallerView', additionalProperties: false },
+);
+export type CallerView = Static<typeof CallerView>;

@@ -212,3 +212,35 @@ export function tableView(app: HTMLElement, title: string, path: string, rowsOf:
   const timer = setInterval(() => void load(), 2000);
   return () => clearInterval(timer);
 }
+
+interface SessionRow { session_id: string; message_count: number; tokens: number; updated_at: string; locked: boolean }
+interface Message { role: string; content: string | null; created_at?: string }
+
+/** The sessions of the viewer's own user (an admin may name any user of the team), and a session's messages. */
+export function sessionsView(app: HTMLElement, me: { user_id: string; is_admin: boolean }): Stop {
+  const user = h('input', { id: 'session-user', value: me.user_id, readonly: !me.is_admin }) as HTMLInputElement;
+  const rows = h('tbody', { id: 'session-rows' });
+  const messages = h('div', { id: 'messages' });
+  const error = h('p', { class: 'error' });
+  show(app, h('h1', {}, 'Sessions'), h('p', {}, 'user ', user), error, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'session'), h('th', {}, 'messages'), h('th', {}, 'tokens'), h('th', {}, 'updated'))), rows), messages);
+  const open = async (sessionId: string) => {
+    try {
+      const body = await api<{ messages: Message[] }>('GET', `/v1/users/${encodeURIComponent(user.value)}/sessions/${encodeURIComponent(sessionId)}?limit=200`);
+      show(messages, h('h2', {}, sessionId), ...body.messages.map((m) => h('div', { class: 'card message', 'data-role': m.role }, h('strong', {}, m.role), truncated(m.content ?? '', 1000))));
+    } catch (err) {
+      show(error, problemText(err));
+    }
+  };
+  const load = async () => {
+    try {
+      const { sessions } = await api<{ sessions: SessionRow[] }>('GET', `/v1/users/${encodeURIComponent(user.value)}/sessions?limit=50`);
+      show(rows, ...sessions.map((s) => h('tr', { 'data-session': s.session_id }, h('td', {}, h('a', { href: '#/sessions', onclick: (e) => { e.preventDefault(); void open(s.session_id); } }, s.session_id)), h('td', {}, s.message_count), h('td', {}, s.tokens), h('td', {}, new Date(s.updated_at).toLocaleString()))));
+      show(error);
+    } catch (err) {
+      show(error, problemText(err));
+    }
+  };
+  user.addEventListener('change', () => void load());
+  void load();
+  return () => undefined;
+}
