@@ -13,4 +13,11 @@ export default tseslint.config(
       'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'Export by name from index.ts (see CONTRIBUTING.md).' }],
     },
   },
+  // The console runs in the browser.
+  {
+    files: ['services/gateway/console/**/*.ts'],
+    languageOptions: {
+      globals: { document: 'readonly', window: 'readonly', location: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', HTMLElement: 'readonly', HTMLInputElement: 'readonly', HTMLSelectElement: 'readonly', Node: 'readonly', Element: 'readonly', Event: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly', TextDecoderStream: 'readonly' },
+    },
+  },
 );

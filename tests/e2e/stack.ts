@@ -5,6 +5,8 @@ import type { ChildService } from '@hermes/testkit';
 
 export const API_KEY = 'test-key-alice-0123456789';
 export const ADMIN_KEY = 'test-key-admin-0123456789';
+/** A second user of the default team: sees none of alice's tasks or approvals. */
+export const BOB_KEY = 'test-key-bob-0123456789ab';
 
 export interface Stack extends HermesStack {
   llm: NonNullable<HermesStack['llm']>;
@@ -35,6 +37,7 @@ export function stackOptions(opts: StackOptions = {}): HermesStackOptions {
     apiKeys: [
       { key: API_KEY, user_id: 'alice', roles: ['user'] },
       { key: ADMIN_KEY, user_id: 'ops', roles: ['admin'] },
+      { key: BOB_KEY, user_id: 'bob', roles: ['user'] },
       ...(opts.apiKeys ?? []),
     ],
     runtimeReplicas: opts.runtimeReplicas ?? 1,

@@ -8,6 +8,8 @@ import { followSubject, request, type Bus } from '@hermes/bus';
 import { contracts, type ToolAuditRecord } from '@hermes/contracts';
 import { eventually, startChildService, type ChildService } from '@hermes/testkit';
 import { natsHandles } from '@hermes/bus/internal';
+import { ModelScript } from './model-script.js';
+import type { SharedStack } from './shared-stack.js';
 
 const providerEntry = fileURLToPath(new URL('./fixtures/tool-provider.mjs', import.meta.url));
 const cliEntry = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
@@ -127,4 +129,28 @@ async function readAudit(bus: Bus, taskId: string): Promise<ToolAuditRecord[]> {
 export async function hermesCli(natsUrl: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
   const run = promisify(execFile);
   return run(process.execPath, [cliEntry, ...args], { env: { ...process.env, NATS_URL: natsUrl }, timeout: 15_000 });
+}
+
+/** A stack with the fixture provider, a model script and a ledger, given back together by `stop`. */
+export interface ToolStack {
+  readonly stack: SharedStack;
+  readonly model: ModelScript;
+  readonly ledger: Ledger;
+  stop(): Promise<void>;
+}
+
+/** Starts the fixture provider on a stack (shared or a file's own) and scripts its model. */
+export async function withToolProvider(stack: SharedStack): Promise<ToolStack> {
+  const ledger = new Ledger();
+  const provider = await startToolProvider({ natsUrl: stack.natsUrl, bus: stack.bus, ledger });
+  return {
+    stack,
+    model: new ModelScript(stack.llm),
+    ledger,
+    async stop() {
+      await provider.stop(3000);
+      await stack.stop();
+      ledger.remove();
+    },
+  };
 }

@@ -48,6 +48,9 @@ import {
 } from './schemas/long-term-memory.js';
 import {
   ApprovalDecision,
+  ApprovalChanged,
+  ApprovalListReply,
+  ApprovalListRequest,
   ApprovalDecisionReply,
   ToolAuditRecord,
   ToolCallReply,
@@ -284,7 +287,7 @@ export const contracts = {
     request: ToolsListRequest,
     reply: ToolsListReply,
     responder: 'toolbus',
-    requesters: ['runtime', 'cli'],
+    requesters: ['runtime', 'cli', 'gateway'],
   }),
   toolCall: request({
     name: 'toolCall',
@@ -303,6 +306,23 @@ export const contracts = {
     reply: ApprovalDecisionReply,
     responder: 'toolbus',
     requesters: ['gateway', 'cli'],
+  }),
+  toolApprovalList: request({
+    name: 'toolApprovalList',
+    summary: "The tool calls waiting for approval in a team's tasks (one user's, or every user's for an admin), oldest first.",
+    subject: (s) => s.toolApprovalList,
+    request: ApprovalListRequest,
+    reply: ApprovalListReply,
+    responder: 'toolbus',
+    requesters: ['gateway'],
+  }),
+  toolApprovalChanged: message({
+    name: 'toolApprovalChanged',
+    summary: "A tool call of the team's tasks was parked for approval, decided or timed out; the gateway's approval streams list the pending calls again.",
+    subject: (s) => s.toolApprovalChanged('{team}'),
+    payload: ApprovalChanged,
+    producers: ['toolbus'],
+    consumers: ['gateway'],
   }),
   toolCallSettled: message({
     name: 'toolCallSettled',
@@ -364,7 +384,7 @@ export const contracts = {
     request: McpStatusRequest,
     reply: McpStatusReply,
     responder: 'toolbus',
-    requesters: ['cli'],
+    requesters: ['cli', 'gateway'],
   }),
   mcpReload: request({
     name: 'mcpReload',

@@ -40,7 +40,7 @@ export { makeTaskEvent, taskEventKind, taskEventData } from './task-event-builde
 
 
 export { Id, Timestamp, ValidationIssue, WireError, TokenUsage } from './schemas/common.js';
-export { PROBLEM_JSON, problemType, problemTitle, ProblemDetails } from './schemas/http-api.js';
+export { PROBLEM_JSON, problemType, problemTitle, ProblemDetails, TaskPlanView, LlmPoolStatus, LlmPoolsReply, TaskSubmitted, HttpTaskRequest, ApprovalDecisionBody, SessionMessagesView, SessionDeletedView, CallerView } from './schemas/http-api.js';
 export { TASK_SUBMIT_TYPE, Priority, TaskBudget, TaskRequest, TaskSubmitEvent } from './schemas/task-submission.js';
 export {
   TASK_EVENT_KINDS,
@@ -150,6 +150,10 @@ export {
   ArgumentIssue,
   ApprovalDecision,
   ApprovalDecisionReply,
+  ApprovalListRequest,
+  ApprovalListReply,
+  ApprovalChanged,
+  PendingApproval,
   ToolProviderAnnouncement,
   ToolProviderDiscover,
   ToolExecRequest,
@@ -190,3 +194,6 @@ export {
   StoredMemoryRecord,
   StoredPoolProfile,
 } from './schemas/stored-state.js';
+
+export { HTTP_OPERATIONS } from './openapi.js';
+export type { HttpOperation, HttpOperationId } from './openapi.js';

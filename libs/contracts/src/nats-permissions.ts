@@ -58,7 +58,8 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
     // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
     gets: ['taskEvents'],
   },
-  gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents'], gets: ['taskEvents'] },
+  // GET /v1/llm/pools reads the semaphore's pools (as hermes llm status does).
+  gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents'], gets: ['taskEvents'], buckets: ['llmSemaphore'] },
   runtime: {
     uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
     durables: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],

@@ -48,6 +48,8 @@ export interface Subjects {
   readonly toolCall: string;
   /** Request/reply to the toolbus: approve or deny a parked tool call. */
   readonly toolApprovalDecide: string;
+  readonly toolApprovalList: string;
+  toolApprovalChanged(team: string): string;
   /** Core pub/sub: a parked call of this task was decided (the loop stops waiting and asks again). */
   toolCallSettled(taskId: string): string;
   /** JetStream: an audit record per tool call, by task. */
@@ -174,6 +176,8 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     toolsList: `${prefix}.toolbus.tools.list`,
     toolCall: `${prefix}.toolbus.call`,
     toolApprovalDecide: `${prefix}.toolbus.approvals.decide`,
+    toolApprovalList: `${prefix}.toolbus.approvals.list`,
+    toolApprovalChanged: (team: string) => `${prefix}.toolbus.approvals.changed.${team}`,
     toolCallSettled: (taskId: string) => `${prefix}.toolbus.settled.${taskId}`,
     toolAudit: (taskId: string) => `${prefix}.toolbus.audit.${taskId}`,
     toolAuditAll: `${prefix}.toolbus.audit.>`,

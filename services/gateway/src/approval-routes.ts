@@ -1,28 +1,54 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { ApprovalDecision, contracts, ownerKey, validate } from '@hermes/contracts';
-import { Type } from '@sinclair/typebox';
-import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
+import { ApprovalDecision, ApprovalDecisionBody, contracts, ownerKey, validate } from '@hermes/contracts';
+import type { ServerResponse } from 'node:http';
+import type { Logger } from '@hermes/telemetry';
+import { feedApprovals, listApprovals } from './approval-feed.js';
+import { HttpError, httpErrorFromBus, problemOf, sendJson } from './http-errors.js';
+import type { SseStream } from './sse.js';
 import { readJsonBody } from './json-body.js';
 import { getTask, taskIdParam, type RouteHandler } from './task-routes.js';
 
-/** The body of `POST /v1/tasks/:id/approvals/:call_id`; who decides comes from the API key. */
-const ApprovalBody = Type.Object(
-  { decision: ApprovalDecision.properties.decision, reason: ApprovalDecision.properties.reason },
-  { additionalProperties: false },
-);
 
 export interface ApprovalRouteDeps {
   bus: Bus;
   maxBodyBytes: number;
+  openEventStream(res: ServerResponse): SseStream;
+  logger: Logger;
+  /** How often an approval stream lists again without a change notice. */
+  refreshMs?: number;
 }
 
-/** `POST /v1/tasks/:id/approvals/:call_id`: approve or deny a tool call parked for approval. */
-export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHandler } {
+/**
+ * `POST /v1/tasks/:id/approvals/:call_id`: approve or deny a tool call parked for approval;
+ * `GET /v1/approvals`: the pending calls the caller may decide; `GET /v1/approvals/events`: the
+ * same list as Server-Sent Events, again on every change.
+ */
+export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHandler; list: RouteHandler; events: RouteHandler } {
   return {
+    async list({ res, caller }) {
+      sendJson(res, 200, await listApprovals(deps.bus, caller));
+    },
+
+    async events({ res, caller }) {
+      // The first list is asked before the stream opens, so a toolbus that is down is a plain 503.
+      await listApprovals(deps.bus, caller);
+      const stream = deps.openEventStream(res);
+      try {
+        await feedApprovals({ bus: deps.bus, caller, stream, ...(deps.refreshMs ? { refreshMs: deps.refreshMs } : {}) });
+      } catch (err) {
+        if (!stream.closed) {
+          deps.logger.warn({ err }, 'approval stream failed');
+          await stream.send({ event: 'stream_error', data: problemOf(httpErrorFromBus(err)) });
+        }
+      } finally {
+        stream.end();
+      }
+    },
+
     async decide({ req, res, caller, params }) {
       const taskId = taskIdParam(params[0]);
       const callId = callIdParam(params[1]);
-      const body = validate(ApprovalBody, await readJsonBody(req, deps.maxBodyBytes));
+      const body = validate(ApprovalDecisionBody, await readJsonBody(req, deps.maxBodyBytes));
       if (!body.ok) {
         throw new HttpError(400, { code: 'invalid_payload', message: 'the body must be { "decision": "approve" | "deny", "reason"?: string }', issues: body.issues });
       }

@@ -2,20 +2,24 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { Bus } from '@hermes/bus';
-import { contextFromTraceparent } from '@hermes/contracts';
+import { contextFromTraceparent, DEFAULT_TEAM, type CallerView } from '@hermes/contracts';
+import { buildOpenApi } from '@hermes/contracts/openapi';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
-import { createScheduleRoutes } from './schedule-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { createCors, type Cors } from './cors.js';
-import { HttpError, sendError } from './http-errors.js';
+import { consoleAssets, type ConsoleAssets } from './console-assets.js';
+import { HttpError, sendError, sendJson } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
 import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute, createMemoryListRoute } from './memory-routes.js';
+import { createScheduleRoutes } from './schedule-routes.js';
+import { createPlatformRoutes } from './platform-routes.js';
+import { routeTable, type Route } from './route-table.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
-import { createTaskRoutes, type RouteHandler } from './task-routes.js';
+import { createTaskRoutes } from './task-routes.js';
 
 export interface GatewayServerOptions {
   bus: Bus;
@@ -36,6 +40,10 @@ export interface GatewayServerOptions {
   maxConnections?: number;
   /** How often Node checks connections against the two timeouts (its default is 30 s); 1 s by default. */
   timeoutCheckIntervalMs?: number;
+  /** How often an approval stream lists again without a change notice; 15 s by default. */
+  approvalRefreshMs?: number;
+  /** The tracing UI's URL for a trace, `{trace_id}` replaced (Jaeger: `http://jaeger:16686/trace/{trace_id}`); the console links to it. */
+  traceUrlTemplate?: string;
 }
 
 export interface GatewayServer {
@@ -46,18 +54,8 @@ export interface GatewayServer {
   close(timeoutMs?: number): Promise<void>;
 }
 
-interface Route {
-  pattern: RegExp;
-  /** Route template for logs and span names (ids would make every span name unique). */
-  template: string;
-  /**
-   * Names of the pattern's groups to put on the request's log line and span (`task_id`, ...;
-   * undefined skips one). A user id in the path is left out: the caller is logged as `user_id`,
-   * which LOG_USER_ID pseudonymises, and a second id field would escape it.
-   */
-  fields?: readonly (string | undefined)[];
-  methods: Partial<Record<string, RouteHandler>>;
-}
+/** The caller of a route that needs no key: it may read nothing of anyone's. */
+const ANONYMOUS = { user_id: 'anonymous', team: DEFAULT_TEAM, roles: [], isAdmin: false } as const;
 
 /** The span attribute for each log field a route or handler names. */
 const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', call_id: 'hermes.tool.call_id', session_id: 'hermes.session.id', schedule_id: 'hermes.schedule.id' };
@@ -65,35 +63,61 @@ const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', cal
 /** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
 export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const streams = new Set<SseStream>();
+  const openEventStream = (res: ServerResponse) => {
+    const stream = new SseStream(res, { keepAliveMs: opts.keepAliveMs ?? KEEP_ALIVE_MS });
+    streams.add(stream);
+    stream.signal.addEventListener('abort', () => streams.delete(stream), { once: true });
+    return stream;
+  };
   const tasks = createTaskRoutes({
     bus: opts.bus,
     logger: opts.logger,
     maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES,
     acceptWaitMs: opts.acceptWaitMs ?? 3000,
-    openEventStream(res) {
-      const stream = new SseStream(res, { keepAliveMs: opts.keepAliveMs ?? KEEP_ALIVE_MS });
-      streams.add(stream);
-      stream.signal.addEventListener('abort', () => streams.delete(stream), { once: true });
-      return stream;
-    },
+    openEventStream,
   });
-  const approvals = createApprovalRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
+  const approvals = createApprovalRoutes({
+    bus: opts.bus,
+    maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES,
+    openEventStream,
+    logger: opts.logger,
+    ...(opts.approvalRefreshMs ? { refreshMs: opts.approvalRefreshMs } : {}),
+  });
+  const platform = createPlatformRoutes({ bus: opts.bus });
   const sessions = createSessionRoutes({ bus: opts.bus });
   const schedules = createScheduleRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
-  const routes: Route[] = [
-    { pattern: /^\/v1\/tasks$/, template: '/v1/tasks', methods: { POST: tasks.submit, GET: tasks.list } },
-    { pattern: /^\/v1\/tasks\/([^/]+)$/, template: '/v1/tasks/:id', fields: ['task_id'], methods: { GET: tasks.get, DELETE: createCancelRoute({ bus: opts.bus }) } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/events$/, template: '/v1/tasks/:id/events', fields: ['task_id'], methods: { GET: tasks.events } },
-    { pattern: /^\/v1\/tasks\/([^/]+)\/approvals\/([^/]+)$/, template: '/v1/tasks/:id/approvals/:call_id', fields: ['task_id', 'call_id'], methods: { POST: approvals.decide } },
-    { pattern: /^\/v1\/schedules$/, template: '/v1/schedules', methods: { POST: schedules.create, GET: schedules.list } },
-    { pattern: /^\/v1\/schedules\/([^/]+)$/, template: '/v1/schedules/:id', fields: ['schedule_id'], methods: { GET: schedules.get, DELETE: schedules.remove } },
-    { pattern: /^\/v1\/schedules\/([^/]+)\/pause$/, template: '/v1/schedules/:id/pause', fields: ['schedule_id'], methods: { POST: schedules.pause } },
-    { pattern: /^\/v1\/schedules\/([^/]+)\/resume$/, template: '/v1/schedules/:id/resume', fields: ['schedule_id'], methods: { POST: schedules.resume } },
-    { pattern: /^\/v1\/users\/([^/]+)\/sessions$/, template: '/v1/users/:user/sessions', methods: { GET: sessions.list } },
-    { pattern: /^\/v1\/users\/([^/]+)\/sessions\/([^/]+)$/, template: '/v1/users/:user/sessions/:id', fields: [undefined, 'session_id'], methods: { GET: sessions.read, DELETE: sessions.remove } },
-    { pattern: /^\/v1\/users\/([^/]+)\/memory$/, template: '/v1/users/:id/memory', methods: { GET: createMemoryListRoute({ bus: opts.bus }), DELETE: createForgetRoute({ bus: opts.bus }) } },
-  ];
+  const openApiText = JSON.stringify(buildOpenApi());
+  const routes = routeTable({
+    submitTask: tasks.submit,
+    listTasks: tasks.list,
+    getTask: tasks.get,
+    cancelTask: createCancelRoute({ bus: opts.bus }),
+    taskEvents: tasks.events,
+    getTaskPlan: tasks.plan,
+    decideApproval: approvals.decide,
+    listApprovals: approvals.list,
+    approvalEvents: approvals.events,
+    listTools: platform.tools,
+    mcpServers: platform.mcpServers,
+    llmPools: platform.llmPools,
+    listSessions: sessions.list,
+    readSession: sessions.read,
+    deleteSession: sessions.remove,
+    forgetUser: createForgetRoute({ bus: opts.bus }),
+    listMemories: createMemoryListRoute({ bus: opts.bus }),
+    createSchedule: schedules.create,
+    listSchedules: schedules.list,
+    getSchedule: schedules.get,
+    deleteSchedule: schedules.remove,
+    pauseSchedule: schedules.pause,
+    resumeSchedule: schedules.resume,
+    whoAmI: async ({ res, caller }) => sendJson(res, 200, { user_id: caller.user_id, team: caller.team, roles: [...caller.roles], is_admin: caller.isAdmin } satisfies CallerView),
+    openApi: async ({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApiText);
+    },
+  });
   const authenticate = createAuthenticator(opts.apiKeys);
+  const assets = consoleAssets({ traceUrlTemplate: opts.traceUrlTemplate });
   const cors = createCors(opts.corsOrigins ?? []);
   let inFlight = 0;
   let closing = false;
@@ -118,7 +142,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     res.once('close', () => {
       if (--inFlight === 0) drained?.();
     });
-    void handle(req, res, { routes, authenticate, cors, logger: opts.logger });
+    void handle(req, res, { routes, authenticate, cors, assets, logger: opts.logger });
   });
   server.maxConnections = opts.maxConnections ?? 1024;
 
@@ -155,15 +179,17 @@ interface Handling {
   routes: Route[];
   authenticate: Authenticator;
   cors: Cors;
+  assets: ConsoleAssets;
   logger: Logger;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, logger }: Handling): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, assets, logger }: Handling): Promise<void> {
   const started = performance.now();
   const method = req.method ?? 'GET';
   const path = (req.url ?? '/').split('?')[0]!;
   const match = routes.map((r) => ({ route: r, m: r.pattern.exec(path) })).find((x) => x.m !== null);
-  const template = match?.route.template ?? 'unmatched';
+  const isConsole = path === '/console' || path.startsWith('/console/');
+  const template = match?.route.template ?? (isConsole ? '/console' : 'unmatched');
   const parent = contextFromTraceparent(single(req.headers.traceparent), single(req.headers.tracestate));
   const span = hermesTracer().startSpan(
     `${method} ${template}`,
@@ -184,6 +210,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
   let caller: string | undefined;
   await context.with(trace.setSpan(parent, span), async () => {
     try {
+      // The console's files need no key: the page asks for one and sends it with each API call.
+      if (isConsole && (method === 'GET' || method === 'HEAD')) return await assets.serve(path, res);
       if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
       // A preflight carries no credentials: it is answered before authentication.
       if (cors.preflight(req, res, Object.keys(match.route.methods))) return;
@@ -191,6 +219,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
       if (!handler) {
         const allow = Object.keys(match.route.methods).join(', ');
         throw new HttpError(405, { code: 'method_not_allowed', message: `${method} is not allowed on ${template}` }, { allow });
+      }
+      if (match.route.open.has(method)) {
+        await handler({ req, res, caller: ANONYMOUS, params: match.m!.slice(1), annotate });
+        return;
       }
       const auth = authenticate(single(req.headers.authorization));
       if (!auth.ok) {

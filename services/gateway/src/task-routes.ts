@@ -14,6 +14,7 @@ import {
   TERMINAL_EVENT_KINDS,
   taskEventKind,
   validate,
+  type TaskPlanView,
   type TaskView,
 } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
@@ -49,8 +50,14 @@ const SUBMISSION_BODY_LIMITS = limitsAt(PAYLOAD_LIMITS.taskSubmission, '/data');
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,256}$/;
 
 /** `POST /v1/tasks`, `GET /v1/tasks/:id` and `GET /v1/tasks/:id/events`. */
-export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; list: RouteHandler; get: RouteHandler; events: RouteHandler } {
+export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; list: RouteHandler; get: RouteHandler; plan: RouteHandler; events: RouteHandler } {
   return {
+    /** `GET /v1/tasks/:id/plan`: the plan DAG as the dispatcher holds it (null until planned). */
+    async plan({ res, caller, params }) {
+      const view = await getTask(deps.bus, taskIdParam(params[0]), caller);
+      sendJson(res, 200, { task_id: view.task_id, status: view.status, plan: view.plan ?? null } satisfies TaskPlanView);
+    },
+
     /** `GET /v1/tasks?status=&limit=&cursor=`: the caller's tasks, newest first; `all=true` lists everyone's (admins only). */
     async list({ req, res, caller }) {
       const query = new URL(req.url ?? '/', 'http://gateway').searchParams;

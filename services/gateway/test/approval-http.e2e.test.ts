@@ -1,8 +1,9 @@
 import { Bus, ReplyError, serve } from '@hermes/bus';
-import { contracts, wireError, type ApprovalDecision } from '@hermes/contracts';
+import { DEFAULT_TEAM, contracts, wireError, type ApprovalDecision, type PendingApproval } from '@hermes/contracts';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
+import { openSse } from './support/sse-client.js';
 import { standInDispatcher } from './support/stand-in-dispatcher.js';
 import { ADMIN, ALICE, apiKeys, logger } from './support/test-keys.js';
 
@@ -138,6 +139,53 @@ describe('POST /v1/tasks/:id/approvals/:call_id', () => {
       await other.close();
       lonelyDispatcher.stop();
       await lonely.drain();
+    }
+  });
+});
+
+describe('GET /v1/approvals/events', () => {
+  /** What the stand-in toolbus lists as waiting, across teams and users. */
+  const waiting: PendingApproval[] = [];
+  const pendingOf = (call_id: string, user_id: string, team = DEFAULT_TEAM): PendingApproval => ({
+    call_id,
+    task_id: `t_${call_id}`,
+    subtask_id: 'main',
+    step: 1,
+    team,
+    user_id,
+    tool: 'wire_money',
+    arguments: { amount: 1 },
+    requested_at: new Date().toISOString(),
+    expires_at: new Date(Date.now() + 60_000).toISOString(),
+  });
+  const notify = (team: string, call_id: string) => bus.publish(contracts.toolApprovalChanged, { task_id: `t_${call_id}`, call_id, status: 'pending' }, { subject: bus.subjects.toolApprovalChanged(team) });
+
+  it("sends the caller's list at once and again on each change notice of the team (the periodic refresh is set out of reach)", async () => {
+    serve(bus, contracts.toolApprovalList, async (req) => ({ approvals: waiting.filter((a) => a.team === req.team && (req.user_id === null || a.user_id === req.user_id)) }));
+    const other = createGatewayServer({ bus, apiKeys, logger, approvalRefreshMs: 600_000 });
+    const { port } = await other.listen({ port: 0, host: '127.0.0.1' });
+    const sse = await openSse(`http://127.0.0.1:${port}/v1/approvals/events`, { authorization: `Bearer ${ALICE}` });
+    try {
+      expect(sse.status).toBe(200);
+      const first = await sse.next();
+      expect(first).toMatchObject({ event: 'approvals' });
+      expect(JSON.parse(first.data)).toEqual({ approvals: [] });
+
+      // Bob's call and another team's alice's change nothing alice sees: her next list is the one with her call.
+      waiting.push(pendingOf('c-bob', 'bob'), pendingOf('c-b-alice', 'alice', 'team-b'));
+      await notify(DEFAULT_TEAM, 'c-bob');
+      await notify('team-b', 'c-b-alice');
+      waiting.push(pendingOf('c-alice', 'alice'));
+      await notify(DEFAULT_TEAM, 'c-alice');
+      const second = await sse.next(10_000);
+      expect(JSON.parse(second.data).approvals.map((a: PendingApproval) => a.call_id)).toEqual(['c-alice']);
+
+      waiting.splice(0, waiting.length);
+      await notify(DEFAULT_TEAM, 'c-alice');
+      expect(JSON.parse((await sse.next(10_000)).data)).toEqual({ approvals: [] });
+    } finally {
+      sse.close();
+      await other.close(1000);
     }
   });
 });

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { Bus } from '@hermes/bus';
-import { PROBLEM_JSON, ProblemDetails, validate } from '@hermes/contracts';
+import { HTTP_OPERATIONS, PROBLEM_JSON, ProblemDetails, validate } from '@hermes/contracts';
+import { buildOpenApi } from '@hermes/contracts/openapi';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
@@ -53,19 +54,9 @@ async function problem(res: Response): Promise<ProblemDetails> {
 const auth = { authorization: `Bearer ${ALICE}` };
 
 describe('errors are RFC 9457 problem details', () => {
-  // One request per route and method, without a key: each must refuse with a problem.
-  const routes: Array<[string, string]> = [
-    ['POST', '/v1/tasks'],
-    ['GET', '/v1/tasks'],
-    ['GET', '/v1/tasks/t_x'],
-    ['DELETE', '/v1/tasks/t_x'],
-    ['GET', '/v1/tasks/t_x/events'],
-    ['POST', '/v1/tasks/t_x/approvals/c_1'],
-    ['GET', '/v1/users/alice/sessions'],
-    ['GET', '/v1/users/alice/sessions/s_1'],
-    ['DELETE', '/v1/users/alice/sessions/s_1'],
-    ['DELETE', '/v1/users/alice/memory'],
-  ];
+  // One request per documented operation, without a key: each must refuse with a problem (and so exists).
+  const samples: Record<string, string> = { id: 't_x', call_id: 'c_1', user: 'alice' };
+  const routes = HTTP_OPERATIONS.filter((op) => !('public' in op)).map((op) => [op.method.toUpperCase(), op.path.replace(/\{([^}]+)\}/g, (_, name: string) => samples[name]!)] as const);
   it.each(routes)('%s %s without a key answers 401 unauthorized as a problem', async (method, path) => {
     const res = await fetch(`${base}${path}`, { method });
     expect(res.status).toBe(401);
@@ -95,6 +86,58 @@ describe('errors are RFC 9457 problem details', () => {
     } finally {
       await lonely.drain();
     }
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  it('serves the OpenAPI document without a key, exactly as the contracts build it', async () => {
+    const res = await fetch(`${base}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual(buildOpenApi());
+    // Only GET is open: any other method is still refused.
+    expect((await fetch(`${base}/v1/openapi.json`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('routes exactly the documented paths: an undocumented one is 404', async () => {
+    expect((await fetch(`${base}/v1/tasks/t_x/secrets`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${base}/v1/openapi.yaml`, { headers: auth })).status).toBe(404);
+  });
+});
+
+describe('GET /v1/me', () => {
+  it('answers who the key acts for', async () => {
+    const res = await fetch(`${base}/v1/me`, { headers: auth });
+    expect(await res.json()).toEqual({ user_id: 'alice', team: 'default', roles: ['user'], is_admin: false });
+  });
+});
+
+describe('the console at /console', () => {
+  it('serves its page and scripts without a key, from the gateway only (CSP), and its config with the trace URL template', async () => {
+    const { port } = await another({ traceUrlTemplate: 'http://jaeger.example/trace/{trace_id}' });
+    const at = `http://127.0.0.1:${port}`;
+    const bare = await fetch(`${at}/console`, { redirect: 'manual' });
+    expect(bare.status).toBe(308);
+    expect(bare.headers.get('location')).toBe('/console/');
+    const page = await fetch(`${at}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await page.text()).toContain('<script type="module" src="/console/main.js">');
+    // Built by `npm run build` (tsc of services/gateway/console).
+    const script = await fetch(`${at}/console/main.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(await (await fetch(`${at}/console/config.json`)).json()).toEqual({ traceUrlTemplate: 'http://jaeger.example/trace/{trace_id}' });
+  });
+
+  it('answers 404 problems for anything that is not one of its files, however the name is spelled', async () => {
+    for (const name of ['..%2Fpackage.json', '../package.json', '%2e%2e/src/gateway.ts', 'main.ts', 'api-keys.js.map', 'nothing.js', '.tsbuildinfo']) {
+      const res = await fetch(`${base}/console/${name}`);
+      expect(res.status, name).not.toBe(200);
+    }
+    expect(await problem(await fetch(`${base}/console/nothing.js`))).toMatchObject({ status: 404, code: 'not_found' });
+    expect((await fetch(`${base}/console/`, { method: 'POST' })).status).toBe(404);
   });
 });
 

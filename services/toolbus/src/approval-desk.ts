@@ -1,5 +1,5 @@
 import type { Static } from '@sinclair/typebox';
-import { currentTraceparent, contracts, makeTaskEvent, ownerOf, type ApprovalDecision, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
+import { currentTraceparent, contracts, makeTaskEvent, ownerOf, type ApprovalDecision, type ApprovalListReply, type ApprovalListRequest, type PendingApproval, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
 import { ReplyError, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { ApprovalIndex } from './approval-index.js';
@@ -70,6 +70,7 @@ export class ApprovalDesk {
     await this.o.bus.publish(contracts.taskEvents, event, { subject: this.o.bus.subjects.taskEvents(ownerOf(origin).team, origin.task_id), msgId: id });
     // Listed only once the request is out: a call missing from the index is announced again.
     await this.o.index.add(key, { task_id: origin.task_id, tool: origin.tool, expires_at: expiresAt });
+    this.changed(record, 'pending');
   }
 
   /** A pending call whose index entry went missing (a toolbus died between the two writes) is listed again. */
@@ -93,6 +94,36 @@ export class ApprovalDesk {
       if (reply) return reply;
     }
     throw new ReplyError(wireError('unavailable', `tool call ${d.call_id} keeps changing; try again`));
+  }
+
+  /**
+   * The calls still waiting for a decision in the team's tasks (one user's, or all for `user_id:
+   * null`), oldest first. The index says which calls wait; each one's record is read, so what is
+   * listed is what `decide` would find (a call decided a moment ago on another replica is left out).
+   */
+  async list(req: ApprovalListRequest): Promise<ApprovalListReply> {
+    const approvals: PendingApproval[] = [];
+    for (const key of this.o.index.pending().keys()) {
+      const current = isRecordKey(key) ? await this.o.store.get(key) : undefined;
+      if (!current || current.record.state !== 'pending_approval') continue;
+      const { record } = current;
+      const owner = ownerOf(record.origin);
+      if (owner.team !== req.team || (req.user_id !== null && owner.user_id !== req.user_id)) continue;
+      const { origin } = record;
+      approvals.push({
+        call_id: record.call_id,
+        task_id: origin.task_id,
+        subtask_id: origin.subtask_id,
+        step: origin.step,
+        ...owner,
+        tool: origin.tool,
+        arguments: record.arguments ?? {},
+        requested_at: record.created_at,
+        expires_at: record.approval?.expires_at ?? record.created_at,
+      });
+    }
+    approvals.sort((a, b) => a.requested_at.localeCompare(b.requested_at) || a.call_id.localeCompare(b.call_id));
+    return { approvals };
   }
 
   /** Times a pending call out if it is still pending past its deadline (any replica may call this). */
@@ -143,8 +174,18 @@ export class ApprovalDesk {
     return { call_id: record.call_id, status: 'denied' };
   }
 
+  /** Tells the team's approval watchers (the gateway's streams) that its pending list changed. */
+  private changed(record: CallRecord, status: 'pending' | ApprovalDecisionReply['status']): void {
+    const subject = this.o.bus.subjects.toolApprovalChanged(ownerOf(record.origin).team);
+    // A lost notice only delays a watcher until its next refresh; it must not fail the decision.
+    this.o.bus.publish(contracts.toolApprovalChanged, { task_id: record.origin.task_id, call_id: record.call_id, status }, { subject }).catch((err: unknown) =>
+      this.o.logger.warn({ err, call_id: record.call_id }, 'could not announce an approval change'),
+    );
+  }
+
   private async settle(key: string, record: CallRecord, status: ApprovalDecisionReply['status']): Promise<void> {
     await this.o.index.remove(key);
+    this.changed(record, status);
     await this.o.bus.publish(contracts.toolCallSettled, { call_id: record.call_id, status }, { subject: this.o.bus.subjects.toolCallSettled(record.origin.task_id) });
   }
 }

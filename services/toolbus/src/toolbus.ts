@@ -103,6 +103,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
     serveToolsList({ bus, registry }),
     serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, async () => calls.handle(authority ? await authority.authorize(req) : req, ctx))),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
+    serve(bus, contracts.toolApprovalList, (req) => desk.list(req)),
     ...serveMcpCommands({ bus, mcp, registry, calls, toolbusId: instanceId }),
   ];
 

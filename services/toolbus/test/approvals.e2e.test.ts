@@ -132,3 +132,29 @@ describe('approvals', () => {
     expect(await settled.next).toEqual({ call_id: pending.call_id, status: 'denied' });
   });
 });
+
+describe('listing pending approvals', () => {
+  it("lists a team's waiting calls for one user or the whole team, never another team's, and announces each park and decision on the team's subject", async () => {
+    const { bus, decide } = await setup();
+    const list = (team: string, user_id: string | null) => request(bus, contracts.toolApprovalList, { team, user_id });
+    const changedDefault = await nextMessage(bus, bus.subjects.toolApprovalChanged(DEFAULT_TEAM));
+    const alice = await callTool(bus, callRequest({ task_id: 't_pay', user_id: 'alice', tool: 'wire_money', arguments: '{"amount": 1}' }));
+    expect(await changedDefault.next).toEqual({ task_id: 't_pay', call_id: alice.call_id, status: 'pending' });
+    const bob = await callTool(bus, callRequest({ task_id: 't_pay_bob', user_id: 'bob', tool: 'wire_money', arguments: '{"amount": 2}' }));
+    // The same user id in another team is another user.
+    const aliceOfB = await callTool(bus, callRequest({ task_id: 't_pay_b', user_id: 'alice', team: 'team-b', tool: 'wire_money', arguments: '{"amount": 3}' }));
+
+    await expect.poll(async () => (await list(DEFAULT_TEAM, null)).approvals.map((a) => a.call_id)).toEqual([alice.call_id, bob.call_id]);
+    expect((await list(DEFAULT_TEAM, 'alice')).approvals).toEqual([
+      expect.objectContaining({ call_id: alice.call_id, task_id: 't_pay', team: DEFAULT_TEAM, user_id: 'alice', tool: 'wire_money', arguments: { amount: 1 }, expires_at: alice.approval_expires_at }),
+    ]);
+    expect((await list('team-b', 'alice')).approvals.map((a) => a.call_id)).toEqual([aliceOfB.call_id]);
+    expect((await list('team-c', null)).approvals).toEqual([]);
+
+    const changedAgain = await nextMessage(bus, bus.subjects.toolApprovalChanged(DEFAULT_TEAM));
+    await decide({ call_id: alice.call_id, decision: 'deny' });
+    expect(await changedAgain.next).toEqual({ task_id: 't_pay', call_id: alice.call_id, status: 'denied' });
+    expect((await list(DEFAULT_TEAM, 'alice')).approvals).toEqual([]);
+    expect((await list(DEFAULT_TEAM, null)).approvals.map((a) => a.call_id)).toEqual([bob.call_id]);
+  });
+});

@@ -49,6 +49,7 @@ const shutdown = stopOnSignals({
 say();
 say('Hermes is running.');
 say(`  HTTP API   ${stack.gatewayUrl}   (API key: ${apiKey})`);
+say(`  console    ${stack.gatewayUrl}/console/   (log in with the API key)`);
 say(`  NATS       ${stack.natsUrl}`);
 say(`  Redis      ${stack.redisUrl}`);
 say(`  services   ${[...stack.services.keys()].join(', ')}`);

@@ -1,5 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ValidationIssue } from './common.js';
+import { Id, Timestamp, ValidationIssue } from './common.js';
+import { PlanState, TaskStatus } from './task-state.js';
+import { TaskRequest } from './task-submission.js';
+import { ApprovalDecision } from './tool-calls.js';
+import { SessionMessagesReply } from './memory.js';
+import { SessionDeleteReply } from './session-list.js';
 
 /** The media type of every error the gateway answers (RFC 9457). */
 export const PROBLEM_JSON = 'application/problem+json';
@@ -35,3 +40,82 @@ export const ProblemDetails = Type.Object(
   { title: 'ProblemDetails', additionalProperties: false },
 );
 export type ProblemDetails = Static<typeof ProblemDetails>;
+
+/** `GET /v1/tasks/:id/plan`: the task's plan DAG (subtasks, dependencies, states, attempts, re-plans); null before planning. */
+export const TaskPlanView = Type.Object(
+  {
+    task_id: Id,
+    status: TaskStatus,
+    plan: Type.Union([PlanState, Type.Null()]),
+  },
+  { title: 'TaskPlanView', additionalProperties: false },
+);
+export type TaskPlanView = Static<typeof TaskPlanView>;
+
+/** One LLM pool of the cluster-wide semaphore, as `hermes llm status` shows it. */
+export const LlmPoolStatus = Type.Object(
+  {
+    pool: Type.String(),
+    capacity: Type.Integer({ minimum: 0, description: 'permits the pool has now (may be changed at run time)' }),
+    configured_capacity: Type.Integer({ minimum: 0 }),
+    in_use: Type.Integer({ minimum: 0, description: 'LLM calls in flight' }),
+    waiters: Type.Integer({ minimum: 0, description: 'calls waiting for a permit' }),
+    backoff_until: Type.Union([Timestamp, Type.Null()], { description: 'the pool holds new calls back until then (after 429s or outages)' }),
+    backoff_reason: Type.Union([Type.String(), Type.Null()]),
+    consecutive_failures: Type.Integer({ minimum: 0 }),
+    tpm: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'token budget per minute; null without one' }),
+    tokens_available: Type.Union([Type.Number(), Type.Null()], { description: 'tokens left in the budget right now' }),
+  },
+  { title: 'LlmPoolStatus', additionalProperties: false },
+);
+export type LlmPoolStatus = Static<typeof LlmPoolStatus>;
+
+export const LlmPoolsReply = Type.Object({ pools: Type.Array(LlmPoolStatus) }, { title: 'LlmPoolsReply', additionalProperties: false });
+export type LlmPoolsReply = Static<typeof LlmPoolsReply>;
+
+/** The answer to `POST /v1/tasks`: the task id (known before the dispatcher accepted it) and where to follow it. */
+export const TaskSubmitted = Type.Object(
+  {
+    task_id: Id,
+    status: Type.Literal('submitted'),
+    duplicate: Type.Boolean({ description: 'true when this Idempotency-Key already named a task (200, nothing published again)' }),
+    links: Type.Object({ self: Type.String(), events: Type.String() }, { additionalProperties: false }),
+  },
+  { title: 'TaskSubmitted', additionalProperties: false },
+);
+export type TaskSubmitted = Static<typeof TaskSubmitted>;
+
+/** The body of `POST /v1/tasks`: a task request whose `user_id` defaults to the API key's user. */
+export const HttpTaskRequest = Type.Object(
+  { ...TaskRequest.properties, user_id: Type.Optional(Id) },
+  { title: 'HttpTaskRequest', additionalProperties: false, description: "a TaskRequest; user_id defaults to the API key's user (another user's needs an admin key)" },
+);
+export type HttpTaskRequest = Static<typeof HttpTaskRequest>;
+
+/** The body of `POST /v1/tasks/:id/approvals/:call_id`; who decides comes from the API key. */
+export const ApprovalDecisionBody = Type.Object(
+  { decision: ApprovalDecision.properties.decision, reason: ApprovalDecision.properties.reason },
+  { title: 'ApprovalDecisionBody', additionalProperties: false },
+);
+export type ApprovalDecisionBody = Static<typeof ApprovalDecisionBody>;
+
+/** `GET /v1/users/:user/sessions/:id`: the session's latest messages, oldest first. */
+export const SessionMessagesView = Type.Object(
+  { session_id: Id, messages: SessionMessagesReply.properties.messages },
+  { title: 'SessionMessagesView', additionalProperties: false },
+);
+
+/** `DELETE /v1/users/:user/sessions/:id`: what was removed. */
+export const SessionDeletedView = Type.Object({ session_id: Id, ...SessionDeleteReply.properties }, { title: 'SessionDeletedView', additionalProperties: false });
+
+/** `GET /v1/me`: who the API key acts for (the console shows it and offers admin views by it). */
+export const CallerView = Type.Object(
+  {
+    user_id: Id,
+    team: Type.String(),
+    roles: Type.Array(Type.String()),
+    is_admin: Type.Boolean({ description: "role admin: acts on every user's tasks, sessions and approvals of the team" }),
+  },
+  { title: 'CallerView', additionalProperties: false },
+);
+export type CallerView = Static<typeof CallerView>;

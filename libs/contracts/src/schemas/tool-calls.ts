@@ -107,6 +107,51 @@ export const ApprovalDecisionReply = Type.Object(
 );
 export type ApprovalDecisionReply = Static<typeof ApprovalDecisionReply>;
 
+/** Which pending approvals to list: those of one owner's tasks, or (user_id null, for an admin) of every task of the team. */
+export const ApprovalListRequest = Type.Object(
+  {
+    team: Team,
+    user_id: Type.Union([Id, Type.Null()], { description: "only this user's tasks; null: every task of the team" }),
+  },
+  { title: 'ApprovalListRequest', additionalProperties: false },
+);
+export type ApprovalListRequest = Static<typeof ApprovalListRequest>;
+
+/** A tool call waiting for a person: what would run, for whom, and until when it may be decided. */
+export const PendingApproval = Type.Object(
+  {
+    call_id: Type.String({ minLength: 1 }),
+    task_id: Id,
+    subtask_id: Id,
+    step: Type.Integer({ minimum: 1 }),
+    team: Team,
+    user_id: Id,
+    tool: Type.String({ minLength: 1 }),
+    arguments: Type.Record(Type.String(), Type.Unknown(), { description: 'the validated arguments the call runs with once approved' }),
+    requested_at: Timestamp,
+    expires_at: Timestamp,
+  },
+  { title: 'PendingApproval', additionalProperties: false },
+);
+export type PendingApproval = Static<typeof PendingApproval>;
+
+export const ApprovalListReply = Type.Object(
+  { approvals: Type.Array(PendingApproval, { description: 'oldest request first' }) },
+  { title: 'ApprovalListReply', additionalProperties: false },
+);
+export type ApprovalListReply = Static<typeof ApprovalListReply>;
+
+/** A change to a team's pending approvals: a call was parked (`pending`), or decided or timed out. */
+export const ApprovalChanged = Type.Object(
+  {
+    task_id: Id,
+    call_id: Type.String({ minLength: 1 }),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied')], { description: 'denied also for a call whose approval time ran out' }),
+  },
+  { title: 'ApprovalChanged', additionalProperties: false },
+);
+export type ApprovalChanged = Static<typeof ApprovalChanged>;
+
 /** A remote provider announces its tools (and again periodically, as a heartbeat). */
 export const ToolProviderAnnouncement = Type.Object(
   {

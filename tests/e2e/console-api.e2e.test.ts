@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ApprovalListReply,
+  LlmPoolsReply,
+  McpStatusReply,
+  ProblemDetails,
+  TaskPlanView,
+  ToolsListReply,
+  validate,
+  type PendingApproval,
+} from '@hermes/contracts';
+import type { TSchema, Static } from '@sinclair/typebox';
+import { sharedStack, type SharedStack } from './shared-stack.js';
+import { ADMIN_KEY, API_KEY, BOB_KEY } from './stack.js';
+import { callTools } from './model-script.js';
+import { outcomeOf, stepOf, submit, watchTask } from './tasks.js';
+import { withToolProvider, type ToolStack } from './tool-fixtures.js';
+
+// The API the console is built on, against the real services: pending approvals (listed and
+// streamed), a task's plan, tools, MCP servers and LLM pools, each checked against its contract
+// schema, and each seen only by whom it concerns. On the shared stack: assertions look at this
+// file's own tasks only (other files may park calls of alice's at the same time).
+let fx: ToolStack;
+let stack: SharedStack;
+
+beforeAll(async () => {
+  fx = await withToolProvider(await sharedStack());
+  stack = fx.stack;
+}, 90_000);
+
+afterAll(() => fx?.stop());
+
+/** GETs a gateway path as the key's user; the body is checked against `schema` when the answer is 200. */
+async function get<S extends TSchema>(path: string, key: string, schema: S): Promise<{ status: number; body: Static<S> }> {
+  const res = await fetch(`${stack.gatewayUrl}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  const json: unknown = await res.json();
+  const checked = validate(res.status === 200 ? schema : ProblemDetails, json);
+  if (!checked.ok) throw new Error(`${path} answered ${res.status} with a body off its schema: ${JSON.stringify(checked.issues)}`);
+  return { status: res.status, body: json as Static<S> };
+}
+
+/** Follows `GET /v1/approvals/events`, keeping every `approvals` list it sends. */
+async function followApprovals(key: string) {
+  const abort = new AbortController();
+  const res = await fetch(`${stack.gatewayUrl}/v1/approvals/events`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' }, signal: abort.signal });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const lists: PendingApproval[][] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        if (!/^event: approvals$/m.test(frame)) continue;
+        const data = JSON.parse(/^data: (.*)$/m.exec(frame)![1]!) as unknown;
+        const checked = validate(ApprovalListReply, data);
+        if (!checked.ok) throw new Error(`approvals event off its schema: ${JSON.stringify(checked.issues)}`);
+        lists.push(checked.value.approvals);
+      }
+    }
+  })().catch(() => undefined);
+  return { lists, close: () => abort.abort() };
+}
+
+// Deadlines are generous: ten processes share a 2-core machine with other test runs.
+const POLL = { timeout: 20_000, interval: 100 };
+
+describe('approvals for the console', () => {
+  it('lists and streams a parked call to its owner and an admin, never to another user, and drops it once approved from HTTP', async () => {
+    const goal = 'console: transfer 50 EUR to ACME after approval';
+    fx.model.on(goal, [callTools({ id: 'c1', name: 'confirm_transfer', arguments: { to: 'ACME', amount_cents: 5000 } }), { content: 'Transferred.' }]);
+    const aliceFeed = await followApprovals(API_KEY);
+    const bobFeed = await followApprovals(BOB_KEY);
+    try {
+      // Each stream starts with the list as it is.
+      await expect.poll(() => aliceFeed.lists.length, POLL).toBeGreaterThan(0);
+      await expect.poll(() => bobFeed.lists.length, POLL).toBeGreaterThan(0);
+      const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+      const watch = watchTask(stack.bus, taskId);
+      const needed = stepOf(await watch.next((e) => stepOf(e, 'approval_needed') !== undefined), 'approval_needed')!;
+      const callId = (needed.detail as { call_id: string }).call_id;
+
+      const expected = { call_id: callId, task_id: taskId, team: 'default', user_id: 'alice', tool: 'confirm_transfer', arguments: { to: 'ACME', amount_cents: 5000 } };
+      const mine = (approvals: PendingApproval[] | undefined) => (approvals ?? []).filter((a) => a.task_id === taskId);
+      await expect.poll(async () => mine((await get('/v1/approvals', API_KEY, ApprovalListReply)).body.approvals), POLL).toEqual([expect.objectContaining(expected)]);
+      expect(mine((await get('/v1/approvals', ADMIN_KEY, ApprovalListReply)).body.approvals)).toEqual([expect.objectContaining(expected)]);
+      expect(mine((await get('/v1/approvals', BOB_KEY, ApprovalListReply)).body.approvals)).toEqual([]);
+      // The live stream shows it without anyone asking again.
+      await expect.poll(() => mine(aliceFeed.lists.at(-1)), POLL).toEqual([expect.objectContaining(expected)]);
+
+      const decided = await fetch(`${stack.gatewayUrl}/v1/tasks/${taskId}/approvals/${encodeURIComponent(callId)}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve', reason: 'checked the invoice' }),
+      });
+      expect(decided.status).toBe(200);
+      await expect.poll(() => mine(aliceFeed.lists.at(-1)), POLL).toEqual([]);
+      expect(outcomeOf(await watch.done)).toEqual({ kind: 'completed', output: 'Transferred.' });
+      expect(mine((await get('/v1/approvals', API_KEY, ApprovalListReply)).body.approvals)).toEqual([]);
+      // Bob's stream never carried alice's call.
+      expect(bobFeed.lists.flat().map((a) => a.call_id)).not.toContain(callId);
+    } finally {
+      aliceFeed.close();
+      bobFeed.close();
+    }
+  }, 60_000);
+});
+
+describe('task plan, tools, MCP servers and LLM pools', () => {
+  it("answers a task's plan to its owner and an admin, and 404 to another user", async () => {
+    const goal = 'console: what is the plan';
+    fx.model.on(goal, [{ content: 'Done.' }]);
+    const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+    expect(outcomeOf(await watchTask(stack.bus, taskId).done).kind).toBe('completed');
+
+    const { status, body } = await get(`/v1/tasks/${taskId}/plan`, API_KEY, TaskPlanView);
+    expect(status).toBe(200);
+    // PLAN_MODE=single (the e2e stock setting): the goal is the plan's one subtask.
+    expect(body).toMatchObject({ task_id: taskId, status: 'completed', plan: { origin: 'single' } });
+    expect(body.plan!.subtasks.map((s) => s.status)).toEqual(['succeeded']);
+    expect((await get(`/v1/tasks/${taskId}/plan`, ADMIN_KEY, TaskPlanView)).status).toBe(200);
+    expect(await get(`/v1/tasks/${taskId}/plan`, BOB_KEY, TaskPlanView)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+
+    // The task's LLM call went through a pool of the cluster-wide semaphore; memory's extraction
+    // may be using one at this moment, so only the bounds are asserted.
+    const pools = await get('/v1/llm/pools', BOB_KEY, LlmPoolsReply);
+    expect(pools.status).toBe(200);
+    expect(pools.body.pools.length).toBeGreaterThan(0);
+    for (const pool of pools.body.pools) {
+      expect(pool.capacity).toBeGreaterThanOrEqual(1);
+      expect(pool.in_use).toBeLessThanOrEqual(pool.capacity);
+    }
+  }, 60_000);
+
+  it('lists the tools the caller may use: the role-restricted one only for a key with the role', async () => {
+    const names = async (key: string) => (await get('/v1/tools', key, ToolsListReply)).body.tools.map((t) => t.name);
+    const alice = await names(API_KEY);
+    expect(alice).toEqual(expect.arrayContaining(['time_now', 'echo', 'confirm_transfer', 'lookup']));
+    // restricted_op needs the finance role, which none of these keys has.
+    expect(alice).not.toContain('restricted_op');
+  });
+
+  it('shows the MCP servers to an admin only', async () => {
+    const admin = await get('/v1/mcp/servers', ADMIN_KEY, McpStatusReply);
+    expect(admin.status).toBe(200);
+    expect(admin.body).toMatchObject({ servers: [], problems: [] });
+    expect(await get('/v1/mcp/servers', API_KEY, McpStatusReply)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  });
+});

@@ -1,0 +1,121 @@
+import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedStack } from './shared-stack.js';
+import { API_KEY, BOB_KEY } from './stack.js';
+import { callTools } from './model-script.js';
+import { withToolProvider, type ToolStack } from './tool-fixtures.js';
+
+// The console in a real browser (Debian's Chromium driven by playwright-core) against the real
+// services: log in, watch a task submitted over the API complete live with its steps, approve a
+// require_confirm call from the inbox, and not see another user's task. With HERMES_SCREENSHOTS
+// set to a folder (scripts/console-screenshots.sh: docs/img), it saves the pages it shows.
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = process.env.HERMES_SCREENSHOTS;
+
+let fx: ToolStack;
+let profile: string;
+let browser: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  fx = await withToolProvider(await sharedStack());
+  // A fresh profile per run: no cached page, key or cookie of an earlier one.
+  profile = mkdtempSync(join(tmpdir(), 'hermes-console-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await fx?.stop();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+async function submitOverHttp(goal: string, key = API_KEY): Promise<string> {
+  const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ goal }) });
+  expect(res.status).toBe(202);
+  return ((await res.json()) as { task_id: string }).task_id;
+}
+
+async function screenshot(name: string): Promise<void> {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+// Deadlines are generous: Chromium and ten services share a 2-core machine with other test runs.
+const WAIT = { timeout: 30_000 };
+
+describe('the console in a browser', () => {
+  it('logs in with an API key kept in sessionStorage, refusing a wrong one', async () => {
+    await page.goto(`${fx.stack.gatewayUrl}/console/`);
+    await page.fill('#api-key', 'not-a-key-of-anyone-000000');
+    await page.click('#login button[type=submit]');
+    await page.waitForSelector('#login-error:has-text("not valid")', WAIT);
+    await page.fill('#api-key', API_KEY);
+    await page.click('#login button[type=submit]');
+    await page.waitForSelector('#task-rows', { state: 'attached', ...WAIT });
+    // Evaluated in the page, where sessionStorage is the tab's.
+    expect(await page.evaluate("sessionStorage.getItem('hermes.apiKey')")).toBe(API_KEY);
+    expect(page.url()).not.toContain(API_KEY);
+  }, 60_000);
+
+  it('shows a task submitted over the API in the list, and its steps, plan and result live on its page; never bob’s task', async () => {
+    const goal = 'console browser: look something up, then answer';
+    fx.model.on(goal, [callTools({ id: 'b1', name: 'echo', arguments: { text: 'looked up' } }), { content: 'The answer is 42.', delayMs: 1500 }]);
+    const bobsTask = await submitOverHttp('console browser: bob keeps this to himself', BOB_KEY);
+    const taskId = await submitOverHttp(goal);
+
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks`);
+    await page.waitForSelector(`tr[data-task="${taskId}"]`, WAIT);
+    expect(await page.locator(`tr[data-task="${bobsTask}"]`).count()).toBe(0);
+
+    await page.click(`tr[data-task="${taskId}"] a`);
+    await page.waitForSelector('#timeline li[data-kind="tool_call"]', WAIT);
+    await page.waitForSelector('#result:has-text("The answer is 42.")', WAIT);
+    await page.waitForSelector('#task-head [data-status="completed"]', WAIT);
+    await page.waitForSelector('#plan [data-subtask] [data-status="succeeded"]', WAIT);
+    const kinds = await page.locator('#timeline li').evaluateAll((items) => items.map((li) => li.getAttribute('data-kind')));
+    expect(kinds).toEqual(expect.arrayContaining(['accepted', 'llm_call', 'tool_call', 'tool_result', 'completed']));
+    await screenshot('console-task');
+
+    // The task's conversation is in alice's sessions.
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/sessions`);
+    await page.waitForSelector('#who:has-text("default/alice")', WAIT);
+    await page.click(`tr[data-session="${taskId}"] a`);
+    await page.waitForSelector('#messages .message[data-role="assistant"]:has-text("The answer is 42.")', WAIT);
+
+    // Bob's task is not found for alice, even by its id.
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks/${bobsTask}`);
+    await page.waitForSelector('main .error:has-text("not_found")', WAIT);
+  }, 90_000);
+
+  it('shows a require_confirm call in the inbox, approves it with a reason from the page, and the task completes', async () => {
+    const goal = 'console browser: transfer 50 EUR to ACME once approved';
+    fx.model.on(goal, [callTools({ id: 'b2', name: 'confirm_transfer', arguments: { to: 'ACME', amount_cents: 5000 } }), { content: 'Transferred.' }]);
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/approvals`);
+    const taskId = await submitOverHttp(goal);
+
+    const card = page.locator(`.approval[data-task="${taskId}"]`);
+    await card.waitFor(WAIT);
+    expect(await card.textContent()).toContain('confirm_transfer');
+    expect(await card.textContent()).toContain('ACME');
+    await screenshot('console-approvals');
+    await card.locator('input.reason').fill('invoice checked');
+    await card.locator('button.approve').click();
+    await card.waitFor({ state: 'detached', ...WAIT });
+
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks/${taskId}`);
+    await page.waitForSelector('#result:has-text("Transferred.")', WAIT);
+    const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(await res.json()).toMatchObject({ status: 'completed' });
+  }, 90_000);
+});
