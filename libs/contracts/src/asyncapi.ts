@@ -4,6 +4,7 @@ import { stringify } from 'yaml';
 import { contracts, replyEnvelope, type MessageContract, type RequestContract, type ServiceName } from './catalog.js';
 import { CLOUDEVENT_HEADER_MAX_CHARS, taskIdFor } from './cloudevents.js';
 import { DEFAULT_TEAM } from './owner.js';
+import { PUBLISHED_OPENAPI_URL } from './event-source.js';
 import { ERROR_CODES } from './errors.js';
 import { FORBIDDEN_KEYS, PAYLOAD_LIMITS, type PayloadLimits, type ValueLimits } from './limits.js';
 import { subjectsFor, type Subjects } from './subjects.js';
@@ -54,13 +55,27 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
       title: 'Hermes',
       version: opts.version ?? packageVersion(),
       description: describeHermes(subjects),
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+      // The gateway's HTTP API is the other way in (docs/http-api.md, described by docs/openapi.yaml).
+      externalDocs: { description: "The gateway's HTTP API (POST /v1/tasks, SSE events, ...): docs/http-api.md, as OpenAPI in docs/openapi.yaml", url: PUBLISHED_OPENAPI_URL },
     },
     defaultContentType: 'application/json',
     servers: {
       nats: {
         host: 'localhost:4222',
         protocol: 'nats',
-        description: 'A NATS server with JetStream enabled (the local development default).',
+        description: 'A NATS server with JetStream enabled (the local development default, `npm run up`; no authentication).',
+      },
+      production: {
+        host: '{host}:{port}',
+        protocol: 'nats',
+        description:
+          'A deployment\'s NATS (JetStream on; a cluster lists every node in NATS_URL). Hermes services log in as the least-privilege users of deploy/nats/hermes-users.conf (user/password); teams log in to NATS accounts of their own (deploy/nats/hermes-accounts.conf, user/password or a .creds file) and see only their subjects, mapped as described above.',
+        variables: {
+          host: { default: 'nats', description: 'host name of the NATS service (compose: `nats`; Kubernetes: the NATS chart\'s service)', examples: ['nats', 'nats.hermes.svc.cluster.local'] },
+          port: { default: '4222', description: 'NATS client port' },
+        },
+        security: [ref('#/components/securitySchemes/natsUserPassword'), ref('#/components/securitySchemes/natsCreds')],
       },
     },
     channels,
@@ -68,6 +83,16 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
     components: {
       schemas: schemas.sorted(),
       messages: sortedByKey(messages),
+      securitySchemes: {
+        natsUserPassword: {
+          type: 'userPassword',
+          description: 'NATS user and password (NATS_USER / NATS_PASSWORD): the generated per-service users, or a team account user. A least-privilege user must use reply inboxes `_INBOX_<user>` (NATS_INBOX_PREFIX).',
+        },
+        natsCreds: {
+          type: 'asymmetricEncryption',
+          description: 'NATS decentralised authentication: a .creds file (NATS_CREDS_FILE) holding a user JWT issued by the account, and the user nkey seed that signs the server nonce.',
+        },
+      },
     },
   };
 }
@@ -304,7 +329,7 @@ class SchemaRegistry {
   ref(schema: TSchema): JsonObject {
     const node = plain(schema);
     if (typeof node.title !== 'string') throw new Error(`a message payload needs a titled schema: ${JSON.stringify(node).slice(0, 120)}`);
-    return this.hoist(node);
+    return this.hoist(nameNested(node, node.title));
   }
 
   sorted(): JsonObject {
@@ -324,6 +349,59 @@ class SchemaRegistry {
     return ref(`#/components/schemas/${title}`);
   }
 }
+
+/**
+ * Gives every nested schema that code generators turn into a type of its own (objects, unions,
+ * enums) a title derived from where it sits — `TaskAcceptedDataSourceEvent`, the `items` of an
+ * array `…Item`, a map's values `…Value`, union members `…Option<n>` — unless it has one. Without
+ * titles, generators such as modelina name them `AnonymousSchema_<n>` by position, so every
+ * change to the document renames other teams' types. The reply envelope's members are named by
+ * their role: `<Reply>Ok`, and the one failure shape `ErrorReply` shared by every request.
+ */
+function nameNested(schema: JsonObject, title: string): JsonObject {
+  const node = recordAsMap(schema);
+  const named = (child: JsonObject, name: string): JsonObject => nameNested(needsName(child) && typeof child.title !== 'string' ? { ...child, title: name } : child, typeof child.title === 'string' ? child.title : name);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, title + pascalWords(k)) : v]));
+    else if (key === 'items' && isObject(value)) out[key] = named(value, `${title}Item`);
+    else if ((key === 'additionalProperties' || key === 'patternProperties') && isObject(value)) {
+      out[key] = key === 'additionalProperties' ? named(value, `${title}Value`) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, `${title}Value`) : v]));
+    } else if ((key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) out[key] = value.map((v, i) => (isObject(v) ? named(v, unionMemberName(title, v, i)) : v));
+    else out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * TypeBox writes `Record<string, X>` as `patternProperties: { "^(.*)$": X }`, which every key
+ * matches: the same as `additionalProperties: X`, which generators read as a map of X (with the
+ * pattern form they union X with "anything", an anonymous type of its own).
+ */
+function recordAsMap(node: JsonObject): JsonObject {
+  const patterns = node.patternProperties;
+  if (!isObject(patterns) || node.properties !== undefined || node.additionalProperties !== undefined) return node;
+  const keys = Object.keys(patterns);
+  if (keys.length !== 1 || keys[0] !== '^(.*)$' || !isObject(patterns[keys[0]])) return node;
+  const { patternProperties: _patterns, ...rest } = node;
+  return { ...rest, additionalProperties: patterns[keys[0]]! };
+}
+
+/** Whether generators make a type of this schema (an object with properties, a union, an enum). */
+function needsName(node: JsonObject): boolean {
+  return (node.type === 'object' && isObject(node.properties)) || Array.isArray(node.anyOf) || Array.isArray(node.oneOf) || Array.isArray(node.enum);
+}
+
+/** A reply envelope's members by their role; any other union's by position. */
+function unionMemberName(title: string, member: JsonObject, index: number): string {
+  const ok = isObject(member.properties) ? (member.properties as JsonObject).ok : undefined;
+  if (isObject(ok) && ok.const === false) return 'ErrorReply';
+  if (isObject(ok) && ok.const === true) return `${title.replace(/Envelope$/, '')}Ok`;
+  return `${title}Option${index + 1}`;
+}
+
+/** `task_id` → `TaskId`, `data_base64` → `DataBase64`. */
+const pascalWords = (name: string) => name.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
 
 /** Keywords whose value is a schema, an array of schemas, or a map of name to schema. */
 const ONE_SCHEMA = ['additionalProperties', 'items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];

@@ -7,6 +7,9 @@
 /** Where the AsyncAPI document (docs/asyncapi.yaml) is published; `dataschema` points into it. */
 export const PUBLISHED_ASYNCAPI_URL = 'https://github.com/hermes-agents/hermes/blob/main/docs/asyncapi.yaml';
 
+/** Where the gateway's OpenAPI document (docs/openapi.yaml) is published. */
+export const PUBLISHED_OPENAPI_URL = PUBLISHED_ASYNCAPI_URL.replace(/asyncapi\.yaml$/, 'openapi.yaml');
+
 /** An absolute URI: a scheme, a colon and something after it (RFC 3986 §4.3). */
 export const ABSOLUTE_URI_PATTERN = '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s]+$';
 
