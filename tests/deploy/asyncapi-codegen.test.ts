@@ -10,7 +10,8 @@ import { GO_COMMON_PRESET, GoGenerator, TypeScriptGenerator, type OutputModel } 
 // whenever the document does), CloudEvents attributes under their own names, Go fields with json tags.
 
 const docText = readFileSync(fileURLToPath(new URL('../../docs/asyncapi.yaml', import.meta.url)), 'utf8');
-const doc = parse(docText) as { components: { schemas: Record<string, { title?: string }> } };
+const doc = parse(docText) as { channels: Record<string, { address: string | null }>; components: { schemas: Record<string, { title?: string }> } };
+const architecture = readFileSync(fileURLToPath(new URL('../../docs/architecture.md', import.meta.url)), 'utf8');
 
 /** Every `title` in the document: the names a generated type may have. */
 function titles(node: unknown, out = new Set<string>()): Set<string> {
@@ -30,6 +31,15 @@ const byName = (models: OutputModel[], name: string): string => {
 };
 
 describe('docs/asyncapi.yaml generates clean code with modelina', () => {
+  it("docs/architecture.md's subject table names every channel's subject in full", () => {
+    const table = architecture.slice(architecture.indexOf('## Subjects and streams'), architecture.indexOf('Request/reply answers are always'));
+    const missing = Object.entries(doc.channels)
+      .filter(([, c]) => c.address !== null)
+      .map(([name, c]) => [name, `\`${c.address!.replace(/\{([a-z_]+)\}/g, '<$1>')}\``] as const)
+      .filter(([, subject]) => !table.includes(subject));
+    expect(missing).toEqual([]);
+  });
+
   it('every component schema has a title equal to its name', () => {
     for (const [name, schema] of Object.entries(doc.components.schemas)) expect(schema.title, name).toBe(name);
   });
