@@ -240,8 +240,8 @@ function taskSubmitHeaders(): JsonObject {
   }
   properties['content-type'] = {
     type: 'string',
-    description: 'Binary mode: the `datacontenttype` attribute, `application/json` (parameters such as charset are ignored); the body is the event `data`.',
-    examples: ['application/json'],
+    description: 'Binary mode: the `datacontenttype` attribute, `application/json` (parameters are allowed; a charset other than UTF-8 is refused); the body is the event `data`.',
+    examples: ['application/json', 'application/json; charset=utf-8'],
   };
   return { type: 'object', properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, orderSchemaKeys(v as JsonObject)])) };
 }
@@ -273,10 +273,12 @@ function describeHermes(s: Subjects): string {
     '',
     `Publish a CloudEvents 1.0 event of type \`${TASK_SUBMIT_TYPE}\` to \`${s.taskSubmit('{team}')}\` (JetStream stream \`${s.streams.taskSubmit}\`), in either mode:`,
     '',
-    '- **structured**: the whole event as one JSON object in the body;',
+    '- **structured**: the whole event as one JSON object in the body; `data` may instead be `data_base64` (base64 of its UTF-8 JSON), as CloudEvents SDKs write binary data;',
     '- **binary**: the attributes as `ce-*` NATS headers (`ce-specversion`, `ce-type`, `ce-source`, `ce-id`, ...), `content-type: application/json`, and the task request (the event `data`) as the JSON body.',
     '',
     'Set the `Nats-Msg-Id` header to the task id: JetStream then drops a retried publish within its duplicate window.',
+    '',
+    'Events Hermes publishes carry an absolute `source` (`<HERMES_EVENT_SOURCE>/<service>`, default `urn:hermes:<prefix>/<service>`), a `dataschema` pointing at their data schema in this document, and the `traceparent`/`tracestate` distributed-tracing extension attributes (the NATS headers carry the same).',
     '',
     '## Teams',
     '',
