@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type PubAck, type StoredMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { injectTraceContext, limitsError, subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
+import { defaultEventSourceBase, eventSourceFor, injectTraceContext, limitsError, subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, type Logger } from '@hermes/telemetry';
@@ -18,6 +18,11 @@ export interface BusOptions {
   name: string;
   logger: Logger;
   prefix?: string;
+  /**
+   * Absolute URI naming this deployment in the `source` of the CloudEvents its services emit
+   * (HERMES_EVENT_SOURCE); default `urn:hermes:<prefix>`.
+   */
+  eventSource?: string;
   user?: string;
   password?: string;
   token?: string;
@@ -83,6 +88,7 @@ export class Bus {
     readonly tuning: StreamTuning,
     /** The work consumers running on this connection: what they hold, whether they progress. */
     readonly progress: ConsumerProgress,
+    private readonly eventSourceBase: string,
   ) {
     // Kept off the public surface: callers use the typed methods; `@hermes/bus/internal` hands them out where a raw handle is truly needed.
     ({ nc: this.nc, js: this.js, jsm: this.jsm } = raw);
@@ -119,7 +125,12 @@ export class Bus {
       }
     })();
     const jsm = await jetstreamManager(nc);
-    return new Bus({ nc, js: jetstream(nc), jsm }, subjects, opts.logger, opts.tuning ?? {}, new ConsumerProgress(opts.livenessAckWaits));
+    return new Bus({ nc, js: jetstream(nc), jsm }, subjects, opts.logger, opts.tuning ?? {}, new ConsumerProgress(opts.livenessAckWaits), opts.eventSource ?? defaultEventSourceBase(subjects.prefix));
+  }
+
+  /** The CloudEvents `source` of events `service` emits on this deployment (`<base>/<service>`). */
+  eventSource(service: string): string {
+    return eventSourceFor(this.eventSourceBase, service);
   }
 
   /**

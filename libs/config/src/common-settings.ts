@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { ABSOLUTE_URI_PATTERN } from '@hermes/contracts';
 
 /** Settings every service shares: bus, subjects, probes, logs. Spread into a service's schema. */
 export const commonSettings = {
@@ -11,6 +12,13 @@ export const commonSettings = {
     Type.String({ pattern: '^[A-Za-z0-9_-]+$', description: 'prefix of reply inboxes (default _INBOX); the generated NATS users expect _INBOX_<user>' }),
   ),
   HERMES_SUBJECT_PREFIX: Type.String({ default: 'hermes', pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'first token of every subject' }),
+  HERMES_EVENT_SOURCE: Type.Optional(
+    Type.String({
+      pattern: ABSOLUTE_URI_PATTERN,
+      maxLength: 256,
+      description: 'absolute URI naming this deployment in the source of the CloudEvents Hermes emits (<uri>/<service>); default urn:hermes:<prefix>',
+    }),
+  ),
   // Loopback unless told otherwise, so a laptop's `npm run up` is not reachable from its network;
   // the image (Dockerfile), the Helm chart and docker-compose set 0.0.0.0, as probes come from outside.
   HERMES_BIND_HOST: Type.String({
@@ -58,15 +66,17 @@ export const commonSettings = {
 export function natsConnectionSettings(config: {
   NATS_URL: string;
   HERMES_SUBJECT_PREFIX: string;
+  HERMES_EVENT_SOURCE?: string | undefined;
   NATS_USER?: string | undefined;
   NATS_PASSWORD?: string | undefined;
   NATS_TOKEN?: string | undefined;
   NATS_CREDS_FILE?: string | undefined;
   NATS_INBOX_PREFIX?: string | undefined;
-}): { servers: string; prefix: string; user?: string; password?: string; token?: string; credsFile?: string; inboxPrefix?: string } {
+}): { servers: string; prefix: string; eventSource?: string; user?: string; password?: string; token?: string; credsFile?: string; inboxPrefix?: string } {
   return {
     servers: config.NATS_URL,
     prefix: config.HERMES_SUBJECT_PREFIX,
+    ...(config.HERMES_EVENT_SOURCE ? { eventSource: config.HERMES_EVENT_SOURCE } : {}),
     ...(config.NATS_USER ? { user: config.NATS_USER, ...(config.NATS_PASSWORD !== undefined ? { password: config.NATS_PASSWORD } : {}) } : {}),
     ...(config.NATS_TOKEN ? { token: config.NATS_TOKEN } : {}),
     ...(config.NATS_CREDS_FILE ? { credsFile: config.NATS_CREDS_FILE } : {}),

@@ -171,4 +171,12 @@ describe('commonSettings', () => {
 
     expect([...new Set(problems.map((p) => p.setting))].sort()).toEqual(['HEALTH_PORT', 'HERMES_SUBJECT_PREFIX', 'LOG_LEVEL', 'SHUTDOWN_TIMEOUT_MS']);
   });
+
+  it('takes an absolute HERMES_EVENT_SOURCE and refuses a relative one (CloudEvents consumers need an absolute source)', () => {
+    expect(loadConfig(common, { service: 'svc', env: { HERMES_EVENT_SOURCE: 'https://hermes.example.test/prod' } }).HERMES_EVENT_SOURCE).toBe('https://hermes.example.test/prod');
+    expect(loadConfig(common, { service: 'svc', env: {} }).HERMES_EVENT_SOURCE).toBeUndefined();
+    for (const bad of ['hermes/prod', '/prod', 'with space:x']) {
+      expect(problemsOf(() => loadConfig(common, { service: 'svc', env: { HERMES_EVENT_SOURCE: bad } })).map((p) => p.setting)).toEqual(['HERMES_EVENT_SOURCE']);
+    }
+  });
 });

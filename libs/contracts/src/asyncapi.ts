@@ -3,6 +3,7 @@ import { stringify } from 'yaml';
 import { contracts, replyEnvelope, type MessageContract, type RequestContract, type ServiceName } from './catalog.js';
 import { CLOUDEVENT_HEADER_MAX_CHARS, taskIdFor } from './cloudevents.js';
 import { DEFAULT_TEAM } from './owner.js';
+import { PUBLISHED_OPENAPI_URL } from './event-source.js';
 import { ERROR_CODES } from './errors.js';
 import { FORBIDDEN_KEYS, PAYLOAD_LIMITS, type PayloadLimits, type ValueLimits } from './limits.js';
 import { subjectsFor, type Subjects } from './subjects.js';
@@ -51,13 +52,27 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
       title: 'Hermes',
       version: opts.version ?? packageVersion(),
       description: describeHermes(subjects),
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
+      // The gateway's HTTP API is the other way in (docs/http-api.md, described by docs/openapi.yaml).
+      externalDocs: { description: "The gateway's HTTP API (POST /v1/tasks, SSE events, ...): docs/http-api.md, as OpenAPI in docs/openapi.yaml", url: PUBLISHED_OPENAPI_URL },
     },
     defaultContentType: 'application/json',
     servers: {
       nats: {
         host: 'localhost:4222',
         protocol: 'nats',
-        description: 'A NATS server with JetStream enabled (the local development default).',
+        description: 'A NATS server with JetStream enabled (the local development default, `npm run up`; no authentication).',
+      },
+      production: {
+        host: '{host}:{port}',
+        protocol: 'nats',
+        description:
+          'A deployment\'s NATS (JetStream on; a cluster lists every node in NATS_URL). Hermes services log in as the least-privilege users of deploy/nats/hermes-users.conf (user/password); teams log in to NATS accounts of their own (deploy/nats/hermes-accounts.conf, user/password or a .creds file) and see only their subjects, mapped as described above.',
+        variables: {
+          host: { default: 'nats', description: 'host name of the NATS service (compose: `nats`; Kubernetes: the NATS chart\'s service)', examples: ['nats', 'nats.hermes.svc.cluster.local'] },
+          port: { default: '4222', description: 'NATS client port' },
+        },
+        security: [ref('#/components/securitySchemes/natsUserPassword'), ref('#/components/securitySchemes/natsCreds')],
       },
     },
     channels,
@@ -65,6 +80,16 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
     components: {
       schemas: schemas.sorted(),
       messages: sortedByKey(messages),
+      securitySchemes: {
+        natsUserPassword: {
+          type: 'userPassword',
+          description: 'NATS user and password (NATS_USER / NATS_PASSWORD): the generated per-service users, or a team account user. A least-privilege user must use reply inboxes `_INBOX_<user>` (NATS_INBOX_PREFIX).',
+        },
+        natsCreds: {
+          type: 'asymmetricEncryption',
+          description: 'NATS decentralised authentication: a .creds file (NATS_CREDS_FILE) holding a user JWT issued by the account, and the user nkey seed that signs the server nonce.',
+        },
+      },
     },
   };
 }
@@ -212,8 +237,8 @@ function taskSubmitHeaders(): JsonObject {
   }
   properties['content-type'] = {
     type: 'string',
-    description: 'Binary mode: the `datacontenttype` attribute, `application/json` (parameters such as charset are ignored); the body is the event `data`.',
-    examples: ['application/json'],
+    description: 'Binary mode: the `datacontenttype` attribute, `application/json` (parameters are allowed; a charset other than UTF-8 is refused); the body is the event `data`.',
+    examples: ['application/json', 'application/json; charset=utf-8'],
   };
   return { type: 'object', properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, orderSchemaKeys(v as JsonObject)])) };
 }
@@ -245,10 +270,12 @@ function describeHermes(s: Subjects): string {
     '',
     `Publish a CloudEvents 1.0 event of type \`${TASK_SUBMIT_TYPE}\` to \`${s.taskSubmit('{team}')}\` (JetStream stream \`${s.streams.taskSubmit}\`), in either mode:`,
     '',
-    '- **structured**: the whole event as one JSON object in the body;',
+    '- **structured**: the whole event as one JSON object in the body; `data` may instead be `data_base64` (base64 of its UTF-8 JSON), as CloudEvents SDKs write binary data;',
     '- **binary**: the attributes as `ce-*` NATS headers (`ce-specversion`, `ce-type`, `ce-source`, `ce-id`, ...), `content-type: application/json`, and the task request (the event `data`) as the JSON body.',
     '',
     'Set the `Nats-Msg-Id` header to the task id: JetStream then drops a retried publish within its duplicate window.',
+    '',
+    'Events Hermes publishes carry an absolute `source` (`<HERMES_EVENT_SOURCE>/<service>`, default `urn:hermes:<prefix>/<service>`), a `dataschema` pointing at their data schema in this document, and the `traceparent`/`tracestate` distributed-tracing extension attributes (the NATS headers carry the same).',
     '',
     '## Teams',
     '',

@@ -48,7 +48,50 @@ export function decodeCloudEvent(body: Uint8Array, header: HeaderLookup, limits:
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { ok: false, issues: [{ path: '', message: 'must be a CloudEvent JSON object (or use ce-* headers for binary mode)', keyword: 'type' }] };
   }
-  return { ok: true, event: parsed as Record<string, unknown>, mode: 'structured' };
+  const event = parsed as Record<string, unknown>;
+  const contentIssue = normaliseContentType(event, event.datacontenttype, '/datacontenttype');
+  if (contentIssue) return { ok: false, issues: [contentIssue], ref: sourceAndId(event) };
+  if ('data_base64' in event) return decodeDataBase64(event, limits);
+  return { ok: true, event, mode: 'structured' };
+}
+
+/**
+ * Structured mode with the data as base64 (what SDKs write for binary data, e.g. a Buffer):
+ * decoded as UTF-8 JSON within the limits, then checked as one event like binary mode.
+ */
+function decodeDataBase64(event: Record<string, unknown>, limits: PayloadLimits): DecodedEvent {
+  const encoded = event.data_base64;
+  const ref = sourceAndId(event);
+  if ('data' in event) return { ok: false, issues: [{ path: '/data_base64', message: 'an event carries data or data_base64, not both', keyword: 'not' }], ref };
+  if (typeof encoded !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 === 1) {
+    return { ok: false, issues: [{ path: '/data_base64', message: 'must be a base64 string (RFC 4648)', keyword: 'format' }], ref };
+  }
+  const { data_base64: _encoded, ...rest } = event;
+  const decoded = decodeBoundedJson(Buffer.from(encoded, 'base64'), { ...limits, members: {} }, { what: 'task submission', basePath: '/data' });
+  if (!decoded.ok) return failed(decoded, ref);
+  const decodedEvent: Record<string, unknown> = { ...rest, data: decoded.value };
+  const issues = checkLimits(decodedEvent, limits);
+  if (issues.length > 0) return { ok: false, issues: limitValidationIssues(issues), error: payloadLimitError(issues, 'task submission'), ref };
+  return { ok: true, event: decodedEvent, mode: 'structured' };
+}
+
+/**
+ * Reduces a `datacontenttype` (or a binary-mode content-type) to its media type, lower-cased, as
+ * RFC 9110 compares them: SDKs write `application/json; charset=utf-8`. JSON is UTF-8 (RFC 8259),
+ * so another charset is refused rather than mis-read. Returns the issue, or undefined when fine.
+ */
+function normaliseContentType(event: Record<string, unknown>, value: unknown, path: string): ValidationIssue | undefined {
+  if (typeof value !== 'string') return undefined;
+  const [type, ...params] = value.split(';');
+  for (const param of params) {
+    const [name, raw] = param.split('=').map((s) => s.trim());
+    const charset = raw?.replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name?.toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
+      return { path, message: `data must be UTF-8 JSON; charset ${raw ?? ''} is not supported`, keyword: 'enum' };
+    }
+  }
+  event.datacontenttype = type!.trim().toLowerCase();
+  return undefined;
 }
 
 function decodeBinary(body: Uint8Array, header: HeaderLookup, limits: PayloadLimits): DecodedEvent {
@@ -68,7 +111,8 @@ function decodeBinary(body: Uint8Array, header: HeaderLookup, limits: PayloadLim
   }
   const contentType = read('content-type', '/datacontenttype');
   if (tooLong.length > 0) return { ok: false, issues: limitValidationIssues(tooLong), error: payloadLimitError(tooLong, 'task submission') };
-  if (contentType !== undefined) event.datacontenttype = contentType.split(';')[0]!.trim();
+  const contentIssue = normaliseContentType(event, contentType, '/datacontenttype');
+  if (contentIssue) return { ok: false, issues: [contentIssue], ref: sourceAndId(event) };
   // The body is the event's `data`, one level below the event's root; members are checked on the whole event below.
   const bodyLimits = { ...limits, members: {} };
   let data: unknown;
@@ -84,8 +128,8 @@ function decodeBinary(body: Uint8Array, header: HeaderLookup, limits: PayloadLim
   return { ok: true, event, mode: 'binary' };
 }
 
-function failed(decoded: BoundedDecode & { ok: false }): DecodedEvent {
-  return { ok: false, issues: decoded.issues, ...(decoded.reason === 'limit' ? { error: decoded.error } : {}) };
+function failed(decoded: BoundedDecode & { ok: false }, ref?: { source?: string; id?: string }): DecodedEvent {
+  return { ok: false, issues: decoded.issues, ...(decoded.reason === 'limit' ? { error: decoded.error } : {}), ...(ref ? { ref } : {}) };
 }
 
 /**

@@ -32,7 +32,8 @@ export { taskIdFor, decodeCloudEvent, sourceAndId, requestDigest, CLOUDEVENT_HEA
 export type { HeaderLookup, DecodedEvent } from './cloudevents.js';
 
 export { contracts, replyEnvelope } from './catalog.js';
-export { injectTraceContext, extractTraceContext, currentTraceparent, contextFromTraceparent } from './trace-context.js';
+export { injectTraceContext, extractTraceContext, currentTraceparent, currentTraceContext, contextFromTraceparent } from './trace-context.js';
+export { PUBLISHED_ASYNCAPI_URL, ABSOLUTE_URI_PATTERN, defaultEventSourceBase, eventSourceFor, dataSchemaFor } from './event-source.js';
 export type { TraceHeaders } from './trace-context.js';
 export type { MessageContract, RequestContract, ServiceName } from './catalog.js';
 
@@ -46,6 +47,7 @@ export {
   TASK_EVENT_KINDS,
   TERMINAL_EVENT_KINDS,
   taskEventType,
+  taskEventDataTitle,
   TaskEvent,
   TaskAcceptedEvent,
   TaskRejectedEvent,

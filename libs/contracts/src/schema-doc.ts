@@ -74,7 +74,7 @@ export class SchemaRegistry {
   ref(schema: TSchema): JsonObject {
     const node = plain(schema);
     if (typeof node.title !== 'string') throw new Error(`a message payload needs a titled schema: ${JSON.stringify(node).slice(0, 120)}`);
-    return this.hoist(node);
+    return this.hoist(nameNested(node, node.title));
   }
 
   sorted(): JsonObject {
@@ -94,3 +94,59 @@ export class SchemaRegistry {
     return ref(`#/components/schemas/${title}`);
   }
 }
+
+/**
+ * Gives every nested schema that code generators turn into a type of its own (objects, unions,
+ * enums) a title derived from where it sits — `TaskAcceptedDataSourceEvent`, the `items` of an
+ * array `…Item`, a map's values `…Value`, union members `…Option<n>` — unless it has one. Without
+ * titles, generators such as modelina name them `AnonymousSchema_<n>` by position, so every
+ * change to the document renames other teams' types. The reply envelope's members are named by
+ * their role: `<Reply>Ok`, and the one failure shape `ErrorReply` shared by every request.
+ */
+export function nameNested(schema: JsonObject, title: string): JsonObject {
+  const node = recordAsMap(schema);
+  const named = (child: JsonObject, name: string): JsonObject => nameNested(needsName(child) && typeof child.title !== 'string' ? { ...child, title: name } : child, typeof child.title === 'string' ? child.title : name);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, title + pascalWords(k)) : v]));
+    else if (key === 'items' && isObject(value)) out[key] = named(value, `${title}Item`);
+    else if ((key === 'additionalProperties' || key === 'patternProperties') && isObject(value)) {
+      out[key] = key === 'additionalProperties' ? named(value, `${title}Value`) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, `${title}Value`) : v]));
+    } else if ((key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) out[key] = value.map((v, i) => (isObject(v) ? named(v, unionMemberName(title, v, i)) : v));
+    else out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * TypeBox writes `Record<string, X>` as `patternProperties: { "^(.*)$": X }`, which every key
+ * matches: the same as `additionalProperties: X`, which generators read as a map of X (with the
+ * pattern form they union X with "anything", an anonymous type of its own).
+ */
+function recordAsMap(node: JsonObject): JsonObject {
+  const patterns = node.patternProperties;
+  if (!isObject(patterns) || node.properties !== undefined || node.additionalProperties !== undefined) return node;
+  const keys = Object.keys(patterns);
+  if (keys.length !== 1 || keys[0] !== '^(.*)$' || !isObject(patterns[keys[0]])) return node;
+  const { patternProperties: _patterns, ...rest } = node;
+  return { ...rest, additionalProperties: patterns[keys[0]]! };
+}
+
+/** Whether generators make a type of this schema (an object with properties, a union, an enum). */
+function needsName(node: JsonObject): boolean {
+  return (node.type === 'object' && isObject(node.properties)) || Array.isArray(node.anyOf) || Array.isArray(node.oneOf) || Array.isArray(node.enum);
+}
+
+/** A reply envelope's members by their role; any other union's by position. */
+function unionMemberName(title: string, member: JsonObject, index: number): string {
+  const ok = isObject(member.properties) ? (member.properties as JsonObject).ok : undefined;
+  if (isObject(ok) && ok.const === false) return 'ErrorReply';
+  if (isObject(ok) && ok.const === true) return `${title.replace(/Envelope$/, '')}Ok`;
+  return `${title}Option${index + 1}`;
+}
+
+/** `task_id` → `TaskId`, `data_base64` → `DataBase64`. */
+const pascalWords = (name: string) => name.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
+
+
+const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);

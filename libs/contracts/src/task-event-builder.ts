@@ -1,13 +1,18 @@
-import { taskEventType, type TaskEventDataByKind, type TaskEventKind, type TaskEvent } from './schemas/task-events.js';
+import { taskEventDataTitle, taskEventType, type TaskEventDataByKind, type TaskEventKind, type TaskEvent } from './schemas/task-events.js';
+import { dataSchemaFor } from './event-source.js';
+import { currentTraceContext } from './trace-context.js';
 
 /**
  * Builds a task event. `id` should be stable for the same logical event (for example
  * `<task>:completed`): it doubles as the Nats-Msg-Id, so a producer that crashes after publishing
- * and publishes again does not show the submitter the event twice.
+ * and publishes again does not show the submitter the event twice. `source` is the emitting
+ * service's absolute URI (`Bus.eventSource`). The active trace context travels as the CloudEvents
+ * distributed-tracing extension (`traceparent`, `tracestate`), besides the NATS headers, so it
+ * survives a bridge that keeps only the event; `trace` overrides it.
  */
 export function makeTaskEvent<K extends TaskEventKind>(
   kind: K,
-  opts: { id: string; source: string; taskId: string; data: TaskEventDataByKind[K]; time?: Date },
+  opts: { id: string; source: string; taskId: string; data: TaskEventDataByKind[K]; time?: Date; trace?: { traceparent?: string; tracestate?: string } },
 ): TaskEvent {
   return {
     specversion: '1.0',
@@ -17,6 +22,8 @@ export function makeTaskEvent<K extends TaskEventKind>(
     subject: opts.taskId,
     time: (opts.time ?? new Date()).toISOString(),
     datacontenttype: 'application/json',
+    dataschema: dataSchemaFor(taskEventDataTitle(kind)),
+    ...(opts.trace ?? currentTraceContext()),
     data: opts.data,
   } as TaskEvent;
 }

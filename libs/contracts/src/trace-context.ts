@@ -35,9 +35,20 @@ export function extractTraceContext(headers: TraceHeaders | undefined): Context 
 
 /** The `traceparent` of the active context, for places that are not NATS headers (CloudEvents). */
 export function currentTraceparent(): string | undefined {
+  return currentTraceContext().traceparent;
+}
+
+/**
+ * The active context's W3C `traceparent` and `tracestate`, for the CloudEvents distributed
+ * tracing extension attributes (each absent when there is none).
+ */
+export function currentTraceContext(ctx: Context = context.active()): { traceparent?: string; tracestate?: string } {
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent;
+  propagation.inject(ctx, carrier);
+  return {
+    ...(carrier.traceparent ? { traceparent: carrier.traceparent } : {}),
+    ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}),
+  };
 }
 
 /** A context continuing the given `traceparent` string (e.g. from a CloudEvent extension). */

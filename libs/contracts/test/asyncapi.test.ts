@@ -176,8 +176,11 @@ describe('buildAsyncApi', () => {
       if (c.kind !== 'request') continue;
       const envelope = object(resolve(refOf(object(messages[`${c.name}Reply`], c.name).payload, c.name)), c.name);
       expect(envelope.anyOf).toHaveLength(2);
-      expect(JSON.stringify(envelope.anyOf)).toContain(`"$ref":"#/components/schemas/${c.reply.title}"`);
-      expect(JSON.stringify(envelope.anyOf)).toContain('"$ref":"#/components/schemas/WireError"');
+      // Each member is a named component of its own (code generators make a type of each): `<Reply>Ok` and the shared `ErrorReply`.
+      const members = (envelope.anyOf as Json[]).map((m, i) => object(resolve(refOf(m, `${c.name} member ${i}`)), c.name));
+      expect(members.map((m) => m.title)).toEqual([`${c.reply.title}Ok`, 'ErrorReply']);
+      expect(JSON.stringify(members[0])).toContain(`"$ref":"#/components/schemas/${c.reply.title}"`);
+      expect(JSON.stringify(members[1])).toContain('"$ref":"#/components/schemas/WireError"');
     }
   });
 

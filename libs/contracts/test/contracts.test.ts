@@ -159,6 +159,47 @@ describe('decodeCloudEvent', () => {
     expect(decodeCloudEvent(bytes(JSON.stringify(event)), noHeaders)).toEqual({ ok: true, mode: 'structured', event });
   });
 
+  it('structured mode: a datacontenttype with parameters reads as its bare media type', () => {
+    const event = { ...goodSubmission(), datacontenttype: 'Application/JSON; charset="UTF-8"' };
+    const decoded = decodeCloudEvent(bytes(JSON.stringify(event)), noHeaders);
+    expect(decoded).toMatchObject({ ok: true, event: { datacontenttype: 'application/json' } });
+    if (decoded.ok) expect(validate(TaskSubmitEvent, decoded.event).ok).toBe(true);
+  });
+
+  it('refuses a charset other than UTF-8 in either mode, naming datacontenttype', () => {
+    const structured = decodeCloudEvent(bytes(JSON.stringify({ ...goodSubmission(), datacontenttype: 'application/json; charset=latin1' })), noHeaders);
+    const binary = decodeCloudEvent(bytes('{}'), headersOf({ 'ce-specversion': '1.0', 'ce-source': 's', 'ce-id': 'i', 'content-type': 'application/json;charset=utf-16' }));
+    for (const decoded of [structured, binary]) {
+      expect(decoded).toMatchObject({ ok: false, issues: [{ path: '/datacontenttype' }] });
+    }
+    expect(binary).toMatchObject({ ref: { source: 's', id: 'i' } });
+  });
+
+  it('structured mode: data_base64 is decoded into data', () => {
+    const { data, ...attrs } = goodSubmission();
+    const decoded = decodeCloudEvent(bytes(JSON.stringify({ ...attrs, data_base64: Buffer.from(JSON.stringify(data)).toString('base64') })), noHeaders);
+    expect(decoded).toEqual({ ok: true, mode: 'structured', event: { ...attrs, data } });
+  });
+
+  it('data_base64 that is not base64, not JSON, over a limit, or beside data is an issue naming the event', () => {
+    const { data, ...attrs } = goodSubmission();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...attrs, data_base64: 'not base64!' }, '/data_base64'],
+      [{ ...attrs, data_base64: 42 }, '/data_base64'],
+      [{ ...attrs, data_base64: Buffer.from('{"goal":').toString('base64') }, ''],
+      [{ ...attrs, data, data_base64: Buffer.from('{}').toString('base64') }, '/data_base64'],
+      [{ ...attrs, data_base64: Buffer.from(JSON.stringify({ ...data, inputs: { deep: JSON.parse('['.repeat(80) + ']'.repeat(80)) as unknown } })).toString('base64') }, '/data/inputs'],
+    ];
+    for (const [event, path] of cases) {
+      const decoded = decodeCloudEvent(bytes(JSON.stringify(event)), noHeaders);
+      expect(decoded.ok, JSON.stringify(event).slice(0, 80)).toBe(false);
+      if (!decoded.ok) {
+        expect(decoded.issues[0]!.path.startsWith(path)).toBe(true);
+        expect(decoded.ref).toEqual({ source: attrs.source, id: attrs.id });
+      }
+    }
+  });
+
   it('reports a body that is not JSON as an issue at the root', () => {
     const decoded = decodeCloudEvent(bytes('{"specversion": "1.0",'), noHeaders);
     expect(decoded.ok).toBe(false);

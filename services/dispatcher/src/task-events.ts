@@ -1,8 +1,6 @@
 import { contracts, makeTaskEvent, ownerOf, taskEventKind, teamField, type TaskEventDataByKind, type TaskEventKind, type TaskView } from '@hermes/contracts';
 import { lastTaskEvent, type Bus } from '@hermes/bus';
 
-const SOURCE = 'hermes/dispatcher';
-
 /** Which task an event is about: its id and its team (none: the default team). */
 export type TaskRef = { readonly task_id: string; readonly team?: string | undefined };
 
@@ -11,7 +9,7 @@ export const taskEventsSubject = (bus: Bus, task: TaskRef): string => bus.subjec
 
 /** Publishes a dispatcher event on the task's subject, de-duplicated by a stable event id. */
 export async function emitTaskEvent<K extends TaskEventKind>(bus: Bus, kind: K, task: TaskRef, data: TaskEventDataByKind[K], id = `${task.task_id}:${kind}`): Promise<void> {
-  await bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id, source: SOURCE, taskId: task.task_id, data }), {
+  await bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id, source: bus.eventSource('dispatcher'), taskId: task.task_id, data }), {
     subject: taskEventsSubject(bus, task),
     msgId: id,
   });

@@ -160,7 +160,7 @@ export class TaskIntake {
       return;
     }
     const eventId = `${taskId ?? 'unknown'}:rejected:${submission.stream_seq}`;
-    const event = makeTaskEvent('rejected', { id: eventId, source: 'hermes/dispatcher', taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
+    const event = makeTaskEvent('rejected', { id: eventId, source: this.o.bus.eventSource('dispatcher'), taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
     await this.o.bus.publish(contracts.taskRejected, event, { subject: this.o.bus.subjects.taskRejected(team), msgId: eventId });
   }
 }

@@ -92,7 +92,7 @@ describe('TaskIntake', () => {
     });
     const events = await f.events(taskId);
     expect(kinds(events)).toEqual(['accepted']);
-    expect(events[0]).toMatchObject({ subject: taskId, source: 'hermes/dispatcher' });
+    expect(events[0]).toMatchObject({ subject: taskId, source: expect.stringMatching(/^urn:hermes:[A-Za-z0-9_-]+\/dispatcher$/) });
     expect(taskEventData(events[0]!, 'accepted')).toEqual({
       task_id: taskId,
       user_id: 'u_alice',

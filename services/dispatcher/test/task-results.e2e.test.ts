@@ -59,7 +59,7 @@ describe('task results', () => {
     expect(view?.error).toBeUndefined();
     const events = await f.events('t_ok');
     expect(kinds(events)).toEqual(['completed']);
-    expect(events[0]).toMatchObject({ subject: 't_ok', source: 'hermes/dispatcher' });
+    expect(events[0]).toMatchObject({ subject: 't_ok', source: expect.stringMatching(/^urn:hermes:[A-Za-z0-9_-]+\/dispatcher$/) });
     expect(taskEventData(events[0]!, 'completed')).toEqual({
       task_id: 't_ok',
       result: { output: 'release notes drafted' },

@@ -44,7 +44,6 @@ export interface JobRunnerOptions {
   sessions?: SessionHolds;
 }
 
-const SOURCE = 'hermes/runtime';
 
 /**
  * Runs one job from the queue: resumes its checkpoint (or starts one from the session), runs the
@@ -304,7 +303,7 @@ export class JobRunner {
     const id = `${job.job_id}:started:${attempt}`;
     await this.o.bus.publish(
       contracts.taskEvents,
-      makeTaskEvent('started', { id, source: SOURCE, taskId: job.task_id, data: { task_id: job.task_id, subtask_id: job.subtask_id, attempt } }),
+      makeTaskEvent('started', { id, source: this.o.bus.eventSource('runtime'), taskId: job.task_id, data: { task_id: job.task_id, subtask_id: job.subtask_id, attempt } }),
       { subject: this.o.bus.subjects.taskEvents(ownerOf(job).team, job.task_id), msgId: id },
     );
   }

@@ -5,7 +5,6 @@ import type { DependencyWait } from './dependency-wait.js';
 import type { Compaction } from './conversation-compaction.js';
 import type { Logger } from '@hermes/telemetry';
 
-const SOURCE = 'hermes/runtime';
 const PREVIEW_CHARS = 1000;
 
 /** How long a tool result event may wait for the runtime's next message to travel with it. */
@@ -140,7 +139,7 @@ export class StepEvents {
   private publish(job: RuntimeJob, id: string, data: TaskEventDataByKind['step']): Promise<void> {
     this.release();
     const p = this.o.bus
-      .publish(contracts.taskEvents, makeTaskEvent('step', { id, source: SOURCE, taskId: job.task_id, data }), {
+      .publish(contracts.taskEvents, makeTaskEvent('step', { id, source: this.o.bus.eventSource('runtime'), taskId: job.task_id, data }), {
         subject: this.o.bus.subjects.taskEvents(ownerOf(job).team, job.task_id),
         msgId: id,
         // Progress, several per step: not worth a JetStream ack round trip each (the stream still

@@ -66,7 +66,7 @@ describe('JobRunner', () => {
     ]);
     const events = await f.events(j.task_id);
     expect(kinds(events)).toEqual(['started', 'step']);
-    expect(events.every((e) => e.subject === j.task_id && e.source === 'hermes/runtime')).toBe(true);
+    expect(events.every((e) => e.subject === j.task_id && /^urn:hermes:[A-Za-z0-9_-]+\/runtime$/.test(e.source))).toBe(true);
     expect(taskEventData(events[0]!, 'started')).toEqual({ task_id: j.task_id, subtask_id: 'main', attempt: 1 });
     expect(taskEventData(events[1]!, 'step')).toMatchObject({
       task_id: j.task_id,

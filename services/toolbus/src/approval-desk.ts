@@ -18,7 +18,6 @@ export interface ApprovalDeskOptions {
   logger: Logger;
 }
 
-const SOURCE = 'hermes/toolbus';
 
 // The contracts export only the schema of this reply, not its type.
 type ApprovalDecisionReply = Static<typeof ApprovalDecisionReplySchema>;
@@ -50,7 +49,7 @@ export class ApprovalDesk {
     const id = `${record.call_id}:approval_needed`;
     const event = makeTaskEvent('step', {
       id,
-      source: SOURCE,
+      source: this.o.bus.eventSource('toolbus'),
       taskId: origin.task_id,
       data: {
         task_id: origin.task_id,

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, ValidationIssue, WireError } from './common.js';
 import { Team } from '../owner.js';
+import { ABSOLUTE_URI_PATTERN } from '../event-source.js';
 
 /** Every event kind a submitter can see on `<prefix>.tasks.events.<task_id>`. */
 export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'planned', 'started', 'step', 'completed', 'failed', 'cancelled'] as const;
@@ -9,6 +10,8 @@ export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
 export const TERMINAL_EVENT_KINDS: readonly TaskEventKind[] = ['rejected', 'completed', 'failed', 'cancelled'];
 
 export const taskEventType = (kind: TaskEventKind) => `io.hermes.task.${kind}` as const;
+/** The title (and component name in the AsyncAPI document) of a kind's `data` schema: `TaskAcceptedData`. */
+export const taskEventDataTitle = (kind: TaskEventKind) => `Task${kind[0]!.toUpperCase()}${kind.slice(1)}Data`;
 
 const SourceEventRef = Type.Object(
   { source: Type.Optional(Type.String()), id: Type.Optional(Type.String()) },
@@ -123,11 +126,17 @@ function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
     {
       specversion: Type.Literal('1.0'),
       id: Type.String({ minLength: 1, description: 'unique per event; stable across redeliveries' }),
-      source: Type.String({ description: 'hermes/<service> that emitted it' }),
+      source: Type.String({
+        minLength: 1,
+        description: 'URI of the emitting service: `<HERMES_EVENT_SOURCE>/<service>` (default `urn:hermes:<prefix>/<service>`); events of releases before it read `hermes/<service>`',
+      }),
       type: Type.Literal(taskEventType(kind)),
       subject: Id,
       time: Timestamp,
       datacontenttype: Type.Literal('application/json'),
+      dataschema: Type.Optional(Type.String({ pattern: ABSOLUTE_URI_PATTERN, description: `the published schema of data: the AsyncAPI document's ${taskEventDataTitle(kind)}` })),
+      traceparent: Type.Optional(Type.String({ pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$', description: 'W3C trace context (CloudEvents distributed tracing extension); the NATS headers carry the same' })),
+      tracestate: Type.Optional(Type.String({ maxLength: 512, description: 'W3C tracestate (CloudEvents distributed tracing extension)' })),
       data,
     },
     { title: `Task${kind[0]!.toUpperCase()}${kind.slice(1)}Event`, additionalProperties: false },

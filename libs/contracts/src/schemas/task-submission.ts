@@ -34,7 +34,8 @@ export type TaskRequest = Static<typeof TaskRequest>;
 
 /**
  * A task submission as a structured-mode CloudEvent 1.0. Binary mode (`ce-*` NATS headers with
- * the request as the body) is converted to this shape before validation.
+ * the request as the body) and structured mode with `data_base64` (the request as base64 UTF-8
+ * JSON, as SDKs write binary data) are converted to this shape before validation.
  */
 export const TaskSubmitEvent = Type.Object(
   {
@@ -43,7 +44,12 @@ export const TaskSubmitEvent = Type.Object(
     source: Type.String({ minLength: 1, maxLength: 512, description: 'URI-reference naming the submitting team or system' }),
     id: Type.String({ minLength: 1, maxLength: 256, description: 'unique per source; (source, id) names the task' }),
     time: Type.Optional(Timestamp),
-    datacontenttype: Type.Optional(Type.Literal('application/json')),
+    datacontenttype: Type.Optional(
+      Type.String({
+        pattern: '^application/json\\s*(;.*)?$',
+        description: 'application/json; parameters are allowed (`charset=utf-8`, as SDKs write it), another charset is refused. The intake reads it case-insensitively and keeps the bare media type',
+      }),
+    ),
     dataschema: Type.Optional(Type.String()),
     subject: Type.Optional(Type.String()),
     traceparent: Type.Optional(Type.String({ description: 'W3C trace context (CloudEvents distributed tracing extension)' })),
