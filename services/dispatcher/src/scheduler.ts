@@ -1,5 +1,4 @@
-import type { KvEntry } from '@nats-io/kv';
-import type { QueuedIterator } from '@nats-io/transport-node';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { ownerOf, StoredStateError, type Schedule } from '@hermes/contracts';
 import { submitTask, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
@@ -32,7 +31,7 @@ export interface SchedulerOptions {
  */
 export class Scheduler {
   private readonly schedules = new Map<string, Schedule>();
-  private watcher?: QueuedIterator<KvEntry>;
+  private watcher?: Awaited<ReturnType<KV['watch']>>;
   private watching?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private ticking?: Promise<void>;
