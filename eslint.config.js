@@ -6,7 +6,18 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
@@ -17,7 +28,23 @@ export default tseslint.config(
   {
     files: ['services/gateway/console/**/*.ts'],
     languageOptions: {
-      globals: { document: 'readonly', window: 'readonly', location: 'readonly', sessionStorage: 'readonly', fetch: 'readonly', HTMLElement: 'readonly', HTMLInputElement: 'readonly', HTMLSelectElement: 'readonly', Node: 'readonly', Element: 'readonly', Event: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly', TextDecoderStream: 'readonly' },
+      globals: {
+        document: 'readonly',
+        window: 'readonly',
+        location: 'readonly',
+        sessionStorage: 'readonly',
+        fetch: 'readonly',
+        HTMLElement: 'readonly',
+        HTMLInputElement: 'readonly',
+        HTMLSelectElement: 'readonly',
+        Node: 'readonly',
+        Element: 'readonly',
+        Event: 'readonly',
+        AbortController: 'readonly',
+        AbortSignal: 'readonly',
+        URLSearchParams: 'readonly',
+        TextDecoderStream: 'readonly',
+      },
     },
   },
 );

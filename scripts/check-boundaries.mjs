@@ -76,7 +76,8 @@ export function checkBoundaries(root) {
         if (builtin(spec)) continue;
         const name = packageOf(spec);
         if (name === pkg.name) continue;
-        if (!(inSrc ? deps : devDeps).has(name)) problems.push(`${rel}: imports ${name}, not in its package.json ${inSrc ? 'dependencies' : 'dependencies or devDependencies'}`);
+        if (!(inSrc ? deps : devDeps).has(name))
+          problems.push(`${rel}: imports ${name}, not in its package.json ${inSrc ? 'dependencies' : 'dependencies or devDependencies'}`);
         if (name.startsWith('@hermes/') && allowed && !allowed.includes(name) && !(name === '@hermes/testkit' && !inSrc)) {
           problems.push(`${rel}: ${pkg.name} may not depend on ${name} (CONTRIBUTING.md, packages table)`);
         }

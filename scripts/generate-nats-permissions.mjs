@@ -56,7 +56,9 @@ for (const [shown, text] of outputs) {
   if (check) {
     const current = await readFile(at(shown), 'utf8').catch(() => undefined);
     if (current !== text) {
-      console.error(`${shown} is ${current === undefined ? 'missing' : 'out of date'}: run \`npm run build && npm run nats-permissions\` and commit the result`);
+      console.error(
+        `${shown} is ${current === undefined ? 'missing' : 'out of date'}: run \`npm run build && npm run nats-permissions\` and commit the result`,
+      );
       stale = true;
     } else console.log(`${shown} is up to date`);
   } else {

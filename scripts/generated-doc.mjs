@@ -25,7 +25,9 @@ export async function writeGeneratedDoc(doc) {
   if (check) {
     const current = await readFile(doc.target, 'utf8').catch(() => undefined);
     if (current !== text) {
-      console.error(`${doc.shown} is ${current === undefined ? 'missing' : 'out of date'}: run \`npm run build && npm run ${doc.script}\` and commit the result`);
+      console.error(
+        `${doc.shown} is ${current === undefined ? 'missing' : 'out of date'}: run \`npm run build && npm run ${doc.script}\` and commit the result`,
+      );
       process.exit(1);
     }
     console.log(`${doc.shown} is up to date`);

@@ -30,10 +30,9 @@ if (!existsSync(installed) || statSync(lock).mtimeMs > statSync(installed).mtime
 }
 
 // 2. nats-server and redis-server, unless both are provided from outside.
-const needed = [
-  ...(process.env.NATS_URL ? [] : [['nats-server', 'nats-server']]),
-  ...(process.env.REDIS_URL ? [] : [['redis-server', 'redis-server']]),
-].filter(([bin]) => !has(bin));
+const needed = [...(process.env.NATS_URL ? [] : [['nats-server', 'nats-server']]), ...(process.env.REDIS_URL ? [] : [['redis-server', 'redis-server']])].filter(
+  ([bin]) => !has(bin),
+);
 if (needed.length > 0) {
   const pkgs = needed.map(([, pkg]) => pkg);
   const isRoot = process.getuid?.() === 0;

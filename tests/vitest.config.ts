@@ -7,4 +7,7 @@ import shared from '../vitest.shared.ts';
 // by the global setup on first use.
 // deploy/: checks of the Helm chart, compose file and Dockerfile (no processes). faults/ has its
 // own config (vitest.faults.config.ts, `npm run test:faults`).
-export default mergeConfig(shared, defineConfig({ test: { fileParallelism: false, include: ['deploy/**/*.test.ts'], globalSetup: ['e2e/shared-stack/global-setup.ts'] } }));
+export default mergeConfig(
+  shared,
+  defineConfig({ test: { fileParallelism: false, include: ['deploy/**/*.test.ts'], globalSetup: ['e2e/shared-stack/global-setup.ts'] } }),
+);

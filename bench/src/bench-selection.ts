@@ -21,7 +21,10 @@ export function selectBenchmarks(o: { argv: readonly string[]; env: NodeJS.Proce
     }
   }
   if (named === undefined) return { only: [...BENCHMARKS], argv };
-  const only = named.split(',').map((n) => n.trim()).filter(Boolean);
+  const only = named
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const unknown = only.find((n) => !(BENCHMARKS as readonly string[]).includes(n));
   if (unknown !== undefined || only.length === 0) throw new RangeError(`unknown benchmark "${unknown ?? named}" (known: ${BENCHMARKS.join(', ')})`);
   return { only: BENCHMARKS.filter((b) => only.includes(b)), argv };

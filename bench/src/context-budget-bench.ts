@@ -5,7 +5,16 @@ import { Bus, request } from '@hermes/bus';
 import { contracts, type NewSessionMessage } from '@hermes/contracts';
 import { serviceEntry } from '@hermes/devstack';
 import { createLogger } from '@hermes/telemetry';
-import { freePort, startChildService, startNatsServer, startRedisServer, startScriptedLlm, type ChildService, type RecordedRequest, type ScriptedResponse } from '@hermes/testkit';
+import {
+  freePort,
+  startChildService,
+  startNatsServer,
+  startRedisServer,
+  startScriptedLlm,
+  type ChildService,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from '@hermes/testkit';
 import type { ContextBudgetOptions } from './context-budget-options.js';
 
 /** What the issue asks of context assembly on a long session. */
@@ -65,7 +74,14 @@ export interface ContextBudgetReport {
   summarizer_calls: number;
   goal: { reduction_min: number; met: boolean; all_constraints_kept: boolean };
   runs: ContextBudgetRun[];
-  settings: { reserve_output: number; reserve_tools: number; tool_result_max_tokens: number; summary_trigger_tokens: number; summary_keep_recent: number; summary_input_tokens: number };
+  settings: {
+    reserve_output: number;
+    reserve_tools: number;
+    tool_result_max_tokens: number;
+    summary_trigger_tokens: number;
+    summary_keep_recent: number;
+    summary_input_tokens: number;
+  };
 }
 
 /**
@@ -118,7 +134,14 @@ export async function runContextBudgetBench(o: ContextBudgetOptions, say: (line:
     const runs: ContextBudgetRun[] = [];
     for (const limit of o.contextLimits) {
       const started = performance.now();
-      const context = await request(bus, contracts.sessionContext, { user_id: USER, session_id: SESSION, model: MODEL, context_limit: limit, reserve_output: RESERVE_OUTPUT, reserve_tools: RESERVE_TOOLS });
+      const context = await request(bus, contracts.sessionContext, {
+        user_id: USER,
+        session_id: SESSION,
+        model: MODEL,
+        context_limit: limit,
+        reserve_output: RESERVE_OUTPUT,
+        reserve_tools: RESERVE_TOOLS,
+      });
       const assembleMs = performance.now() - started;
       // The check: each constraint's exact text is somewhere in what would be sent to the model.
       const sent = context.messages.map((m) => m.content ?? '').join('\n');
@@ -136,7 +159,9 @@ export async function runContextBudgetBench(o: ContextBudgetOptions, say: (line:
         missing_constraints: missing,
         assemble_ms: round(assembleMs),
       });
-      say(`context-budget: window ${limit}: ${context.tokens} of ${listed.tokens} tokens sent (${(100 * (1 - context.tokens / listed.tokens)).toFixed(1)} % fewer), constraints kept ${CONSTRAINTS.length - missing.length}/${CONSTRAINTS.length}`);
+      say(
+        `context-budget: window ${limit}: ${context.tokens} of ${listed.tokens} tokens sent (${(100 * (1 - context.tokens / listed.tokens)).toFixed(1)} % fewer), constraints kept ${CONSTRAINTS.length - missing.length}/${CONSTRAINTS.length}`,
+      );
     }
     const head = runs[0]!;
     return {
@@ -153,7 +178,11 @@ export async function runContextBudgetBench(o: ContextBudgetOptions, say: (line:
       pinned_constraints: CONSTRAINTS.length,
       pinned_constraints_kept: head.pinned_constraints_kept,
       summarizer_calls: llm.requests.filter(isSummariserRequest).length,
-      goal: { reduction_min: CONTEXT_GOALS.reduction_min, met: head.reduction >= CONTEXT_GOALS.reduction_min, all_constraints_kept: runs.every((r) => r.missing_constraints.length === 0) },
+      goal: {
+        reduction_min: CONTEXT_GOALS.reduction_min,
+        met: head.reduction >= CONTEXT_GOALS.reduction_min,
+        all_constraints_kept: runs.every((r) => r.missing_constraints.length === 0),
+      },
       runs,
       settings: { reserve_output: RESERVE_OUTPUT, reserve_tools: RESERVE_TOOLS, ...settings },
     };
@@ -173,9 +202,16 @@ function turnMessages(turn: number): NewSessionMessage[] {
   const callId = `call_${turn}`;
   return [
     { role: 'user', content: constraint ? `${question} ${constraint.kind === 'deadline' ? 'Deadline' : 'Constraint'}: ${constraint.text}` : question },
-    { role: 'assistant', content: null, tool_calls: [{ tool_call_id: callId, name: 'query_logs', arguments: JSON.stringify({ service, since: '1h', limit: 400 }) }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ tool_call_id: callId, name: 'query_logs', arguments: JSON.stringify({ service, since: '1h', limit: 400 }) }],
+    },
     { role: 'tool', tool_call_id: callId, content: logRows(turn, service) },
-    { role: 'assistant', content: `For ${service} the error rate is ${(turn % 7) / 10 + 0.2} % (was ${(turn % 5) / 10 + 0.1} % an hour ago); the slowest endpoint is /v2/orders/${turn % 13} at p99 ${800 + ((turn * 37) % 900)} ms. Nothing else changed.` },
+    {
+      role: 'assistant',
+      content: `For ${service} the error rate is ${(turn % 7) / 10 + 0.2} % (was ${(turn % 5) / 10 + 0.1} % an hour ago); the slowest endpoint is /v2/orders/${turn % 13} at p99 ${800 + ((turn * 37) % 900)} ms. Nothing else changed.`,
+    },
   ];
 }
 
@@ -219,7 +255,10 @@ function summariserModel(r: RecordedRequest): ScriptedResponse {
     return m ? [{ kind: m[1] === 'Deadline' ? 'deadline' : 'constraint', text: m[2]!.trim() }] : [];
   });
   const asked = userLines.map((line) => /Turn (\d+): check the error rate and the slowest endpoints of (\S+)/.exec(line)).filter((m) => m !== null);
-  const added = asked.length > 0 ? `Turns ${asked[0]![1]}-${asked.at(-1)![1]}: the user asked for error rates and slow endpoints of ${[...new Set(asked.map((m) => m[2]))].join(', ')}; each was answered from query_logs, nothing changed.` : '';
+  const added =
+    asked.length > 0
+      ? `Turns ${asked[0]![1]}-${asked.at(-1)![1]}: the user asked for error rates and slow endpoints of ${[...new Set(asked.map((m) => m[2]))].join(', ')}; each was answered from query_logs, nothing changed.`
+      : '';
   const words = `${previous === '(none yet)' ? '' : previous} ${added}`.trim().split(/\s+/);
   return { content: JSON.stringify({ summary: words.slice(-300).join(' '), pinned }) };
 }

@@ -33,7 +33,7 @@ export function renderContextBudgetMarkdown(r: ContextBudgetReport): string {
         `| ${run.context_limit} | ${run.budget} | ${run.tokens_sent} | ${pct(run.reduction)} | ${run.messages_sent} | ${run.summary_used ? 'yes' : 'no'} | ${run.truncated_tool_results} | ${run.dropped_messages} | ${run.pinned_constraints_kept}/${r.pinned_constraints} | ${run.assemble_ms} |`,
     ),
     '',
-    'The check is literal: each constraint\'s exact text must occur in the content of the messages the service returned (pinned facts are one system message that is always sent). ' +
+    "The check is literal: each constraint's exact text must occur in the content of the messages the service returned (pinned facts are one system message that is always sent). " +
       '"Not yet summarised" counts messages left out that the summary does not cover yet (a background job is queued for them).',
     '',
     'How to read it: once the running summary has caught up (background jobs did most of it while the session grew; the bench then forces the rest, as `hermes session summarize` does), ' +

@@ -26,14 +26,20 @@ export function sampleCpu(window: GoMessage, natsPid: number): Promise<CpuSample
   return new Promise((resolve) => {
     let self: NodeJS.CpuUsage | undefined;
     let nats: number | undefined;
-    setTimeout(() => {
-      self = process.cpuUsage();
-      nats = processCpuMs(natsPid);
-    }, Math.max(0, window.windowStart - Date.now()));
-    setTimeout(() => {
-      const used = process.cpuUsage(self);
-      const natsNow = processCpuMs(natsPid);
-      resolve({ benchMs: (used.user + used.system) / 1000, natsServerMs: nats !== undefined && natsNow !== undefined ? natsNow - nats : null });
-    }, Math.max(0, window.windowEnd - Date.now()));
+    setTimeout(
+      () => {
+        self = process.cpuUsage();
+        nats = processCpuMs(natsPid);
+      },
+      Math.max(0, window.windowStart - Date.now()),
+    );
+    setTimeout(
+      () => {
+        const used = process.cpuUsage(self);
+        const natsNow = processCpuMs(natsPid);
+        resolve({ benchMs: (used.user + used.system) / 1000, natsServerMs: nats !== undefined && natsNow !== undefined ? natsNow - nats : null });
+      },
+      Math.max(0, window.windowEnd - Date.now()),
+    );
   });
 }

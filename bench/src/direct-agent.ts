@@ -9,7 +9,12 @@ export function runLocalTool(tool: StepTool, args: Record<string, unknown>): unk
   if (tool === 'echo') return String(args.text);
   const timezone = typeof args.timezone === 'string' ? args.timezone : 'UTC';
   const now = new Date();
-  return { utc: now.toISOString(), timezone, local: now.toISOString().slice(0, 19), weekday: now.toLocaleDateString('en-US', { weekday: 'long', timeZone: timezone }) };
+  return {
+    utc: now.toISOString(),
+    timezone,
+    local: now.toISOString().slice(0, 19),
+    weekday: now.toLocaleDateString('en-US', { weekday: 'long', timeZone: timezone }),
+  };
 }
 
 /** The tool message the runtime sends back for a successful call (its `toolMessage`), so both sides grow alike. */

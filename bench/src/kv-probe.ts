@@ -17,7 +17,6 @@ export interface KvTrace {
   watchLagMs: number[];
 }
 
-
 /**
  * Wraps a KV so every CAS, read and watched change is counted and timed; the semaphore does not
  * know the difference. Only what happens while `measuring()` is true is kept.

@@ -43,9 +43,17 @@ function timedPermits(inner: PermitProvider, onCall: (t: CallTiming) => void): P
  * An LLM client wired like `openLlmClient` does it, against the scripted model and one pool of
  * `capacity` (or, for the baseline, with an in-process semaphore instead of the distributed one).
  */
-export async function openBenchClient(o: { kv: KV; llmUrl: string; capacity: number; leaseMs: number; permits: 'semaphore' | 'local'; onCall: (t: CallTiming) => void }) {
+export async function openBenchClient(o: {
+  kv: KV;
+  llmUrl: string;
+  capacity: number;
+  leaseMs: number;
+  permits: 'semaphore' | 'local';
+  onCall: (t: CallTiming) => void;
+}) {
   const pools = new PoolResolver([{ name: BENCH_POOL, capacity: o.capacity }], { capacity: o.capacity });
-  const sem = o.permits === 'semaphore' ? await DistributedSemaphore.open({ kv: o.kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: o.leaseMs }) : undefined;
+  const sem =
+    o.permits === 'semaphore' ? await DistributedSemaphore.open({ kv: o.kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: o.leaseMs }) : undefined;
   const llm = new LlmClient({
     roles: roleEndpoints({ OPENAI_BASE_URL: o.llmUrl, OPENAI_API_KEY: 'bench', HERMES_MODEL_WORKER: 'bench-model' }),
     pools,
@@ -104,16 +112,35 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Runs `loops` call loops until the window ends, then lets the calls in flight finish (so every
  * permit is released) and reports what ended inside the window.
  */
-export async function runLoad(o: { llm: LlmClient; loops: number; go: GoMessage; timings: PermitTimings; start: StartSpread }): Promise<Omit<LoadResult, 'kv'>> {
+export async function runLoad(o: {
+  llm: LlmClient;
+  loops: number;
+  go: GoMessage;
+  timings: PermitTimings;
+  start: StartSpread;
+}): Promise<Omit<LoadResult, 'kv'>> {
   o.timings.window = o.go;
-  const result: Omit<LoadResult, 'kv'> = { mode: 'load', cpuMs: 0, calls: 0, errors: 0, errorMessages: [], permitWaitMs: o.timings.permitWaitMs, heldMs: o.timings.heldMs, releaseMs: o.timings.releaseMs, chatMs: [] };
+  const result: Omit<LoadResult, 'kv'> = {
+    mode: 'load',
+    cpuMs: 0,
+    calls: 0,
+    errors: 0,
+    errorMessages: [],
+    permitWaitMs: o.timings.permitWaitMs,
+    heldMs: o.timings.heldMs,
+    releaseMs: o.timings.releaseMs,
+    chatMs: [],
+  };
   const messages = [{ role: 'user' as const, content: 'bench' }];
   let cpuAtStart: NodeJS.CpuUsage | undefined;
   const cpuStart = setTimeout(() => (cpuAtStart = process.cpuUsage()), Math.max(0, o.go.windowStart - Date.now()));
-  const cpuEnd = setTimeout(() => {
-    const used = process.cpuUsage(cpuAtStart);
-    result.cpuMs = (used.user + used.system) / 1000;
-  }, Math.max(0, o.go.windowEnd - Date.now()));
+  const cpuEnd = setTimeout(
+    () => {
+      const used = process.cpuUsage(cpuAtStart);
+      result.cpuMs = (used.user + used.system) / 1000;
+    },
+    Math.max(0, o.go.windowEnd - Date.now()),
+  );
   const loop = async (_: unknown, i: number) => {
     await sleep(firstCallDelayMs(o.start, i));
     while (Date.now() < o.go.windowEnd) {

@@ -82,7 +82,9 @@ export async function runMemoryRecallBench(o: MemoryRecallOptions, say: (line: s
       const fillStart = performance.now();
       for (let start = 0; start < size; start += o.batch) {
         const end = Math.min(size, start + o.batch);
-        await store.upsertMany(Array.from({ length: end - start }, (_, k) => ({ record: memoryRecord(start + k, texts[start + k]!), vector: vectors[start + k]! })));
+        await store.upsertMany(
+          Array.from({ length: end - start }, (_, k) => ({ record: memoryRecord(start + k, texts[start + k]!), vector: vectors[start + k]! })),
+        );
       }
       const fillS = (performance.now() - fillStart) / 1000;
       say(`  filled in ${fillS.toFixed(1)} s (${Math.round(size / fillS)} writes/s in batches of ${o.batch})`);
@@ -167,7 +169,14 @@ export async function runMemoryRecallBench(o: MemoryRecallOptions, say: (line: s
   const atGoal = runs.find((r) => r.store === 'embedded-usearch' && r.memories === MEMORY_RECALL_GOAL.memories);
   return {
     generated_at: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}`, load_avg_1m_at_start: round(loadAtStart, 2), load_avg_1m_at_end: round(os.loadavg()[0]!, 2) },
+    machine: {
+      cpus: os.cpus().length,
+      cpu_model: os.cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      load_avg_1m_at_start: round(loadAtStart, 2),
+      load_avg_1m_at_end: round(os.loadavg()[0]!, 2),
+    },
     settings: {
       sizes: o.sizes,
       queries: o.queries,

@@ -39,7 +39,12 @@ export const memoryRecallSettings: Setting<MemoryRecallOptions>[] = [
 ];
 
 /** Defaults (10k and 100k memories, 1000 queries, batches of 1000, exact scan at 10k), then env, then flags. */
-export function memoryRecallOptions(o: { argv: readonly string[]; env: NodeJS.ProcessEnv; defaultResultsDir: string; ignore?: readonly string[] }): MemoryRecallOptions {
+export function memoryRecallOptions(o: {
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  defaultResultsDir: string;
+  ignore?: readonly string[];
+}): MemoryRecallOptions {
   const opts: MemoryRecallOptions = {
     sizes: [10_000, 100_000],
     queries: 1000,

@@ -6,7 +6,10 @@ export class ProcessCpu {
   private started?: Map<string, number>;
 
   /** `self` counts this process; the others are read from /proc (Linux only: elsewhere they stay empty). */
-  constructor(private readonly pids: () => Record<string, number>, private readonly self?: string) {}
+  constructor(
+    private readonly pids: () => Record<string, number>,
+    private readonly self?: string,
+  ) {}
 
   start(): void {
     this.started = this.read();

@@ -8,7 +8,9 @@ export function goalVerdicts(r: SemaphoreBenchReport): string[] {
   const lines: string[] = [];
   for (const run of r.runs) {
     const ok = run.utilization >= GOALS.utilization_min;
-    lines.push(`${run.processes} process(es): utilization ${run.utilization.toFixed(3)} ${ok ? 'meets' : 'MISSES'} the goal of ≥ ${GOALS.utilization_min}; max in flight ${run.max_in_flight} ${run.max_in_flight <= run.capacity ? `≤ N = ${run.capacity} (cap held)` : `> N = ${run.capacity} (CAP VIOLATED)`}.`);
+    lines.push(
+      `${run.processes} process(es): utilization ${run.utilization.toFixed(3)} ${ok ? 'meets' : 'MISSES'} the goal of ≥ ${GOALS.utilization_min}; max in flight ${run.max_in_flight} ${run.max_in_flight <= run.capacity ? `≤ N = ${run.capacity} (cap held)` : `> N = ${run.capacity} (CAP VIOLATED)`}.`,
+    );
   }
   const p50 = r.overhead.acquire.p50_ms;
   lines.push(`Uncontended acquire p50 ${ms(p50)} ms ${p50 <= GOALS.acquire_p50_max_ms ? 'meets' : 'MISSES'} the goal of ≤ ${GOALS.acquire_p50_max_ms} ms.`);
@@ -37,7 +39,7 @@ export function renderMarkdown(r: SemaphoreBenchReport): string {
     ),
     `| baseline: 1, in-process semaphore | ${r.baseline.calls_per_s.toFixed(1)} | ${r.runs[0]?.bound_calls_per_s.toFixed(1) ?? '–'} | ${r.baseline.utilization.toFixed(3)} | ${r.baseline.max_in_flight} | – | ${pair(r.baseline.held_p50_ms, r.baseline.held_p99_ms)} | – | – |`,
     '',
-    'The baseline runs the same loops and HTTP stack with an in-process semaphore: its shortfall is what the scripted server, the openai SDK and this machine cost without any distributed coordination, so the distributed semaphore\'s own share is the gap between a run and the baseline.',
+    "The baseline runs the same loops and HTTP stack with an in-process semaphore: its shortfall is what the scripted server, the openai SDK and this machine cost without any distributed coordination, so the distributed semaphore's own share is the gap between a run and the baseline.",
     '',
     '### Where the time goes',
     '',

@@ -94,7 +94,9 @@ export async function runSemaphoreBench(o: BenchOptions, log: (line: string) => 
   try {
     log(`overhead: ${o.overheadIterations} sequential acquire→release (after ${o.overheadWarmup} warm-up) in one process`);
     const overhead = await measureOverhead(o, nats.url, control, stamp);
-    log(`  acquire p50 ${overhead.acquire.p50_ms} ms p99 ${overhead.acquire.p99_ms} ms; release p50 ${overhead.release.p50_ms} ms p99 ${overhead.release.p99_ms} ms`);
+    log(
+      `  acquire p50 ${overhead.acquire.p50_ms} ms p99 ${overhead.acquire.p99_ms} ms; release p50 ${overhead.release.p50_ms} ms p99 ${overhead.release.p99_ms} ms`,
+    );
 
     const errors: string[] = [];
     const saturate = async (processes: number, permits: 'semaphore' | 'local'): Promise<SaturationRun> => {
@@ -131,14 +133,22 @@ export async function runSemaphoreBench(o: BenchOptions, log: (line: string) => 
       const loads = results as LoadResult[];
       for (const r of loads) errors.push(...r.errorMessages.map((m) => `${tag}: ${m}`));
       const run = saturationRun(o, processes, loads, llm.maxInFlight, overhead, occupancy.stop(go, o.capacity), await cpu!);
-      log(`  ${run.calls_per_s} calls/s of ${run.bound_calls_per_s} (utilization ${run.utilization}), max in flight ${run.max_in_flight}, errors ${run.errors}`);
+      log(
+        `  ${run.calls_per_s} calls/s of ${run.bound_calls_per_s} (utilization ${run.utilization}), max in flight ${run.max_in_flight}, errors ${run.errors}`,
+      );
       log(`  ${JSON.stringify({ under_load: run.under_load, diagnostics: run.diagnostics })}`);
       return run;
     };
 
     log(`baseline: N=${o.capacity}, L=${o.latencyMs} ms, 1 process, in-process semaphore (the HTTP stack's own ceiling)`);
     const base = await saturate(1, 'local');
-    const baseline = { calls_per_s: base.calls_per_s, utilization: base.utilization, held_p50_ms: base.under_load.held_p50_ms, held_p99_ms: base.under_load.held_p99_ms, max_in_flight: base.max_in_flight };
+    const baseline = {
+      calls_per_s: base.calls_per_s,
+      utilization: base.utilization,
+      held_p50_ms: base.under_load.held_p50_ms,
+      held_p99_ms: base.under_load.held_p99_ms,
+      max_in_flight: base.max_in_flight,
+    };
 
     const runs: SaturationRun[] = [];
     for (const processes of o.processes) {
@@ -147,7 +157,14 @@ export async function runSemaphoreBench(o: BenchOptions, log: (line: string) => 
     }
     return {
       generated_at: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}`, load_avg_1m_at_start: round(loadAtStart, 2), load_avg_1m_at_end: round(os.loadavg()[0]!, 2) },
+      machine: {
+        cpus: os.cpus().length,
+        cpu_model: os.cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        platform: `${process.platform}-${process.arch}`,
+        load_avg_1m_at_start: round(loadAtStart, 2),
+        load_avg_1m_at_end: round(os.loadavg()[0]!, 2),
+      },
       settings: { capacity: o.capacity, latency_ms: o.latencyMs, loops: o.loops, warmup_s: o.warmupS, duration_s: o.durationS, lease_ms: o.leaseMs },
       goals: GOALS,
       overhead,
@@ -162,7 +179,12 @@ export async function runSemaphoreBench(o: BenchOptions, log: (line: string) => 
   }
 }
 
-async function measureOverhead(o: BenchOptions, natsUrl: string, control: Parameters<typeof runFleet>[0]['control'], stamp: string): Promise<OverheadMeasurement> {
+async function measureOverhead(
+  o: BenchOptions,
+  natsUrl: string,
+  control: Parameters<typeof runFleet>[0]['control'],
+  stamp: string,
+): Promise<OverheadMeasurement> {
   const {
     results: [result],
   } = (await runFleet({

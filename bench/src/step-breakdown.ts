@@ -147,11 +147,25 @@ export function parseStepTiming(line: string): StepTimingLine[] {
 function checkpointBytes(toolSteps: number): number {
   const messages: unknown[] = [{ role: 'user', content: 'x'.repeat(120) }];
   for (let n = 1; n <= toolSteps; n++) {
-    messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_scripted_${n}`, type: 'function', function: { name: 'echo', arguments: JSON.stringify({ text: `step ${n}` }) } }] });
+    messages.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: `call_scripted_${n}`, type: 'function', function: { name: 'echo', arguments: JSON.stringify({ text: `step ${n}` }) } }],
+    });
     messages.push({ role: 'tool', tool_call_id: `call_scripted_${n}`, content: toolMessageContent(`step ${n}`) });
   }
   const calls = Array.from({ length: toolSteps }, (_, n) => `echo {"text":"step ${n + 1}"}`);
-  return Buffer.byteLength(JSON.stringify({ v: 1, job_id: 'j_0123456789abcdef0123456789abcdef:main', step: toolSteps, messages, usage: { input_tokens: 1000, output_tokens: 100 }, calls, pending: true }));
+  return Buffer.byteLength(
+    JSON.stringify({
+      v: 1,
+      job_id: 'j_0123456789abcdef0123456789abcdef:main',
+      step: toolSteps,
+      messages,
+      usage: { input_tokens: 1000, output_tokens: 100 },
+      calls,
+      pending: true,
+    }),
+  );
 }
 
 async function timeEach(iterations: number, run: (n: number) => Promise<unknown>): Promise<LatencySummary> {
@@ -199,7 +213,13 @@ async function measureHops(i: BreakdownInput, cpBytes: number): Promise<Record<s
 
   // The toolbus's record of one call: read (absent), create as running, update to done.
   const calls: KV = await kvm.open(bus.subjects.buckets.toolCalls);
-  const record = JSON.stringify({ call_id: 'x', origin: { idempotency_key: 'x'.repeat(60), task_id: 'x'.repeat(34), tool: 'echo', raw_arguments: '{"text":"step 1"}' }, state: 'running', attempt: 1, pad: 'x'.repeat(300) });
+  const record = JSON.stringify({
+    call_id: 'x',
+    origin: { idempotency_key: 'x'.repeat(60), task_id: 'x'.repeat(34), tool: 'echo', raw_arguments: '{"text":"step 1"}' },
+    state: 'running',
+    attempt: 1,
+    pad: 'x'.repeat(300),
+  });
   const keyOf = (k: number) => `bench_hop_${stamp}.${k < 0 ? `w${-k}` : k}`;
   hops.tool_record_get_absent = await timeEach(n, (k) => calls.get(keyOf(k)));
   const revs = new Map<number, number>();
@@ -209,14 +229,27 @@ async function measureHops(i: BreakdownInput, cpBytes: number): Promise<Record<s
   // Step events: one JetStream publish, awaiting the ack, with validation and de-duplication id.
   const taskId = taskIdFor(DEFAULT_TEAM, '/bench/hops', stamp);
   hops.step_event_publish = await timeEach(n, (k) =>
-    bus.publish(contracts.taskEvents, makeTaskEvent('step', { id: `bench-hop-${stamp}-${k}`, source: 'hermes/bench', taskId, data: { task_id: taskId, subtask_id: 'main', step: 1, kind: 'tool_call', detail: { tool: 'echo', arguments: '{"text":"step 1"}' } } }), {
-      subject: bus.subjects.taskEvents(DEFAULT_TEAM, taskId),
-      msgId: `bench-hop-${stamp}-${k}`,
-    }),
+    bus.publish(
+      contracts.taskEvents,
+      makeTaskEvent('step', {
+        id: `bench-hop-${stamp}-${k}`,
+        source: 'hermes/bench',
+        taskId,
+        data: { task_id: taskId, subtask_id: 'main', step: 1, kind: 'tool_call', detail: { tool: 'echo', arguments: '{"text":"step 1"}' } },
+      }),
+      {
+        subject: bus.subjects.taskEvents(DEFAULT_TEAM, taskId),
+        msgId: `bench-hop-${stamp}-${k}`,
+      },
+    ),
   );
 
   // The LLM semaphore, uncontended, on the stack's own bucket (a pool of its own).
-  const sem = await DistributedSemaphore.open({ kv: await kvm.open(bus.subjects.buckets.llmSemaphore), poolSettings: () => ({ capacity: 1_000_000 }), leaseMs: 15_000 });
+  const sem = await DistributedSemaphore.open({
+    kv: await kvm.open(bus.subjects.buckets.llmSemaphore),
+    poolSettings: () => ({ capacity: 1_000_000 }),
+    leaseMs: 15_000,
+  });
   try {
     const acquire: number[] = [];
     const release: number[] = [];

@@ -119,16 +119,24 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
     await model.stop();
     throw err;
   });
-  const bus = await Bus.connect({ servers: stack.natsUrl, name: 'bench-step-overhead', logger: createLogger({ service: 'bench', level: 'silent' }), waitOnFirstConnect: false });
+  const bus = await Bus.connect({
+    servers: stack.natsUrl,
+    name: 'bench-step-overhead',
+    logger: createLogger({ service: 'bench', level: 'silent' }),
+    waitOnFirstConnect: false,
+  });
   const stamp = Date.now().toString(36);
   const errors: string[] = [];
   try {
-    const hermesCpu = new ProcessCpu(() => ({
-      ...Object.fromEntries([...stack.services].map(([name, svc]) => [name, svc.pid])),
-      ...(stack.nats ? { 'nats-server': stack.nats.pid } : {}),
-      ...(stack.redis ? { 'redis-server': stack.redis.pid } : {}),
-      model: model.pid,
-    }), 'bench (submitter)');
+    const hermesCpu = new ProcessCpu(
+      () => ({
+        ...Object.fromEntries([...stack.services].map(([name, svc]) => [name, svc.pid])),
+        ...(stack.nats ? { 'nats-server': stack.nats.pid } : {}),
+        ...(stack.redis ? { 'redis-server': stack.redis.pid } : {}),
+        model: model.pid,
+      }),
+      'bench (submitter)',
+    );
     const directCpu = new ProcessCpu(() => ({ model: model.pid }), 'bench (direct loop)');
     const hermesTask = (runId: string) => runHermesTask({ bus, model, runId, steps: o.steps });
     // The direct loop sends what the runtime sent: its system prompt (for this run's goal) and tool list.
@@ -160,11 +168,16 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
       sameClientRuns.push(await sameClientTask(`${stamp}-u${i}`));
       hermes.push(h);
       directRuns.push(d);
-      log(`  task ${i + 1}/${o.tasks}: hermes ${round(mean(h.stepMs), 2)} ms/step, direct ${round(mean(d.stepMs), 2)} ms/step, direct on undici ${round(mean(sameClientRuns.at(-1)!.stepMs), 2)} ms/step`);
+      log(
+        `  task ${i + 1}/${o.tasks}: hermes ${round(mean(h.stepMs), 2)} ms/step, direct ${round(mean(d.stepMs), 2)} ms/step, direct on undici ${round(mean(sameClientRuns.at(-1)!.stepMs), 2)} ms/step`,
+      );
     }
     const breakdown = o.breakdown ? await measureBreakdown({ stack, bus, options: o, stamp, log, hermesTask, directTask }) : undefined;
     const steps = o.tasks * (o.steps - 1);
-    return report(o, { hermes, direct: directRuns, sameClient: sameClientRuns }, loadAtStart, breakdown, errors, { hermes: hermesCpu.per(steps), direct: directCpu.per(steps) });
+    return report(o, { hermes, direct: directRuns, sameClient: sameClientRuns }, loadAtStart, breakdown, errors, {
+      hermes: hermesCpu.per(steps),
+      direct: directCpu.per(steps),
+    });
   } finally {
     await bus.drain().catch(() => {});
     await stack.stop();
@@ -183,13 +196,18 @@ export interface RequestShape {
 async function runtimeRequestShape(model: ModelProcess, runId: string): Promise<RequestShape> {
   const body = await model.firstRequestOf(runId);
   const system = body?.messages?.[0];
-  if (!body || system?.role !== 'system' || typeof system.content !== 'string') throw new BenchError('no_template', "the runtime's request for the warm-up task was not recorded");
+  if (!body || system?.role !== 'system' || typeof system.content !== 'string')
+    throw new BenchError('no_template', "the runtime's request for the warm-up task was not recorded");
   return { system: system.content, tools: (body.tools ?? []) as ChatCompletionTool[], runId };
 }
 
 export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: string; steps: number; timeoutMs?: number }): Promise<TaskRun> {
   const started = performance.now();
-  const { taskId } = await submitTask(o.bus, { user_id: USER, goal: goalFor(o.runId, o.steps), budget: { max_steps: o.steps } }, { team: DEFAULT_TEAM, source: '/bench/step-overhead', id: o.runId });
+  const { taskId } = await submitTask(
+    o.bus,
+    { user_id: USER, goal: goalFor(o.runId, o.steps), budget: { max_steps: o.steps } },
+    { team: DEFAULT_TEAM, source: '/bench/step-overhead', id: o.runId },
+  );
   const llmEvents: number[] = [];
   let outcome: { kind: string; detail: string } | undefined;
   const signal = AbortSignal.timeout(o.timeoutMs ?? 120_000);
@@ -201,24 +219,52 @@ export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: s
     if (kind === 'failed' || kind === 'rejected') outcome = { kind, detail: JSON.stringify(event.data) };
   }
   const taskMs = performance.now() - started;
-  if (outcome?.kind !== 'completed') throw new BenchError('task_failed', `task ${o.runId} (${taskId}) ended ${outcome ? `${outcome.kind}: ${outcome.detail}` : 'without a terminal event (timeout)'}`);
+  if (outcome?.kind !== 'completed')
+    throw new BenchError(
+      'task_failed',
+      `task ${o.runId} (${taskId}) ended ${outcome ? `${outcome.kind}: ${outcome.detail}` : 'without a terminal event (timeout)'}`,
+    );
   const arrivals = await o.model.arrivalsOf(o.runId);
-  return checked({ runId: o.runId, taskId, llmCalls: arrivals.length, arrivals, stepMs: intervals(arrivals), taskMs, eventStepMs: intervals(llmEvents) }, o.steps);
+  return checked(
+    { runId: o.runId, taskId, llmCalls: arrivals.length, arrivals, stepMs: intervals(arrivals), taskMs, eventStepMs: intervals(llmEvents) },
+    o.steps,
+  );
 }
 
-async function runDirectTask(o: { direct: DirectAgent; model: ModelProcess; runId: string; steps: number; template: RequestShape; tool: StepOverheadOptions['tool'] }): Promise<TaskRun> {
+async function runDirectTask(o: {
+  direct: DirectAgent;
+  model: ModelProcess;
+  runId: string;
+  steps: number;
+  template: RequestShape;
+  tool: StepOverheadOptions['tool'];
+}): Promise<TaskRun> {
   const goal = goalFor(o.runId, o.steps);
   const started = performance.now();
-  const r = await o.direct.run({ system: o.template.system.split(o.template.runId).join(o.runId), goal, tools: o.template.tools, model: MODEL, tool: o.tool, maxCalls: o.steps + 1 });
+  const r = await o.direct.run({
+    system: o.template.system.split(o.template.runId).join(o.runId),
+    goal,
+    tools: o.template.tools,
+    model: MODEL,
+    tool: o.tool,
+    maxCalls: o.steps + 1,
+  });
   const taskMs = performance.now() - started;
   const arrivals = await o.model.arrivalsOf(o.runId);
-  if (arrivals.length !== r.llmCalls) throw new BenchError('wrong_step_count', `direct task ${o.runId}: ${r.llmCalls} calls made, ${arrivals.length} seen by the model`);
-  return checked({ runId: o.runId, llmCalls: r.llmCalls, arrivals, stepMs: intervals(arrivals), taskMs, callMs: r.callMs, callStartedAt: r.callStartedAt }, o.steps);
+  if (arrivals.length !== r.llmCalls)
+    throw new BenchError('wrong_step_count', `direct task ${o.runId}: ${r.llmCalls} calls made, ${arrivals.length} seen by the model`);
+  return checked(
+    { runId: o.runId, llmCalls: r.llmCalls, arrivals, stepMs: intervals(arrivals), taskMs, callMs: r.callMs, callStartedAt: r.callStartedAt },
+    o.steps,
+  );
 }
 
 function checked(run: TaskRun, steps: number): TaskRun {
   if (run.llmCalls !== steps || run.stepMs.length !== steps - 1) {
-    throw new BenchError('wrong_step_count', `task ${run.runId} made ${run.llmCalls} LLM calls (${run.stepMs.length + 1} seen by the model); expected ${steps}`);
+    throw new BenchError(
+      'wrong_step_count',
+      `task ${run.runId} made ${run.llmCalls} LLM calls (${run.stepMs.length + 1} seen by the model); expected ${steps}`,
+    );
   }
   return run;
 }
@@ -244,7 +290,14 @@ function report(
   const overhead = round(h.p50_ms - d.p50_ms);
   return {
     generated_at: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${process.platform}-${process.arch}`, load_avg_1m_at_start: round(loadAtStart, 2), load_avg_1m_at_end: round(os.loadavg()[0]!, 2) },
+    machine: {
+      cpus: os.cpus().length,
+      cpu_model: os.cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      platform: `${process.platform}-${process.arch}`,
+      load_avg_1m_at_start: round(loadAtStart, 2),
+      load_avg_1m_at_end: round(os.loadavg()[0]!, 2),
+    },
     settings: { steps: o.steps, tasks: o.tasks, warmup_tasks: o.warmupTasks, tool: o.tool, llm_latency_ms: 0, interleaved: true },
     goal: STEP_GOAL,
     steps: o.steps,

@@ -42,8 +42,21 @@ export const stepOverheadSettings: Setting<StepOverheadOptions>[] = [
 ];
 
 /** Defaults (20 steps, 10 tasks after 2 warm-up tasks, echo, with the breakdown), then env, then flags. */
-export function stepOverheadOptions(o: { argv: readonly string[]; env: NodeJS.ProcessEnv; defaultResultsDir: string; ignore?: readonly string[] }): StepOverheadOptions {
-  const opts: StepOverheadOptions = { steps: 20, tasks: 10, warmupTasks: 2, tool: 'echo', breakdown: true, hopIterations: 300, resultsDir: o.defaultResultsDir };
+export function stepOverheadOptions(o: {
+  argv: readonly string[];
+  env: NodeJS.ProcessEnv;
+  defaultResultsDir: string;
+  ignore?: readonly string[];
+}): StepOverheadOptions {
+  const opts: StepOverheadOptions = {
+    steps: 20,
+    tasks: 10,
+    warmupTasks: 2,
+    tool: 'echo',
+    breakdown: true,
+    hopIterations: 300,
+    resultsDir: o.defaultResultsDir,
+  };
   const unknown = applySettings(opts, stepOverheadSettings, o.env, splitFlags(o.argv));
   rejectUnknown(unknown, [...stepOverheadSettings.map((s) => s.flag), ...(o.ignore ?? [])]);
   if (opts.steps > 100) throw new RangeError('steps must be <= 100 (a task budget allows at most 100 steps)');

@@ -40,7 +40,7 @@ export function renderStepOverheadMarkdown(r: StepOverheadReport): string {
       'The scripted OpenAI-compatible model (from `@hermes/testkit`, in a process of its own) answers at once (latency 0), so what is left is what surrounds the model.',
     '',
     '- **Hermes**: `startHermesStack` runs nats-server, redis-server and the dispatcher, runtime, toolbus, memory and gateway as real processes (`LOG_LEVEL=warn`, `LLM_MAX_RETRIES=0`). ' +
-      'The task is submitted over NATS with `submitTask` and followed with `followTaskEvents` to `completed`. Every step goes: LLM call with the permit reserved during the previous tool call (the process keeps its permit while nobody waits; one read of the pool, no write), then the turn\'s checkpoint and the `toolCall` request to the toolbus together (echo is side-effect free), the toolbus\'s reply followed, in the same socket write and without JetStream acks, by its call record and audit entry, and the next LLM call once both checkpoint and reply are in; step events are published on the way (the tool result\'s waits for the next LLM call\'s and goes in its write).',
+      "The task is submitted over NATS with `submitTask` and followed with `followTaskEvents` to `completed`. Every step goes: LLM call with the permit reserved during the previous tool call (the process keeps its permit while nobody waits; one read of the pool, no write), then the turn's checkpoint and the `toolCall` request to the toolbus together (echo is side-effect free), the toolbus's reply followed, in the same socket write and without JetStream acks, by its call record and audit entry, and the next LLM call once both checkpoint and reply are in; step events are published on the way (the tool result's waits for the next LLM call's and goes in its write).",
     '- **direct**: the same loop in the bench process: `openai` SDK calls to the same model process with the same system prompt, tool list and message growth as the runtime sends, and the tool as a local function.',
     `- **A step** is the gap between two consecutive LLM requests of one task reaching the scripted model (taken on the machine clock as the model's responder sees them), so each holds one answer, one tool call and its result; ${r.steps - 1} per task. ` +
       `${r.tasks} tasks per side after ${r.settings.warmup_tasks} warm-up task(s) per side, run one at a time, Hermes and direct alternating so that load from elsewhere on the machine falls on both; ${r.samples} steps per side. Overhead = Hermes p50 − direct p50.`,
@@ -87,9 +87,11 @@ const HOP_USE: Record<string, string> = {
   nats_request_reply: 'the floor under every request and KV write',
   checkpoint_save: '1, alongside the side-effect-free tool call (the results are in the toolbus records)',
   tool_record_get_absent: '0 since the toolbus creates first (was 1: is the key known?); a replay still reads it',
-  tool_record_create: '1, after the reply, in its socket write and unacknowledged, for a side-effect-free tool like the bench echo (before the run, acknowledged, for others)',
+  tool_record_create:
+    '1, after the reply, in its socket write and unacknowledged, for a side-effect-free tool like the bench echo (before the run, acknowledged, for others)',
   tool_record_update: '0 for a side-effect-free tool (1 for others: record as done)',
-  step_event_publish: '3, not awaited by the loop (llm_call, tool_call, and the previous step\'s tool_result in the same write); the audit record is a 4th, with the toolbus reply',
+  step_event_publish:
+    "3, not awaited by the loop (llm_call, tool_call, and the previous step's tool_result in the same write); the audit record is a 4th, with the toolbus reply",
   semaphore_acquire: '0: the kept permit (LLM_PERMIT_KEEP_MS) is reserved with one read of the pool while the tool call runs',
   semaphore_release: '0 while kept; else 1, in the background',
   tool_call_request: '1 (the whole toolbus path: run, reply; record and audit after it)',
@@ -105,7 +107,7 @@ function cpuTable(r: StepOverheadReport): string[] {
       .map(([name, v]) => `${name} ${ms(v)}`)
       .join(', ');
   return [
-    'CPU time per step (ms, all processes, the tasks\' per-task work included; from /proc):',
+    "CPU time per step (ms, all processes, the tasks' per-task work included; from /proc):",
     '',
     '| | total | by process |',
     '|---|---:|---|',

@@ -54,7 +54,8 @@ export class StepScript {
     // The default PLAN_MODE plans each task first: the goal becomes one subtask, as a model
     // planning a simple goal answers. Its call is a per-task cost, not a step: not an arrival.
     const planned = plannedGoal(req.body);
-    if (planned !== undefined) return { content: JSON.stringify({ subtasks: [{ id: 'work', intent: planned, depends_on: [] }] }), usage: { prompt_tokens: 100, completion_tokens: 10 } };
+    if (planned !== undefined)
+      return { content: JSON.stringify({ subtasks: [{ id: 'work', intent: planned, depends_on: [] }] }), usage: { prompt_tokens: 100, completion_tokens: 10 } };
     const runId = runIdOf(req.body);
     if (runId === undefined) return { content: 'not a benchmark task' };
     let list = this.arrivals.get(runId);

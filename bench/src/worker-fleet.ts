@@ -25,7 +25,9 @@ export async function runFleet(o: FleetRun): Promise<{ results: WorkerResult[]; 
   const children: ChildService[] = [];
   try {
     for (const [i, s] of o.workers.entries()) {
-      children.push(await startChildService({ name: `bench-worker-${s.mode}-${i + 1}`, entry: workerEntry, env: { [WORKER_SETTINGS_ENV]: JSON.stringify(s) } }));
+      children.push(
+        await startChildService({ name: `bench-worker-${s.mode}-${i + 1}`, entry: workerEntry, env: { [WORKER_SETTINGS_ENV]: JSON.stringify(s) } }),
+      );
     }
     await Promise.all(children.map((c) => c.waitForLog(exactLine(READY_LINE), 30_000)));
     o.beforeGo?.();
@@ -36,7 +38,8 @@ export async function runFleet(o: FleetRun): Promise<{ results: WorkerResult[]; 
     const lines = await Promise.all(children.map((c) => c.waitForLog(new RegExp(`^${RESULT_PREFIX}`), o.resultTimeoutMs)));
     const exits = await Promise.all(children.map((c) => c.exited));
     exits.forEach((status, i) => {
-      if (status.code !== 0) throw new BenchError('worker_failed', `${children[i]!.name} exited with ${JSON.stringify(status)}:\n${children[i]!.logs.slice(-20).join('\n')}`);
+      if (status.code !== 0)
+        throw new BenchError('worker_failed', `${children[i]!.name} exited with ${JSON.stringify(status)}:\n${children[i]!.logs.slice(-20).join('\n')}`);
     });
     return { results: lines.map((line) => JSON.parse(line.slice(RESULT_PREFIX.length)) as WorkerResult), go };
   } finally {

@@ -21,7 +21,14 @@ let result: WorkerResult;
 if (settings.mode === 'load') {
   const timings = new PermitTimings();
   const probe = probeKv(kv, () => timings.measuring());
-  const client = await openBenchClient({ kv: probe.kv, llmUrl: settings.llmUrl!, capacity: settings.capacity, leaseMs: settings.leaseMs, permits: settings.permits ?? 'semaphore', onCall: timings.record });
+  const client = await openBenchClient({
+    kv: probe.kv,
+    llmUrl: settings.llmUrl!,
+    capacity: settings.capacity,
+    leaseMs: settings.leaseMs,
+    permits: settings.permits ?? 'semaphore',
+    onCall: timings.record,
+  });
   const go = await nextGo();
   const start = { processIndex: settings.processIndex ?? 0, processes: settings.processes ?? 1, capacity: settings.capacity, spreadMs: settings.spreadMs ?? 0 };
   result = { ...(await runLoad({ llm: client.llm, loops: settings.loops!, go, timings, start })), kv: probe.trace };

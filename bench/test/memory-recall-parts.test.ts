@@ -12,7 +12,11 @@ describe('memory-recall selection and options', () => {
   it('defaults to 10k and 100k memories with the exact scan at 10k, and takes flags over env', () => {
     const defaults = memoryRecallOptions({ argv: [], env: {}, defaultResultsDir: '/r' });
     expect(defaults).toMatchObject({ sizes: [10_000, 100_000], exactScanAt: 10_000, dimensions: 256, expansionAdd: 64, expansionSearch: 128 });
-    const o = memoryRecallOptions({ argv: ['--sizes=500,2000', '--queries', '20'], env: { BENCH_MEMORY_QUERIES: '5', BENCH_MEMORY_BATCH: '50' }, defaultResultsDir: '/r' });
+    const o = memoryRecallOptions({
+      argv: ['--sizes=500,2000', '--queries', '20'],
+      env: { BENCH_MEMORY_QUERIES: '5', BENCH_MEMORY_BATCH: '50' },
+      defaultResultsDir: '/r',
+    });
     expect(o).toMatchObject({ sizes: [500, 2000], queries: 20, batch: 50 });
     expect(() => memoryRecallOptions({ argv: ['--size', '5'], env: {}, defaultResultsDir: '/r' })).toThrow(/unknown argument/);
   });
@@ -26,7 +30,8 @@ describe('ExactScan', () => {
       [0, 1],
       [0.8, 0.6],
       [-1, 0],
-    ]) scan.add(Float32Array.from(v));
+    ])
+      scan.add(Float32Array.from(v));
     expect(scan.search(Float32Array.from([1, 0]), 3)).toEqual([0, 2, 1]);
   });
 });
@@ -38,7 +43,10 @@ describe('SyntheticMemories', () => {
     const memory = a.memory();
     expect(b.memory()).toBe(memory);
     const words = new Set(memory.split(' '));
-    const reused = a.paraphrase(memory).split(' ').filter((w) => words.has(w));
+    const reused = a
+      .paraphrase(memory)
+      .split(' ')
+      .filter((w) => words.has(w));
     expect(reused.length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -9,7 +9,10 @@ import { StepScript, answerFor, goalFor, intervals, runIdOf } from '../src/step-
 
 describe('selecting benchmarks', () => {
   it('runs every benchmark by default and passes the other flags on', () => {
-    expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({ only: ['semaphore', 'step-overhead', 'memory-recall', 'context-budget'], argv: ['--capacity', '8'] });
+    expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({
+      only: ['semaphore', 'step-overhead', 'memory-recall', 'context-budget'],
+      argv: ['--capacity', '8'],
+    });
   });
 
   it('--only (or BENCH_ONLY) picks some, in their usual order', () => {
@@ -33,11 +36,23 @@ describe('selecting benchmarks', () => {
 
 describe('stepOverheadOptions', () => {
   it('defaults to 20 steps, 10 tasks after 2 warm-up tasks, echo, with the breakdown', () => {
-    expect(stepOverheadOptions({ argv: [], env: {}, defaultResultsDir: '/r' })).toEqual({ steps: 20, tasks: 10, warmupTasks: 2, tool: 'echo', breakdown: true, hopIterations: 300, resultsDir: '/r' });
+    expect(stepOverheadOptions({ argv: [], env: {}, defaultResultsDir: '/r' })).toEqual({
+      steps: 20,
+      tasks: 10,
+      warmupTasks: 2,
+      tool: 'echo',
+      breakdown: true,
+      hopIterations: 300,
+      resultsDir: '/r',
+    });
   });
 
   it('takes env, then flags; refuses what a task budget cannot hold', () => {
-    expect(stepOverheadOptions({ argv: ['--tool', 'time_now', '--breakdown=false'], env: { BENCH_TASKS: '3' }, defaultResultsDir: '/r' })).toMatchObject({ tasks: 3, tool: 'time_now', breakdown: false });
+    expect(stepOverheadOptions({ argv: ['--tool', 'time_now', '--breakdown=false'], env: { BENCH_TASKS: '3' }, defaultResultsDir: '/r' })).toMatchObject({
+      tasks: 3,
+      tool: 'time_now',
+      breakdown: false,
+    });
     expect(() => stepOverheadOptions({ argv: ['--steps', '101'], env: {}, defaultResultsDir: '/r' })).toThrow(/steps/);
     expect(() => stepOverheadOptions({ argv: ['--tool', 'http_get'], env: {}, defaultResultsDir: '/r' })).toThrow(/tool/);
   });
@@ -72,10 +87,16 @@ describe('the scripted steps', () => {
     expect(script.arrivalsOf('run-b')).toEqual([12.5]);
   });
 
-  it("answers a planning request with the goal as one subtask, and does not count it as a step", () => {
+  it('answers a planning request with the goal as one subtask, and does not count it as a step', () => {
     const script = new StepScript({ steps: 4, tool: 'echo', now: () => 1 });
     const goal = goalFor('run-p', 4);
-    const planning = { model: 'm', messages: [{ role: 'system' as const, content: `You are the Hermes planner.\nGoal to plan: ${goal}\nAnswer with ONLY one JSON object` }, { role: 'user' as const, content: goal }] };
+    const planning = {
+      model: 'm',
+      messages: [
+        { role: 'system' as const, content: `You are the Hermes planner.\nGoal to plan: ${goal}\nAnswer with ONLY one JSON object` },
+        { role: 'user' as const, content: goal },
+      ],
+    };
     const answer = script.responder({ body: planning, headers: {}, receivedAt: 0 });
     expect(JSON.parse((answer as { content: string }).content)).toEqual({ subtasks: [{ id: 'work', intent: goal, depends_on: [] }] });
     expect(script.arrivalsOf('run-p')).toEqual([]);
@@ -89,16 +110,26 @@ describe('the scripted steps', () => {
 
 describe('the runtime step timings', () => {
   it('are read from its debug log lines, with the task id', () => {
-    const line = JSON.stringify({ level: 20, task_id: 't_1', step_timing: { step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 }, msg: 'step timing' });
+    const line = JSON.stringify({
+      level: 20,
+      task_id: 't_1',
+      step_timing: { step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 },
+      msg: 'step timing',
+    });
     expect(parseStepTiming(`runtime-timed | ${line}`)).toEqual([{ task_id: 't_1', step: 2, started_at: 1.5, total_ms: 4, llm_ms: 2, other_ms: 2 }]);
     expect(parseStepTiming('{"msg":"job started"}')).toEqual([]);
   });
 });
 
 describe('contextBudgetOptions', () => {
-  it('defaults to 200 turns at the 128k and 32k windows; flags override and other benches\' flags are ignored', () => {
+  it("defaults to 200 turns at the 128k and 32k windows; flags override and other benches' flags are ignored", () => {
     expect(contextBudgetOptions({ argv: [], env: {}, defaultResultsDir: '/r' })).toEqual({ turns: 200, contextLimits: [128_000, 32_000], resultsDir: '/r' });
-    const opts = contextBudgetOptions({ argv: ['--turns', '50', '--context-limits', '64000,16384', '--capacity', '4'], env: {}, defaultResultsDir: '/r', ignore: ['capacity'] });
+    const opts = contextBudgetOptions({
+      argv: ['--turns', '50', '--context-limits', '64000,16384', '--capacity', '4'],
+      env: {},
+      defaultResultsDir: '/r',
+      ignore: ['capacity'],
+    });
     expect(opts).toMatchObject({ turns: 50, contextLimits: [64_000, 16_384] });
     expect(() => contextBudgetOptions({ argv: ['--context-limits', '1000'], env: {}, defaultResultsDir: '/r' })).toThrow();
   });

@@ -66,7 +66,9 @@ describe('docs/asyncapi.yaml generates clean code with modelina', () => {
     expect(accepted).toMatch(/TaskId\s+string\s+`json:"task_id" binding:"required"`/);
     expect(accepted).toMatch(/SourceEvent\s+\*TaskAcceptedDataSourceEvent\s+`json:"source_event"/);
     // Every struct field line has a json tag (a field without one would marshal as its Go name).
-    const fieldLines = models.flatMap((m) => [...m.result.matchAll(/^\s+([A-Z]\w*)\s+[^\s`]+(.*)$/gm)].map((f) => ({ model: m.modelName, line: f[0].trim(), rest: f[2] ?? '' })));
+    const fieldLines = models.flatMap((m) =>
+      [...m.result.matchAll(/^\s+([A-Z]\w*)\s+[^\s`]+(.*)$/gm)].map((f) => ({ model: m.modelName, line: f[0].trim(), rest: f[2] ?? '' })),
+    );
     expect(fieldLines.length).toBeGreaterThan(200);
     expect(fieldLines.filter((f) => !/`json:"[^"]+"/.test(f.rest)).map((f) => `${f.model}: ${f.line}`)).toEqual([]);
     expect(byName(models, 'TaskSubmitEvent')).toMatch(/Type\s+string\s+`json:"type"/);

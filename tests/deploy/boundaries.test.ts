@@ -11,7 +11,9 @@ const script = join(root, 'scripts/check-boundaries.mjs');
 
 function check(args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [script, ...args], { timeout: 60_000 }, (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }));
+    const child = execFile(process.execPath, [script, ...args], { timeout: 60_000 }, (_err, stdout, stderr) =>
+      resolve({ code: child.exitCode, stdout, stderr }),
+    );
   });
 }
 

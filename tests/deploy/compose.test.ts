@@ -22,7 +22,10 @@ interface ComposeService {
   restart?: string;
   profiles?: string[];
 }
-const compose = parse(readFileSync(`${root}docker-compose.yml`, 'utf8'), { merge: true }) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+const compose = parse(readFileSync(`${root}docker-compose.yml`, 'utf8'), { merge: true }) as {
+  services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
+};
 const services = compose.services;
 const documented = readFileSync(`${root}docs/configuration.md`, 'utf8');
 
@@ -180,10 +183,17 @@ describe('docker-compose.yml', () => {
   });
 
   it.runIf(runs('nats-server'))('nats-cluster.conf is a valid nats-server config for each node (nats-server -t)', () => {
-    const passwords = Object.fromEntries(Object.keys(services.nats!.environment!).filter((k) => k.startsWith('HERMES_NATS_PASSWORD_')).map((k) => [k, 'dev']));
+    const passwords = Object.fromEntries(
+      Object.keys(services.nats!.environment!)
+        .filter((k) => k.startsWith('HERMES_NATS_PASSWORD_'))
+        .map((k) => [k, 'dev']),
+    );
     for (const node of NATS_NODES) {
       // Throws (failing the test) with nats-server's message when the file does not parse.
-      execFileSync('nats-server', ['-t', '-c', `${root}deploy/nats/nats-cluster.conf`], { stdio: 'pipe', env: { ...process.env, ...passwords, HERMES_NATS_NODE: node } });
+      execFileSync('nats-server', ['-t', '-c', `${root}deploy/nats/nats-cluster.conf`], {
+        stdio: 'pipe',
+        env: { ...process.env, ...passwords, HERMES_NATS_NODE: node },
+      });
     }
   });
 
@@ -199,7 +209,10 @@ describe('docker-compose.yml', () => {
 
   it.runIf(composeCommand)('is valid for docker compose, with the cluster profile too', () => {
     const [cmd, ...args] = composeCommand!;
-    execFileSync(cmd!, [...args, '-f', `${root}docker-compose.yml`, '--env-file', `${root}deploy/compose/cluster.env`, 'config', '--quiet'], { stdio: 'pipe', cwd: root });
+    execFileSync(cmd!, [...args, '-f', `${root}docker-compose.yml`, '--env-file', `${root}deploy/compose/cluster.env`, 'config', '--quiet'], {
+      stdio: 'pipe',
+      cwd: root,
+    });
   });
 
   it.runIf(composeCommand)('is valid for docker compose', () => {

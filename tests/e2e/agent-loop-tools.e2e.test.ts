@@ -29,14 +29,23 @@ describe('agent loop with tools, end to end', () => {
   it('runs a multi-step loop with parallel calls of a built-in and a remote tool, feeding results back by tool_call_id', async () => {
     const goal = 'plan the invoice follow-up';
     model.on(goal, [
-      callTools({ id: 'call_date', name: 'date_add', arguments: { date: '2025-01-31', months: 1 } }, { id: 'call_lookup', name: 'lookup', arguments: { id: 'INV-7' } }),
+      callTools(
+        { id: 'call_date', name: 'date_add', arguments: { date: '2025-01-31', months: 1 } },
+        { id: 'call_lookup', name: 'lookup', arguments: { id: 'INV-7' } },
+      ),
       callTools({ id: 'call_ledger', name: 'ledger_append', arguments: { entry: 'follow up INV-7 on 2025-02-28' } }),
       { content: 'Follow-up booked for 2025-02-28.' },
     ]);
     const { taskId, events } = await runTask(stack.bus, { user_id: 'alice', goal });
 
     expect(outcomeOf(events)).toEqual({ kind: 'completed', output: 'Follow-up booked for 2025-02-28.' });
-    const stepIds = (kind: string) => steps(events, kind).map((s) => `${s.step}:${String((s.detail as { call_id?: string } | undefined)?.call_id ?? '').split(/[.:]/).at(-1)}`);
+    const stepIds = (kind: string) =>
+      steps(events, kind).map(
+        (s) =>
+          `${s.step}:${String((s.detail as { call_id?: string } | undefined)?.call_id ?? '')
+            .split(/[.:]/)
+            .at(-1)}`,
+      );
     expect(steps(events, 'llm_call').map((s) => s.step)).toEqual([1, 2, 3]);
     expect(stepIds('tool_call').sort()).toEqual(['1:0', '1:1', '2:0']);
     expect(stepIds('tool_result').sort()).toEqual(['1:0', '1:1', '2:0']);
@@ -155,12 +164,20 @@ describe('agent loop with tools, end to end', () => {
     expect(lines).toHaveLength(1 + records.length);
     expect(records).toHaveLength(3);
     const rows = lines.slice(1).map((l) => l.split(/\s+/));
-    expect(rows.map((r) => r[1]).slice(0, 2).sort()).toEqual(['date_add', 'lookup']);
+    expect(
+      rows
+        .map((r) => r[1])
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(['date_add', 'lookup']);
     expect(rows.map((r) => [r[1], r[2]])[2]).toEqual(['ledger_append', 'ok']);
     expect(rows.every((r) => r[2] === 'ok' && /^\d+ms$/.test(r[3]!) && r[5] === '-')).toBe(true);
 
     const json = await hermesCli(stack.natsUrl, ['audit', taskId, '--json']);
-    const parsed = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as { idempotency_key: string; user_id: string; provider: string });
+    const parsed = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { idempotency_key: string; user_id: string; provider: string });
     expect(parsed.map((r) => r.idempotency_key).sort()).toEqual([`${taskId}:main:1:0`, `${taskId}:main:1:1`, `${taskId}:main:2:0`]);
     expect(parsed.every((r) => r.user_id === 'alice')).toBe(true);
   });

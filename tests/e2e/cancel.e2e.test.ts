@@ -45,7 +45,11 @@ describe('cancellation', () => {
 
   it("cancelling another user's task looks like a missing task, and an ended task is returned unchanged", async () => {
     stack.llm.setResponder(() => ({ content: 'done quickly' }));
-    const { taskId } = await submitTask(stack.bus, { user_id: 'bob', goal: 'quick one' }, { team: DEFAULT_TEAM, source: '/e2e/cancel', id: `cancel-2-${randomUUID()}` });
+    const { taskId } = await submitTask(
+      stack.bus,
+      { user_id: 'bob', goal: 'quick one' },
+      { team: DEFAULT_TEAM, source: '/e2e/cancel', id: `cancel-2-${randomUUID()}` },
+    );
     const events = await collectTaskEvents(stack.bus, taskId);
     expect(events.map(taskEventKind).at(-1)).toBe('completed');
 

@@ -52,13 +52,19 @@ describe('hermes with --team', () => {
     const defaultCarol = JSON.parse((await hermes(['tasks', '--user', 'carol', '--json'])).stdout) as TaskListReply;
     expect(defaultCarol.tasks.map((t) => t.task_id)).not.toContain(taskId);
     // $HERMES_TEAM stands for --team.
-    expect((JSON.parse((await hermes(['tasks', '--user', 'carol', '--json'], { HERMES_TEAM: 'team-c' })).stdout) as TaskListReply).tasks.map((t) => t.task_id)).toContain(taskId);
+    expect(
+      (JSON.parse((await hermes(['tasks', '--user', 'carol', '--json'], { HERMES_TEAM: 'team-c' })).stdout) as TaskListReply).tasks.map((t) => t.task_id),
+    ).toContain(taskId);
 
     expect((await hermes(['session', 'list', 'carol', '--team', 'team-c'])).stdout).toMatch(/^cli-team-s\s+2\s/m);
     expect((await hermes(['session', 'list', 'carol'])).stdout).not.toMatch(/cli-team-s/);
     expect((await hermes(['session', 'show', 'carol', 'cli-team-s', '--team', 'team-c'])).stdout).toMatch(/assistant\s+Noted for team-c\./);
 
-    await eventually(async () => /Carol takes the night train/.test((await hermes(['memory', 'list', 'carol', '--team', 'team-c'])).stdout), 10_000, "team-c carol's memory in hermes memory list");
+    await eventually(
+      async () => /Carol takes the night train/.test((await hermes(['memory', 'list', 'carol', '--team', 'team-c'])).stdout),
+      10_000,
+      "team-c carol's memory in hermes memory list",
+    );
     expect((await hermes(['memory', 'list', 'carol'])).stdout).not.toMatch(/night train/);
   });
 

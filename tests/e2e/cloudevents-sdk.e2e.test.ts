@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudEvent, HTTP } from 'cloudevents';
 import { headers as natsHeaders, type Msg } from '@nats-io/transport-node';
-import { DEFAULT_TEAM, PUBLISHED_ASYNCAPI_URL, TASK_SUBMIT_TYPE, TERMINAL_EVENT_KINDS, taskEventKind, taskIdFor, type TaskEvent, type TaskRequest } from '@hermes/contracts';
+import {
+  DEFAULT_TEAM,
+  PUBLISHED_ASYNCAPI_URL,
+  TASK_SUBMIT_TYPE,
+  TERMINAL_EVENT_KINDS,
+  taskEventKind,
+  taskIdFor,
+  type TaskEvent,
+  type TaskRequest,
+} from '@hermes/contracts';
 import { natsHandles } from '@hermes/bus/internal';
 import { startStack, type Stack } from './stack.js';
 
@@ -130,6 +139,11 @@ describe("Hermes's events parse and validate with the CloudEvents SDK", () => {
       expect(parsed['traceparent']).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-0[01]$`));
       expect(raw.traceparentHeader).toBe(parsed['traceparent']);
     }
-    expect(events.map((e) => e.event.source)).toEqual([`${DEPLOYMENT}/dispatcher`, `${DEPLOYMENT}/runtime`, `${DEPLOYMENT}/runtime`, `${DEPLOYMENT}/dispatcher`]);
+    expect(events.map((e) => e.event.source)).toEqual([
+      `${DEPLOYMENT}/dispatcher`,
+      `${DEPLOYMENT}/runtime`,
+      `${DEPLOYMENT}/runtime`,
+      `${DEPLOYMENT}/dispatcher`,
+    ]);
   });
 });

@@ -42,7 +42,10 @@ async function get<S extends TSchema>(path: string, key: string, schema: S): Pro
 /** Follows `GET /v1/approvals/events`, keeping every `approvals` list it sends. */
 async function followApprovals(key: string) {
   const abort = new AbortController();
-  const res = await fetch(`${stack.gatewayUrl}/v1/approvals/events`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' }, signal: abort.signal });
+  const res = await fetch(`${stack.gatewayUrl}/v1/approvals/events`, {
+    headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' },
+    signal: abort.signal,
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const lists: PendingApproval[][] = [];
@@ -84,9 +87,18 @@ describe('approvals for the console', () => {
       const needed = stepOf(await watch.next((e) => stepOf(e, 'approval_needed') !== undefined), 'approval_needed')!;
       const callId = (needed.detail as { call_id: string }).call_id;
 
-      const expected = { call_id: callId, task_id: taskId, team: 'default', user_id: 'alice', tool: 'confirm_transfer', arguments: { to: 'ACME', amount_cents: 5000 } };
+      const expected = {
+        call_id: callId,
+        task_id: taskId,
+        team: 'default',
+        user_id: 'alice',
+        tool: 'confirm_transfer',
+        arguments: { to: 'ACME', amount_cents: 5000 },
+      };
       const mine = (approvals: PendingApproval[] | undefined) => (approvals ?? []).filter((a) => a.task_id === taskId);
-      await expect.poll(async () => mine((await get('/v1/approvals', API_KEY, ApprovalListReply)).body.approvals), POLL).toEqual([expect.objectContaining(expected)]);
+      await expect
+        .poll(async () => mine((await get('/v1/approvals', API_KEY, ApprovalListReply)).body.approvals), POLL)
+        .toEqual([expect.objectContaining(expected)]);
       expect(mine((await get('/v1/approvals', ADMIN_KEY, ApprovalListReply)).body.approvals)).toEqual([expect.objectContaining(expected)]);
       expect(mine((await get('/v1/approvals', BOB_KEY, ApprovalListReply)).body.approvals)).toEqual([]);
       // The live stream shows it without anyone asking again.

@@ -40,7 +40,11 @@ afterAll(async () => {
 });
 
 async function submitOverHttp(goal: string, key = API_KEY): Promise<string> {
-  const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ goal }) });
+  const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ goal }),
+  });
   expect(res.status).toBe(202);
   return ((await res.json()) as { task_id: string }).task_id;
 }

@@ -19,10 +19,13 @@ const isSummarizer = (r: RecordedRequest) => {
   const system = r.body.messages?.find((m) => m.role === 'system');
   return typeof system?.content === 'string' && system.content.startsWith('You maintain the running summary');
 };
-const summarizerAnswer: ScriptedResponse = { content: JSON.stringify({ summary: SUMMARY, pinned: [{ kind: 'deadline', text: 'The user wants the report by Friday.' }] }) };
+const summarizerAnswer: ScriptedResponse = {
+  content: JSON.stringify({ summary: SUMMARY, pinned: [{ kind: 'deadline', text: 'The user wants the report by Friday.' }] }),
+};
 const overflow: ScriptedResponse = { status: 400, overflow: { promptTokens: 40_000, contextTokens: 32_768 } };
 const fitsOr = (turn: ScriptedResponse) => (r: RecordedRequest) => ((r.body.messages?.length ?? 0) > WINDOW_MESSAGES ? overflow : turn);
-const dateTurns = (n: number) => Array.from({ length: n }, (_, i) => fitsOr(callTools({ id: `call_${i + 1}`, name: 'date_add', arguments: { date: '2025-01-31', months: i + 1 } })));
+const dateTurns = (n: number) =>
+  Array.from({ length: n }, (_, i) => fitsOr(callTools({ id: `call_${i + 1}`, name: 'date_add', arguments: { date: '2025-01-31', months: i + 1 } })));
 const summarizerRequests = () => stack.llm.requests.filter(isSummarizer);
 
 beforeAll(async () => {
@@ -52,11 +55,16 @@ describe('context_too_long mid-task', () => {
     const [compacted] = steps(events, 'compacted');
     expect(compacted).toMatchObject({ step: 30, detail: { reason: 'context_too_long', folded_messages: 56, summarizer_calls: 1 } });
     expect(steps(events, 'compacted')).toHaveLength(1);
-    const kinds = events.flatMap((e) => taskEventData(e, 'step') ?? []).filter((s) => s.step === 30).map((s) => s.kind);
+    const kinds = events
+      .flatMap((e) => taskEventData(e, 'step') ?? [])
+      .filter((s) => s.step === 30)
+      .map((s) => s.kind);
     expect(kinds).toEqual(['compacted', 'llm_call']);
 
     // The summariser read the folded turns (the first call's arguments among them, not the last turn's).
-    const summarizing = summarizerRequests().slice(before).find((r) => JSON.stringify(r.body.messages).includes('\\"months\\":1}'));
+    const summarizing = summarizerRequests()
+      .slice(before)
+      .find((r) => JSON.stringify(r.body.messages).includes('\\"months\\":1}'));
     expect(summarizing).toBeDefined();
     expect(JSON.stringify(summarizing!.body.messages)).not.toContain('\\"months\\":29}');
 
@@ -70,7 +78,7 @@ describe('context_too_long mid-task', () => {
     expect(toolMessages(asked[30]!.body)[0]!.content).toMatchObject({ ok: true });
   }, 150_000);
 
-  it('a conversation that still does not fit after compaction fails with context_too_long (compacted, not the caller\'s fault), asked once more only', async () => {
+  it("a conversation that still does not fit after compaction fails with context_too_long (compacted, not the caller's fault), asked once more only", async () => {
     const goal = 'read a page that never fits the window';
     // Every call from the third on is refused, however short the conversation got.
     model.on(goal, dateTurns(2), { then: overflow });

@@ -35,7 +35,9 @@ describe('poison submissions', () => {
       ids.map((id) =>
         natsHandles(stack.bus).js.publish(
           stack.bus.subjects.taskSubmit(DEFAULT_TEAM),
-          new TextEncoder().encode(`{"specversion":"1.0","type":"io.hermes.task.submit","source":"/buggy-team","id":"${id}","data":{"user_id":"victim","goal":"poison","inputs":{"x":${deep}}}}`),
+          new TextEncoder().encode(
+            `{"specversion":"1.0","type":"io.hermes.task.submit","source":"/buggy-team","id":"${id}","data":{"user_id":"victim","goal":"poison","inputs":{"x":${deep}}}}`,
+          ),
         ),
       ),
     );

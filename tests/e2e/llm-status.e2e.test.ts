@@ -24,11 +24,27 @@ afterAll(async () => {
 describe('hermes llm status on a running stack', () => {
   it("shows the Ollama pool's profile, the window detected from /api/show and what the server supports", async () => {
     const { stdout } = await hermesCli(stack.natsUrl, ['llm', 'status', '--json']);
-    const pools = JSON.parse(stdout) as { pool: string; servers: { role: string; model: string; provider: string; provider_name: string; context: unknown; supports: { params: string[] }; reported_by: string }[] }[];
+    const pools = JSON.parse(stdout) as {
+      pool: string;
+      servers: {
+        role: string;
+        model: string;
+        provider: string;
+        provider_name: string;
+        context: unknown;
+        supports: { params: string[] };
+        reported_by: string;
+      }[];
+    }[];
     const pool = pools.find((p) => p.pool === 'local-ollama');
     expect(pool?.servers.map((s) => s.role)).toEqual(['planner', 'summarizer', 'worker']);
     for (const s of pool!.servers) {
-      expect(s).toMatchObject({ model: 'scripted-demo', provider: 'ollama', provider_name: 'ollama', context: { tokens: 8192, source: 'detected', detected_from: 'num_ctx' } });
+      expect(s).toMatchObject({
+        model: 'scripted-demo',
+        provider: 'ollama',
+        provider_name: 'ollama',
+        context: { tokens: 8192, source: 'detected', detected_from: 'num_ctx' },
+      });
       expect(s.supports.params).not.toContain('parallel_tool_calls');
       expect(['runtime', 'memory']).toContain(s.reported_by);
     }
@@ -36,7 +52,9 @@ describe('hermes llm status on a running stack', () => {
     expect(new Set(ollama.showRequests)).toEqual(new Set(['scripted-demo']));
 
     const table = await hermesCli(stack.natsUrl, ['llm', 'status']);
-    expect(table.stdout).toMatch(/^local-ollama +worker +scripted-demo +ollama +8192 \(detected: num_ctx at \S+\) +params temperature,top_p,max_tokens,seed,stop;/m);
+    expect(table.stdout).toMatch(
+      /^local-ollama +worker +scripted-demo +ollama +8192 \(detected: num_ctx at \S+\) +params temperature,top_p,max_tokens,seed,stop;/m,
+    );
   });
 
   it("the runtime fits the opening into the detected window: inputs that 128k would take are input_too_large in Ollama's 8k", async () => {

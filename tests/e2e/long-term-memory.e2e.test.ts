@@ -28,7 +28,10 @@ function responder({ body }: RecordedRequest): ScriptedResponse {
 function backgroundOf(stack: Stack, goal: string): string[] {
   const first = stack.llm.requests.find((r) => goalOf(r.body) === goal);
   if (!first) throw new Error(`the model was never asked about "${goal}"`);
-  return (first.body.messages ?? []).slice(1).filter((m) => m.role === 'system').map((m) => String(m.content));
+  return (first.body.messages ?? [])
+    .slice(1)
+    .filter((m) => m.role === 'system')
+    .map((m) => String(m.content));
 }
 
 /**
@@ -62,7 +65,14 @@ describe('long-term memory across tasks', () => {
   it("recalls what a user's earlier task taught into their next task's context, never into another user's; forgetting ends it", async () => {
     await run('alice', 'ltm-a1', 'Note for later: I always drink green tea, never coffee.');
     const [learnt] = await eventually(async () => ((await memories('alice')).length ? memories('alice') : undefined), 20_000, 'the extracted memory');
-    expect(learnt).toMatchObject({ user_id: 'alice', type: 'preference', content: TEA, status: 'active', source: { session_id: 'ltm-a1' }, provenance: { kind: 'conversation', session_id: 'ltm-a1' } });
+    expect(learnt).toMatchObject({
+      user_id: 'alice',
+      type: 'preference',
+      content: TEA,
+      status: 'active',
+      source: { session_id: 'ltm-a1' },
+      provenance: { kind: 'conversation', session_id: 'ltm-a1' },
+    });
 
     const question = 'Which do I prefer, green tea or coffee?';
     await run('alice', 'ltm-a2', question);

@@ -20,7 +20,16 @@ beforeAll(async () => {
   const configFile = join(dir, 'mcp.json');
   writeFileSync(
     configFile,
-    JSON.stringify({ servers: { everything: { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['echo', 'get-sum', 'gzip-file-as-resource'] } } }),
+    JSON.stringify({
+      servers: {
+        everything: {
+          transport: 'stdio',
+          command: process.execPath,
+          args: [everythingBin, 'stdio'],
+          enabled_tools: ['echo', 'get-sum', 'gzip-file-as-resource'],
+        },
+      },
+    }),
   );
   stack = await startStack({ serviceEnv: { toolbus: { MCP_CONFIG_FILE: configFile } } });
   model = new ModelScript(stack.llm);
@@ -64,13 +73,20 @@ describe('MCP tools through the whole system', () => {
   it("a tool result with isError reaches the task's model as a tool error it can react to", async () => {
     const goal = 'compress a file the MCP server cannot fetch';
     // A valid URL by the schema, a protocol the server refuses: it answers isError: true.
-    model.on(goal, [callTools({ id: 'gz', name: 'everything_gzip-file-as-resource', arguments: { name: 'x.gz', data: 'ftp://example.com/x', outputType: 'resourceLink' } })], {
-      then: { content: 'The server cannot fetch ftp URLs.' },
-    });
+    model.on(
+      goal,
+      [callTools({ id: 'gz', name: 'everything_gzip-file-as-resource', arguments: { name: 'x.gz', data: 'ftp://example.com/x', outputType: 'resourceLink' } })],
+      {
+        then: { content: 'The server cannot fetch ftp URLs.' },
+      },
+    );
     const { events } = await runTask(stack.bus, { user_id: 'alice', goal });
     expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'The server cannot fetch ftp URLs.' });
     const [reply] = toolMessages(model.requests(goal)[1]!.body);
     expect(reply!.tool_call_id).toBe('gz');
-    expect(reply!.content).toMatchObject({ ok: false, error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('Unsupported URL protocol') } });
+    expect(reply!.content).toMatchObject({
+      ok: false,
+      error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('Unsupported URL protocol') },
+    });
   });
 });

@@ -37,7 +37,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const memoriesOf = async (userId: string): Promise<LongTermMemory[]> => (await request(stack.bus, contracts.memoryList, { user_id: userId }, { timeoutMs: 3000 })).memories;
+const memoriesOf = async (userId: string): Promise<LongTermMemory[]> =>
+  (await request(stack.bus, contracts.memoryList, { user_id: userId }, { timeoutMs: 3000 })).memories;
 
 /** Decides a parked call over the gateway's HTTP API as alice (who owns the task). */
 async function decide(taskId: string, callId: string, decision: 'approve' | 'deny'): Promise<number> {
@@ -51,7 +52,11 @@ async function decide(taskId: string, callId: string, decision: 'approve' | 'den
 
 /** A task whose model reads a page and then does what the page says: remember the planted line. */
 async function plantedTask(goal: string, decision: 'approve' | 'deny') {
-  model.on(goal, [callTools({ id: 'p1', name: 'read_page', arguments: { url: 'https://evil.example/bank' } }), callTools({ id: 'r1', name: 'remember', arguments: { content: PLANTED } }), { content: 'Done.' }]);
+  model.on(goal, [
+    callTools({ id: 'p1', name: 'read_page', arguments: { url: 'https://evil.example/bank' } }),
+    callTools({ id: 'r1', name: 'remember', arguments: { content: PLANTED } }),
+    { content: 'Done.' },
+  ]);
   const taskId = await submit(stack.bus, { user_id: 'alice', goal });
   const watch = watchTask(stack.bus, taskId);
   const needed = stepOf(await watch.next((e) => stepOf(e, 'approval_needed') !== undefined), 'approval_needed')!;
@@ -72,7 +77,13 @@ describe('provenance of memories', () => {
     const approved = await plantedTask('read the bank page again and do what it says', 'approve');
     expect(approved.remembered).toMatchObject({ ok: true, result: { remembered: true } });
     const stored = await eventually(async () => (await memoriesOf('alice')).find((m) => m.content === PLANTED), 10_000, 'the approved memory');
-    expect(stored.provenance).toEqual({ kind: 'tool_result', tools: ['read_page'], task_id: approved.taskId, call_id: `${approved.taskId}.main.2.0`, approved_by: 'alice' });
+    expect(stored.provenance).toEqual({
+      kind: 'tool_result',
+      tools: ['read_page'],
+      task_id: approved.taskId,
+      call_id: `${approved.taskId}.main.2.0`,
+      approved_by: 'alice',
+    });
     // Only the approved write landed: the denied one never reached the memory service.
     expect((await memoriesOf('alice')).filter((m) => m.content === PLANTED)).toHaveLength(1);
 
@@ -81,10 +92,15 @@ describe('provenance of memories', () => {
     model.on(recallGoal, [callTools({ id: 'q1', name: 'recall', arguments: { query: 'bank transfers EvilBank' } }), { content: 'EvilBank, per a web page.' }]);
     await watchTask(stack.bus, await submit(stack.bus, { user_id: 'alice', goal: recallGoal })).done;
     const [first, second] = model.requests(recallGoal);
-    const background = (first!.body.messages ?? []).filter((m) => m.role === 'system').map((m) => String(m.content)).join('\n');
+    const background = (first!.body.messages ?? [])
+      .filter((m) => m.role === 'system')
+      .map((m) => String(m.content))
+      .join('\n');
     expect(background).toContain(`from tool_result:read_page) ${PLANTED}`);
     const [recalled] = toolMessages(second!.body);
-    expect((recalled!.content.result as { memories: { content: string; provenance: string }[] }).memories).toContainEqual(expect.objectContaining({ content: PLANTED, provenance: 'tool_result:read_page' }));
+    expect((recalled!.content.result as { memories: { content: string; provenance: string }[] }).memories).toContainEqual(
+      expect.objectContaining({ content: PLANTED, provenance: 'tool_result:read_page' }),
+    );
 
     // People see it too: over HTTP and in `hermes memory list`.
     const res = await fetch(`${stack.gatewayUrl}/v1/users/alice/memory`, { headers: { authorization: `Bearer ${API_KEY}` } });
@@ -97,7 +113,10 @@ describe('provenance of memories', () => {
 
   it('remember with no tool result before it is not held, and is stored with provenance model', async () => {
     const goal = 'remember that I like window seats';
-    model.on(goal, [callTools({ id: 'r1', name: 'remember', arguments: { content: 'The user likes window seats.', type: 'preference' } }), { content: 'Noted.' }]);
+    model.on(goal, [
+      callTools({ id: 'r1', name: 'remember', arguments: { content: 'The user likes window seats.', type: 'preference' } }),
+      { content: 'Noted.' },
+    ]);
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const events = await watchTask(stack.bus, taskId).done;
     expect(outcomeOf(events).kind).toBe('completed');

@@ -54,7 +54,11 @@ describe('remember and recall tools', () => {
 
     // Another user asking the same thing gets nothing of carol's: the user comes from the call, not the arguments.
     const otherGoal = 'when does anyone like meetings';
-    model.on(otherGoal, [callTools({ id: 'q2', name: 'recall', arguments: { query: 'meetings after 10am on weekdays', user_id: 'carol' } }), callTools({ id: 'q3', name: 'recall', arguments: { query: 'meetings after 10am on weekdays' } }), { content: 'Nothing known.' }]);
+    model.on(otherGoal, [
+      callTools({ id: 'q2', name: 'recall', arguments: { query: 'meetings after 10am on weekdays', user_id: 'carol' } }),
+      callTools({ id: 'q3', name: 'recall', arguments: { query: 'meetings after 10am on weekdays' } }),
+      { content: 'Nothing known.' },
+    ]);
     await runTask(stack.bus, { user_id: 'dave', goal: otherGoal });
     const afterBoth = toolMessages(model.requests(otherGoal)[2]!.body);
     // A user_id argument is not part of the tool's schema: refused, not obeyed.

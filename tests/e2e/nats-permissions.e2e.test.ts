@@ -114,7 +114,11 @@ afterAll(async () => {
 describe('generated NATS users: every service works as its own user', () => {
   it('a task submitted by the submitter user is planned, calls a tool and completes, and the submitter reads its state', async () => {
     const submitter = await connectAs('submitter');
-    const { taskId } = await submitTask(submitter, { user_id: 'team-a', goal: 'prove least privilege works' }, { team: DEFAULT_TEAM, source: '/teams/a', id: randomUUID() });
+    const { taskId } = await submitTask(
+      submitter,
+      { user_id: 'team-a', goal: 'prove least privilege works' },
+      { team: DEFAULT_TEAM, source: '/teams/a', id: randomUUID() },
+    );
     submitted = taskId;
     const events = await collect(submitter, taskId);
     expect(events.map(taskEventKind)).toEqual(expect.arrayContaining(['accepted', 'planned', 'started', 'completed']));
@@ -144,7 +148,12 @@ describe('generated NATS users: every service works as its own user', () => {
 
   it('the hermes CLI as the cli user runs a task, and shows a task, its audit records and the LLM pools', async () => {
     const hermes = async (...args: string[]) =>
-      (await promisify(execFile)(process.execPath, [cliEntry, ...args], { env: { ...process.env, NATS_URL: nats.url, ...credentialsOf('cli') }, timeout: 30_000 })).stdout;
+      (
+        await promisify(execFile)(process.execPath, [cliEntry, ...args], {
+          env: { ...process.env, NATS_URL: nats.url, ...credentialsOf('cli') },
+          timeout: 30_000,
+        })
+      ).stdout;
     expect(await hermes('run', 'a task from the operator')).toMatch(/echo said .*for a task from the operator/);
     expect(await hermes('status', submitted)).toMatch(/completed/);
     expect(await hermes('audit', submitted)).toMatch(/echo/);
@@ -152,8 +161,14 @@ describe('generated NATS users: every service works as its own user', () => {
     // For a user of a team: submitted on the team's subject, listed on its list subject, and its
     // remember call (after a trusted echo) written with provenance model.
     expect(await hermes('run', 'a team task from the operator and remember it', '--team', 'team-x', '--user', 'ops-x')).toMatch(/echo said .*remembered/);
-    expect(JSON.parse(await hermes('tasks', '--team', 'team-x', '--user', 'ops-x', '--json'))).toMatchObject({ tasks: [{ user_id: 'ops-x', team: 'team-x', status: 'completed' }] });
-    await eventually(async () => /model\s+The operator proved least privilege/.test(await hermes('memory', 'list', 'ops-x', '--team', 'team-x')), 15_000, "ops-x's memory");
+    expect(JSON.parse(await hermes('tasks', '--team', 'team-x', '--user', 'ops-x', '--json'))).toMatchObject({
+      tasks: [{ user_id: 'ops-x', team: 'team-x', status: 'completed' }],
+    });
+    await eventually(
+      async () => /model\s+The operator proved least privilege/.test(await hermes('memory', 'list', 'ops-x', '--team', 'team-x')),
+      15_000,
+      "ops-x's memory",
+    );
     // Several CLI processes, each a cold Node start: generous on a loaded machine.
   }, 90_000);
 
@@ -177,15 +192,19 @@ describe('generated NATS users: each is denied what it should not do', () => {
 
   it('the submitter cannot forge a task event, and cannot read the audit stream or the runtime jobs', async () => {
     const submitter = await connectAs('submitter');
-    await expect(natsHandles(submitter).js.publish(submitter.subjects.taskEvents(DEFAULT_TEAM, 't_0123'), encodeJson({ forged: true }), { timeout: 2000 })).rejects.toThrow(
-      /permissions violation for publish/i,
-    );
+    await expect(
+      natsHandles(submitter).js.publish(submitter.subjects.taskEvents(DEFAULT_TEAM, 't_0123'), encodeJson({ forged: true }), { timeout: 2000 }),
+    ).rejects.toThrow(/permissions violation for publish/i);
     // Reading a stream means creating a consumer on it: the JetStream API request itself is refused.
     const audit = submitter.subjects.streams.toolAudit;
     await expect(natsHandles(submitter).jsm.streams.info(audit)).rejects.toThrow(denied('Publish', `$JS.API.STREAM.INFO.${audit}`));
-    await expect(natsHandles(submitter).jsm.consumers.add(audit, { filter_subject: submitter.subjects.toolAuditAll })).rejects.toThrow(denied('Publish', `$JS.API.CONSUMER.CREATE.${audit}`));
+    await expect(natsHandles(submitter).jsm.consumers.add(audit, { filter_subject: submitter.subjects.toolAuditAll })).rejects.toThrow(
+      denied('Publish', `$JS.API.CONSUMER.CREATE.${audit}`),
+    );
     // Neither as a plain subscription nor by pulling from the runtime's durable consumer.
-    expect((await subscriptionError(submitter, submitter.subjects.runtimeJobs)).message).toMatch(/permissions violation for subscription to "hermes\.runtime\.jobs"/i);
+    expect((await subscriptionError(submitter, submitter.subjects.runtimeJobs)).message).toMatch(
+      /permissions violation for subscription to "hermes\.runtime\.jobs"/i,
+    );
     const jobs = `${submitter.subjects.streams.runtimeJobs}.${submitter.subjects.consumers.runtimeJobs}`;
     await expect(natsHandles(submitter).js.consumers.get(submitter.subjects.streams.runtimeJobs, submitter.subjects.consumers.runtimeJobs)).rejects.toThrow(
       denied('Publish', `$JS.API.CONSUMER.INFO.${jobs}`),
@@ -195,7 +214,9 @@ describe('generated NATS users: each is denied what it should not do', () => {
   it("the submitter cannot read task state from KV, nor other users' replies", async () => {
     const submitter = await connectAs('submitter');
     const tasksKv = `$JS.API.DIRECT.GET.KV_${submitter.subjects.buckets.tasks}`;
-    await expect(natsHandles(submitter).nc.request(tasksKv, encodeJson({ last_by_subj: '$KV.hermes_tasks.x' }), { timeout: 1500 })).rejects.toThrow(denied('Publish', tasksKv));
+    await expect(natsHandles(submitter).nc.request(tasksKv, encodeJson({ last_by_subj: '$KV.hermes_tasks.x' }), { timeout: 1500 })).rejects.toThrow(
+      denied('Publish', tasksKv),
+    );
     expect((await subscriptionError(submitter, `${inboxPrefixFor('gateway')}.>`)).message).toMatch(/permissions violation for subscription/i);
     expect((await subscriptionError(submitter, '_INBOX.>')).message).toMatch(/permissions violation for subscription/i);
   });
@@ -204,7 +225,9 @@ describe('generated NATS users: each is denied what it should not do', () => {
     const gateway = await connectAs('gateway');
     expect((await subscriptionError(gateway, gateway.subjects.toolCall)).message).toMatch(/permissions violation for subscription to "hermes\.toolbus\.call"/i);
     const dispatcher = await connectAs('dispatcher');
-    await expect(natsHandles(dispatcher).nc.request(dispatcher.subjects.toolCall, encodeJson({}), { timeout: 1500 })).rejects.toThrow(denied('Publish', dispatcher.subjects.toolCall));
+    await expect(natsHandles(dispatcher).nc.request(dispatcher.subjects.toolCall, encodeJson({}), { timeout: 1500 })).rejects.toThrow(
+      denied('Publish', dispatcher.subjects.toolCall),
+    );
   });
 
   it('a client without its own inbox prefix cannot even start (its reply inbox is refused), and a wrong password is refused', async () => {

@@ -43,7 +43,9 @@ afterAll(async () => {
 function client(): LlmClient {
   const worker = { baseUrl: llm.baseUrl, apiKey: 'k', model: 'qwen3-8b' };
   const embedder = { baseUrl: llm.baseUrl, apiKey: 'k', model: 'bge-small' };
-  const pools = new PoolResolver([{ name: 'vllm-main', capacity: 4, provider: 'vllm', params: { worker: { temperature: 0.3, max_tokens: 256 } } }], { capacity: 4 });
+  const pools = new PoolResolver([{ name: 'vllm-main', capacity: 4, provider: 'vllm', params: { worker: { temperature: 0.3, max_tokens: 256 } } }], {
+    capacity: 4,
+  });
   return new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder }, pools });
 }
 
@@ -58,7 +60,13 @@ describe.each([
     telemetry = await startTelemetry({
       service,
       version: '9.9.9',
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_RESOURCE_ATTRIBUTES: RESOURCE, OTEL_SERVICE_NAME: service, OTEL_METRICS_EXPORTER: 'none' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+        OTEL_RESOURCE_ATTRIBUTES: RESOURCE,
+        OTEL_SERVICE_NAME: service,
+        OTEL_METRICS_EXPORTER: 'none',
+      },
     });
     const c = client();
     llm.enqueue({ content: 'streamed answer' });
@@ -125,7 +133,10 @@ describe('OTEL_EXPORTER_OTLP_PROTOCOL', () => {
     const err = await startTelemetry({ service: 'otel-grpc-probe', env }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TelemetryConfigError);
     expect(err).toMatchObject({ setting: 'OTEL_EXPORTER_OTLP_PROTOCOL', code: 'invalid_telemetry_setting' });
-    const traces = await startTelemetry({ service: 'otel-grpc-probe', env: { ...env, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_METRICS_EXPORTER: 'none' } });
+    const traces = await startTelemetry({
+      service: 'otel-grpc-probe',
+      env: { ...env, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_METRICS_EXPORTER: 'none' },
+    });
     // The signal's own setting wins over the general one.
     expect(traces.exporting).toBe(true);
     telemetry = traces;

@@ -60,7 +60,10 @@ function spansFromJson(body: Buffer): ReceivedSpan[] {
           name: s.name as string,
           kind: s.kind as number,
           attributes: attributesOf(s.attributes as OtlpAttribute[]),
-          events: ((s.events as { name: string; attributes?: OtlpAttribute[] }[] | undefined) ?? []).map((e) => ({ name: e.name, attributes: attributesOf(e.attributes) })),
+          events: ((s.events as { name: string; attributes?: OtlpAttribute[] }[] | undefined) ?? []).map((e) => ({
+            name: e.name,
+            attributes: attributesOf(e.attributes),
+          })),
           links: ((s.links as { traceId: string; spanId: string }[] | undefined) ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
           ...(s.status ? { status: s.status as ReceivedSpan['status'] } : {}),
         });
@@ -119,10 +122,12 @@ function anyValue(buf: Buffer): unknown {
 }
 
 const protoAttributes = (list: Buffer[]) =>
-  Object.fromEntries(list.map((kv) => {
-    const m = fields(kv);
-    return [text(m, 1), one(m, 2)?.bytes ? anyValue(one(m, 2)!.bytes!) : undefined];
-  }));
+  Object.fromEntries(
+    list.map((kv) => {
+      const m = fields(kv);
+      return [text(m, 1), one(m, 2)?.bytes ? anyValue(one(m, 2)!.bytes!) : undefined];
+    }),
+  );
 
 function spansFromProtobuf(body: Buffer): ReceivedSpan[] {
   const out: ReceivedSpan[] = [];

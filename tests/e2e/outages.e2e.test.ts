@@ -64,7 +64,11 @@ describe('dependency outages under a running task', () => {
         // even sent the call, on a loaded 2-core machine).
         restarting = (async () => {
           await kill('toolbus');
-          await eventually(async () => (await request(stack.bus, contracts.taskGet, { task_id: taskId }).catch(() => undefined))?.waiting_for === 'toolbus', 60_000, 'the task to wait for the toolbus');
+          await eventually(
+            async () => (await request(stack.bus, contracts.taskGet, { task_id: taskId }).catch(() => undefined))?.waiting_for === 'toolbus',
+            60_000,
+            'the task to wait for the toolbus',
+          );
           await stack.startReplica('toolbus', 'toolbus-2');
         })();
         return callTools({ name: 'echo', arguments: { text: 'still here' } });

@@ -54,7 +54,8 @@ describe('published packages, installed from their tarballs outside the workspac
   it('each tarball carries its licence, changelog, types and built code, and no workspace link', () => {
     for (const name of ['contracts', 'tool-sdk']) {
       const installed = join(scratch, 'team-project', 'node_modules', '@hermes', name);
-      for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts']) expect(existsSync(join(installed, file)), `${name}/${file}`).toBe(true);
+      for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts'])
+        expect(existsSync(join(installed, file)), `${name}/${file}`).toBe(true);
       const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
       expect(pkg).toMatchObject({ license: 'Apache-2.0', engines: { node: '>=20' } });
       expect(pkg.private).toBeUndefined();
@@ -75,14 +76,25 @@ describe('published packages, installed from their tarballs outside the workspac
     // Announce protocol: the toolbus lists the tool once it heard the announcement.
     await eventually(async () => (await listedTools(stack.bus, ['admin'])).includes('scratch_shout'), 20_000, 'the toolbus lists scratch_shout');
     // Exec protocol: one call through the whole ToolBus path reaches the provider and comes back.
-    const reply = await request(stack.bus, contracts.toolDebugCall, { tool: 'scratch_shout', arguments: JSON.stringify({ text: 'from the tarball' }) }, { timeoutMs: 20_000 });
+    const reply = await request(
+      stack.bus,
+      contracts.toolDebugCall,
+      { tool: 'scratch_shout', arguments: JSON.stringify({ text: 'from the tarball' }) },
+      { timeoutMs: 20_000 },
+    );
     expect(reply).toMatchObject({ status: 'ok', result: { shouted: 'FROM THE TARBALL' } });
   });
 
   it('a submitter run from the scratch project submits a task and reads it to completed', async () => {
     const goal = 'hello from a scratch project';
-    const { stdout } = await run(process.execPath, [join(scratch, 'team-project', 'submitter.mjs')], { env: { ...process.env, NATS_URL: stack.natsUrl, GOAL: goal }, timeout: 60_000 });
-    const [first, ...events] = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const { stdout } = await run(process.execPath, [join(scratch, 'team-project', 'submitter.mjs')], {
+      env: { ...process.env, NATS_URL: stack.natsUrl, GOAL: goal },
+      timeout: 60_000,
+    });
+    const [first, ...events] = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(first).toMatchObject({ task_id: expect.stringMatching(/^t_[0-9a-f]{32}$/), ack: { seq: expect.any(Number) } });
     const last = events.at(-1) as TaskEvent;
     expect(last.subject).toBe(first!.task_id);

@@ -67,11 +67,18 @@ describe('planned tasks', () => {
   it('a diamond DAG: B and C run at once on two runtimes, D gets both outputs and answers', async () => {
     const goal = 'diamond: fetch, two analyses, one report';
     planners.set(goal, () =>
-      plan({ id: 'a', intent: 'dia-fetch' }, { id: 'b', intent: 'dia-left', depends_on: ['a'] }, { id: 'c', intent: 'dia-right', depends_on: ['a'] }, { id: 'd', intent: 'dia-report', depends_on: ['b', 'c'] }),
+      plan(
+        { id: 'a', intent: 'dia-fetch' },
+        { id: 'b', intent: 'dia-left', depends_on: ['a'] },
+        { id: 'c', intent: 'dia-right', depends_on: ['a'] },
+        { id: 'd', intent: 'dia-report', depends_on: ['b', 'c'] },
+      ),
     );
     workers.set('dia-left', () => ({ content: 'left result', delayMs: 800 }));
     workers.set('dia-right', () => ({ content: 'right result', delayMs: 800 }));
-    workers.set('dia-report', (req) => ({ content: `report from [${lastUserMessageText(req.body).includes('left result') ? 'L' : ''}${lastUserMessageText(req.body).includes('right result') ? 'R' : ''}]` }));
+    workers.set('dia-report', (req) => ({
+      content: `report from [${lastUserMessageText(req.body).includes('left result') ? 'L' : ''}${lastUserMessageText(req.body).includes('right result') ? 'R' : ''}]`,
+    }));
 
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const events = await watchTask(stack.bus, taskId, 30_000).done;
@@ -104,13 +111,21 @@ describe('planned tasks', () => {
     expect(Math.abs(left!.receivedAt - right!.receivedAt)).toBeLessThan(700);
     // With one job per runtime, that means both replicas ran one each.
     for (const r of await replicasOf(stack, 'runtime')) {
-      expect(r.logs.some((l) => l.includes(`${taskId}-b-1`) || l.includes(`${taskId}-c-1`)), r.name).toBe(true);
+      expect(
+        r.logs.some((l) => l.includes(`${taskId}-b-1`) || l.includes(`${taskId}-c-1`)),
+        r.name,
+      ).toBe(true);
     }
     for (const intent of ['dia-fetch', 'dia-left', 'dia-right', 'dia-report']) expect(workRequests(intent), intent).toHaveLength(1);
     expect(workRequests('dia-left')[0]!.body.messages?.some((m) => typeof m.content === 'string' && m.content.includes('out:dia-fetch'))).toBe(true);
 
     const done = completedData(events)!;
-    expect(done.subtasks?.map((s) => [s.id, s.status, s.attempts])).toEqual([['a', 'succeeded', 1], ['b', 'succeeded', 1], ['c', 'succeeded', 1], ['d', 'succeeded', 1]]);
+    expect(done.subtasks?.map((s) => [s.id, s.status, s.attempts])).toEqual([
+      ['a', 'succeeded', 1],
+      ['b', 'succeeded', 1],
+      ['c', 'succeeded', 1],
+      ['d', 'succeeded', 1],
+    ]);
     expect(done.usage.input_tokens).toBeGreaterThan(0);
 
     // The API shows the plan with each node's state.
@@ -129,7 +144,7 @@ describe('planned tasks', () => {
       expect(r.status).toBe(200);
       return (await r.json()) as { tasks: { task_id: string; status: string; user_id: string }[]; next_cursor?: string };
     };
-    const other = await submit(stack.bus, { user_id: 'bob', goal: 'not alice\'s' });
+    const other = await submit(stack.bus, { user_id: 'bob', goal: "not alice's" });
     await watchTask(stack.bus, other, 20_000).done;
     const second = await submit(stack.bus, { user_id: 'alice', goal: 'a second one for the list' });
     await watchTask(stack.bus, second, 20_000).done;
@@ -150,7 +165,12 @@ describe('planned tasks', () => {
         : plan({ id: 'ok', intent: 'flaky-ok' }, { id: 'bad', intent: 'flaky-bad' }, { id: 'sum', intent: 'flaky-sum', depends_on: ['ok', 'bad'] }),
     );
     workers.set('flaky-bad', () => ({ status: 503, message: 'model overloaded' }));
-    workers.set('flaky-sum2', (req) => ({ content: lastUserMessageText(req.body).includes('out:flaky-alt') && lastUserMessageText(req.body).includes('out:flaky-ok') ? 'summary ok' : 'summary missing inputs' }));
+    workers.set('flaky-sum2', (req) => ({
+      content:
+        lastUserMessageText(req.body).includes('out:flaky-alt') && lastUserMessageText(req.body).includes('out:flaky-ok')
+          ? 'summary ok'
+          : 'summary missing inputs',
+    }));
 
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const events = await watchTask(stack.bus, taskId, 40_000).done;
@@ -160,7 +180,9 @@ describe('planned tasks', () => {
     expect(workRequests('flaky-ok')).toHaveLength(1);
     expect(workRequests('flaky-sum')).toHaveLength(0);
     expect(planRequests(goal)).toHaveLength(2);
-    const replan = JSON.parse(lastUserMessageText(planRequests(goal)[1]!.body).split('Planning context (JSON):\n')[1]!) as { replan: { replace: string[]; completed: Record<string, unknown>; failed: { id: string; error: { code: string } } } };
+    const replan = JSON.parse(lastUserMessageText(planRequests(goal)[1]!.body).split('Planning context (JSON):\n')[1]!) as {
+      replan: { replace: string[]; completed: Record<string, unknown>; failed: { id: string; error: { code: string } } };
+    };
     expect(replan.replan).toMatchObject({ replace: ['bad', 'sum'], failed: { id: 'bad', error: { code: 'llm_unavailable' } } });
     expect(Object.keys(replan.replan.completed)).toEqual(['ok']);
 
@@ -180,7 +202,13 @@ describe('planned tasks', () => {
 
   it('an invalid plan is sent back once with the errors, then the task fails plan_invalid', async () => {
     const goal = 'cyclic: the planner keeps drawing a circle';
-    planners.set(goal, () => plan({ id: 'x', intent: 'cyc-x', depends_on: ['y'] }, { id: 'y', intent: 'cyc-y', depends_on: ['x'] }, { id: 'z', intent: 'cyc-z', depends_on: ['nope'] }));
+    planners.set(goal, () =>
+      plan(
+        { id: 'x', intent: 'cyc-x', depends_on: ['y'] },
+        { id: 'y', intent: 'cyc-y', depends_on: ['x'] },
+        { id: 'z', intent: 'cyc-z', depends_on: ['nope'] },
+      ),
+    );
 
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const events = await watchTask(stack.bus, taskId, 20_000).done;
@@ -216,7 +244,9 @@ describe('planned tasks', () => {
   it('two dispatchers, one SIGKILLed mid-task: the task completes once and no subtask runs twice', async () => {
     await stack.startReplica('dispatcher', 'dispatcher-2');
     const goal = 'chain: survive a dispatcher crash';
-    planners.set(goal, () => plan({ id: 's1', intent: 'chain-1' }, { id: 's2', intent: 'chain-2', depends_on: ['s1'] }, { id: 's3', intent: 'chain-3', depends_on: ['s2'] }));
+    planners.set(goal, () =>
+      plan({ id: 's1', intent: 'chain-1' }, { id: 's2', intent: 'chain-2', depends_on: ['s1'] }, { id: 's3', intent: 'chain-3', depends_on: ['s2'] }),
+    );
     workers.set('chain-1', () => ({ content: 'one', delayMs: 1500 }));
     workers.set('chain-3', (req) => ({ content: lastUserMessageText(req.body).includes('out:chain-2') ? 'chain done' : 'chain broken' }));
 
@@ -236,4 +266,3 @@ describe('planned tasks', () => {
     expect(planRequests(goal)).toHaveLength(1);
   }, 90_000);
 });
-

@@ -28,7 +28,8 @@ describe('memory through Redis Sentinel', () => {
     await group?.stop();
   });
 
-  const turns = async (session_id: string) => (await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id })).messages.map((m) => m.content);
+  const turns = async (session_id: string) =>
+    (await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id })).messages.map((m) => m.content);
 
   it('keeps sessions in the master Sentinel names, and after that master is killed goes on with the promoted replica: the session keeps its turns and takes new ones', async () => {
     const [master, replica] = group.nodes;
@@ -69,7 +70,11 @@ describe('memory through Redis Sentinel', () => {
     // Replication is asynchronous: a failover before the replica has the turn would lose it (docs/deploy.md).
     await group.waitForReplicas(30_000);
     // Sentinel refuses (NOGOODSLAVE) until it has seen the replica linked: asked again until it agrees.
-    await eventually(async () => (await redisCommand(group.sentinel.port, 'SENTINEL', 'FAILOVER', group.masterName)) === '+OK\r\n', 60_000, 'Sentinel to start the failover');
+    await eventually(
+      async () => (await redisCommand(group.sentinel.port, 'SENTINEL', 'FAILOVER', group.masterName)) === '+OK\r\n',
+      60_000,
+      'Sentinel to start the failover',
+    );
     expect(await group.waitForFailover(master, 60_000)).toBe(other.port);
     // The old master is alive and now a replica: a client still writing to it would get READONLY.
     await eventually(async () => (await redisCommand(master, 'ROLE')).startsWith('*5\r\n$5\r\nslave'), 30_000, 'the old master to be a replica');

@@ -35,7 +35,12 @@ afterAll(async () => {
  * `recreate`, the old one stops first, as a Recreate deployment does: the memory service's
  * embedded store has one owner at a time, and its outage is waited out.
  */
-async function roll(name: string, kind: 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'gateway', next: string, opts: { recreate?: boolean } = {}): Promise<void> {
+async function roll(
+  name: string,
+  kind: 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'gateway',
+  next: string,
+  opts: { recreate?: boolean } = {},
+): Promise<void> {
   const old = stack.services.get(name)!;
   if (opts.recreate) await old.stop(10_000);
   await stack.startReplica(kind, next);

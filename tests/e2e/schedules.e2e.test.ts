@@ -63,15 +63,41 @@ async function goalCount(goal: string): Promise<number> {
 
 describe('schedules', () => {
   it('refuses an unreadable cron expression and an unknown time zone as the caller’s 400; a schedule id is its owner’s own', async () => {
-    expect(await http('POST', '/v1/schedules', { cron: 'every morning', task: { goal: 'x' } })).toMatchObject({ status: 400, body: { code: 'invalid_schedule' } });
-    expect(await http('POST', '/v1/schedules', { cron: '0 7 * * *', timezone: 'Mars/Olympus', task: { goal: 'x' } })).toMatchObject({ status: 400, body: { code: 'invalid_schedule' } });
-    expect(await http('POST', '/v1/schedules', { cron: '0 7 * * *', task: { goal: 'x', user_id: 'mallory' } })).toMatchObject({ status: 400, body: { code: 'invalid_payload' } });
-    const made = await http('POST', '/v1/schedules', { schedule_id: 'daily-report', cron: '0 7 * * *', timezone: 'Europe/Berlin', task: { goal: 'summarise yesterday' } });
+    expect(await http('POST', '/v1/schedules', { cron: 'every morning', task: { goal: 'x' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_schedule' },
+    });
+    expect(await http('POST', '/v1/schedules', { cron: '0 7 * * *', timezone: 'Mars/Olympus', task: { goal: 'x' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_schedule' },
+    });
+    expect(await http('POST', '/v1/schedules', { cron: '0 7 * * *', task: { goal: 'x', user_id: 'mallory' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid_payload' },
+    });
+    const made = await http('POST', '/v1/schedules', {
+      schedule_id: 'daily-report',
+      cron: '0 7 * * *',
+      timezone: 'Europe/Berlin',
+      task: { goal: 'summarise yesterday' },
+    });
     expect(made).toMatchObject({ status: 201, body: { schedule_id: 'daily-report', user_id: 'alice', missed: 'run_once', paused: false, firings: 0 } });
     expect(Date.parse(made.body.next_fire_at as string)).toBeGreaterThan(Date.now());
     // The same id and spec again is the same schedule; another spec under the id is a conflict.
-    expect((await http('POST', '/v1/schedules', { schedule_id: 'daily-report', cron: '0 7 * * *', timezone: 'Europe/Berlin', task: { goal: 'summarise yesterday' } })).status).toBe(201);
-    expect(await http('POST', '/v1/schedules', { schedule_id: 'daily-report', cron: '0 8 * * *', task: { goal: 'summarise yesterday' } })).toMatchObject({ status: 409, body: { code: 'duplicate_conflict' } });
+    expect(
+      (
+        await http('POST', '/v1/schedules', {
+          schedule_id: 'daily-report',
+          cron: '0 7 * * *',
+          timezone: 'Europe/Berlin',
+          task: { goal: 'summarise yesterday' },
+        })
+      ).status,
+    ).toBe(201);
+    expect(await http('POST', '/v1/schedules', { schedule_id: 'daily-report', cron: '0 8 * * *', task: { goal: 'summarise yesterday' } })).toMatchObject({
+      status: 409,
+      body: { code: 'duplicate_conflict' },
+    });
     // The admin (user "ops") sees it in the team's list and, naming alice, reads it.
     const all = (await http('GET', '/v1/schedules', undefined, ADMIN_KEY)).body.schedules as ScheduleView[];
     expect(all.map((s) => `${s.user_id}/${s.schedule_id}`)).toContain('alice/daily-report');
@@ -116,17 +142,28 @@ describe('schedules', () => {
     const goal = (p: string) => `missed ${p} ${Date.now()}`;
     const policies = ['skip', 'run_once', 'catch_up'] as const;
     const goals = Object.fromEntries(policies.map((p) => [p, goal(p)]));
-    for (const p of policies) expect((await http('POST', '/v1/schedules', { schedule_id: `missed-${p}`, cron: EVERY_2S, missed: p, task: { goal: goals[p] } })).status).toBe(201);
-    await eventually(async () => (await Promise.all(policies.map((p) => scheduleOf(`missed-${p}`)))).every((s) => s.firings >= 1), 20_000, 'a first firing of each');
+    for (const p of policies)
+      expect((await http('POST', '/v1/schedules', { schedule_id: `missed-${p}`, cron: EVERY_2S, missed: p, task: { goal: goals[p] } })).status).toBe(201);
+    await eventually(
+      async () => (await Promise.all(policies.map((p) => scheduleOf(`missed-${p}`)))).every((s) => s.firings >= 1),
+      20_000,
+      'a first firing of each',
+    );
 
     const dispatchers = await replicasOf(stack, 'dispatcher');
     await Promise.all(dispatchers.map((d) => d.pause()));
     // Read from the bucket: the frozen dispatchers answer no request.
-    const through = Object.fromEntries(await Promise.all(policies.map(async (p) => [p, Date.parse((await storedSchedule(`missed-${p}`)).fired_through)] as const)));
+    const through = Object.fromEntries(
+      await Promise.all(policies.map(async (p) => [p, Date.parse((await storedSchedule(`missed-${p}`)).fired_through)] as const)),
+    );
     await new Promise((r) => setTimeout(r, 7000));
     const resumedAt = Date.now();
     for (const d of dispatchers) d.resume();
-    await eventually(async () => (await Promise.all(policies.map((p) => scheduleOf(`missed-${p}`)))).every((s) => Date.parse(s.fired_through) >= resumedAt - 2000), 20_000, 'every schedule fired through the outage');
+    await eventually(
+      async () => (await Promise.all(policies.map((p) => scheduleOf(`missed-${p}`)))).every((s) => Date.parse(s.fired_through) >= resumedAt - 2000),
+      20_000,
+      'every schedule fired through the outage',
+    );
 
     const window = (p: (typeof policies)[number]) => ticks(through[p]!, resumedAt);
     const firedIn = async (p: (typeof policies)[number]) => {
@@ -155,8 +192,24 @@ describe('schedules', () => {
         );
       });
     expect(await hermes('schedule', 'create', '--goal', 'x')).toMatchObject({ code: 2, err: expect.stringContaining('--cron and --goal are required') });
-    expect(await hermes('schedule', 'create', '--cron', 'tomorrow', '--goal', 'x')).toMatchObject({ code: 1, err: expect.stringContaining('invalid_schedule') });
-    const made = await hermes('schedule', 'create', '--id', 'weekly', '--cron', '0 9 * * 1', '--tz', 'America/New_York', '--missed', 'skip', '--goal', 'plan the week');
+    expect(await hermes('schedule', 'create', '--cron', 'tomorrow', '--goal', 'x')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('invalid_schedule'),
+    });
+    const made = await hermes(
+      'schedule',
+      'create',
+      '--id',
+      'weekly',
+      '--cron',
+      '0 9 * * 1',
+      '--tz',
+      'America/New_York',
+      '--missed',
+      'skip',
+      '--goal',
+      'plan the week',
+    );
     expect(made.code).toBe(0);
     expect(made.out).toMatch(/\nweekly\s+0 9 \* \* 1\s+America\/New_York\s+skip\s+active\s+\d{4}-\d\d-\d\dT1[34]:00:00\.000Z\s+0\s+-/);
     expect((await hermes('schedule', 'list')).out).toMatch(/\nweekly\s+/);

@@ -47,7 +47,9 @@ const http = async (owner: Owner, method: string, path: string) => {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 const contents = async (owner: Owner, sessionId: string) =>
-  (await request(stack.bus, contracts.sessionRead, { user_id: owner.user_id, ...teamField(owner.team ?? 'default'), session_id: sessionId })).messages.map((m) => m.content);
+  (await request(stack.bus, contracts.sessionRead, { user_id: owner.user_id, ...teamField(owner.team ?? 'default'), session_id: sessionId })).messages.map(
+    (m) => m.content,
+  );
 
 describe('session ids scoped by owner', () => {
   it('two users and the same user id in two teams choosing one session id get three sessions: each sees only its own turns, none blocks another', async () => {
@@ -96,7 +98,10 @@ describe('session ids scoped by owner', () => {
         return JSON.parse(JSON.stringify({ read, removed }).replaceAll(id, '<id>')) as unknown;
       };
       expect([name, await probe('bob-notes')]).toEqual([name, await probe('never-used-id')]);
-      expect([name, (await probe('bob-notes')) as { read: { status: number } }]).toEqual([name, expect.objectContaining({ read: { status: 200, body: { session_id: '<id>', messages: [] } } })]);
+      expect([name, (await probe('bob-notes')) as { read: { status: number } }]).toEqual([
+        name,
+        expect.objectContaining({ read: { status: 200, body: { session_id: '<id>', messages: [] } } }),
+      ]);
     }
     // bob's session is untouched by the others' deletes.
     expect(await contents(OWNERS.bob!, 'bob-notes')).toHaveLength(2);

@@ -39,7 +39,10 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
   let script: ModelScript;
   beforeAll(async () => {
     // A short wait bound and lease, so the bound and a lost lock show within seconds.
-    stack = await startStack({ runtimeReplicas: 2, serviceEnv: { runtime: { RUNTIME_SESSION_WAIT_MS: String(WAIT_BOUND_MS) }, memory: { MEMORY_LOCK_LEASE_MS: '3000' } } });
+    stack = await startStack({
+      runtimeReplicas: 2,
+      serviceEnv: { runtime: { RUNTIME_SESSION_WAIT_MS: String(WAIT_BOUND_MS) }, memory: { MEMORY_LOCK_LEASE_MS: '3000' } },
+    });
     script = new ModelScript(stack.llm);
   }, 90_000);
   afterAll(async () => {
@@ -92,7 +95,14 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
   });
 
   const say = (user_id: string, session_id: string, content: string) =>
-    request(stack.bus, contracts.sessionAppend, { user_id, session_id, messages: [{ role: 'user', content }, { role: 'assistant', content: `re: ${content}` }] });
+    request(stack.bus, contracts.sessionAppend, {
+      user_id,
+      session_id,
+      messages: [
+        { role: 'user', content },
+        { role: 'assistant', content: `re: ${content}` },
+      ],
+    });
   const http = async (method: string, path: string, key = API_KEY) => {
     const res = await fetch(`${stack.gatewayUrl}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> & { code?: string } };
@@ -107,7 +117,9 @@ describe('RUNTIME_SESSION_BUSY=wait (default)', () => {
     expect(listed.status).toBe(200);
     expect(sessionIds(listed.body)).toContain('http-a');
     expect(sessionIds(listed.body)).not.toContain('http-bob');
-    expect((listed.body.sessions as { session_id: string; message_count: number }[]).find((s) => s.session_id === 'http-a')).toMatchObject({ message_count: 2 });
+    expect((listed.body.sessions as { session_id: string; message_count: number }[]).find((s) => s.session_id === 'http-a')).toMatchObject({
+      message_count: 2,
+    });
     // A key acts for its own user only; an admin for anyone.
     expect(await http('GET', '/v1/users/bob/sessions')).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     expect(sessionIds((await http('GET', '/v1/users/bob/sessions', ADMIN_KEY)).body)).toEqual(['http-bob']);

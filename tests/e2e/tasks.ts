@@ -48,7 +48,10 @@ export function watchTask(bus: Bus, taskId: string, timeoutMs = 30_000, team = D
         if (found) finish(() => resolve(found));
         else if (ended) finish(() => reject(new Error(`task ${taskId} ended without the awaited event; saw ${describe(events)}`)));
       };
-      const timer = setTimeout(() => finish(() => reject(new Error(`no awaited event for task ${taskId} within ${waitMs} ms; saw ${describe(events)}`))), waitMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`no awaited event for task ${taskId} within ${waitMs} ms; saw ${describe(events)}`))),
+        waitMs,
+      );
       const finish = (settle: () => void) => {
         clearTimeout(timer);
         listeners.delete(check);

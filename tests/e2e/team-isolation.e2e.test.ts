@@ -131,10 +131,16 @@ describe('teams as NATS accounts (generated deploy/nats/hermes-accounts.conf on 
     const tries = [
       ['$JS.API.INFO', {}],
       [`$JS.API.STREAM.INFO.${s.streams.taskEvents}`, {}],
-      [`$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}`, { stream_name: s.streams.taskEvents, config: { filter_subject: s.taskEventsAll, ack_policy: 'none' } }],
       [
         `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}`,
-        { stream_name: s.streams.taskEvents, config: { deliver_subject: s.toolCall, deliver_group: s.queueGroup('toolbus'), ack_policy: 'none', deliver_policy: 'all' } },
+        { stream_name: s.streams.taskEvents, config: { filter_subject: s.taskEventsAll, ack_policy: 'none' } },
+      ],
+      [
+        `$JS.API.CONSUMER.CREATE.${s.streams.taskEvents}`,
+        {
+          stream_name: s.streams.taskEvents,
+          config: { deliver_subject: s.toolCall, deliver_group: s.queueGroup('toolbus'), ack_policy: 'none', deliver_policy: 'all' },
+        },
       ],
       [`$JS.API.DIRECT.GET.KV_${s.buckets.tasks}`, { last_by_subj: `$KV.${s.buckets.tasks}.${taskOfA}` }],
     ] as const;

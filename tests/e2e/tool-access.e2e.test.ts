@@ -194,10 +194,23 @@ let step = 0;
 /** A call as a runtime would send it, but written by the attacker. */
 function forged(over: Partial<ToolCallRequest> & Pick<ToolCallRequest, 'task_id' | 'user_id'>): ToolCallRequest {
   step += 1;
-  return { idempotency_key: `${over.task_id}:forged:${step}:0`, subtask_id: 'forged', step, call_index: 0, tool_call_id: `f${step}`, roles: ['admin', 'finance'], tool: 'restricted_op', arguments: JSON.stringify({ account: 'ops-main' }), ...over };
+  return {
+    idempotency_key: `${over.task_id}:forged:${step}:0`,
+    subtask_id: 'forged',
+    step,
+    call_index: 0,
+    tool_call_id: `f${step}`,
+    roles: ['admin', 'finance'],
+    tool: 'restricted_op',
+    arguments: JSON.stringify({ account: 'ops-main' }),
+    ...over,
+  };
 }
 const callError = (req: ToolCallRequest): Promise<{ reply?: ToolCallReply; error?: Error & { code?: string } }> =>
-  request(stack.bus, contracts.toolCall, req).then((reply) => ({ reply }), (err: unknown) => ({ error: err as Error & { code?: string } }));
+  request(stack.bus, contracts.toolCall, req).then(
+    (reply) => ({ reply }),
+    (err: unknown) => ({ error: err as Error & { code?: string } }),
+  );
 
 /** Starts a task that parks on a call needing approval, so it stays running while the test forges calls. */
 async function runningTask(user: string, goal: string, team?: string): Promise<string> {
@@ -229,7 +242,12 @@ describe('tool calls are checked against the task record', () => {
     expect((await callError(forged({ task_id: taskId, user_id: 'fiona' }))).error).toMatchObject({ code: 'forbidden' });
     await request(stack.bus, contracts.taskCancel, { task_id: taskId });
     // The toolbus keeps a live task's record for TOOL_TASK_CACHE_MS (2 s): poll past it, the generous bound is for a loaded machine.
-    await expect.poll(async () => (await callError(forged({ task_id: taskId, user_id: 'alice', tool: 'lookup', arguments: '{"id":"INV-1"}' }))).error?.code, { timeout: 10_000, interval: 250 }).toBe('task_ended');
+    await expect
+      .poll(async () => (await callError(forged({ task_id: taskId, user_id: 'alice', tool: 'lookup', arguments: '{"id":"INV-1"}' }))).error?.code, {
+        timeout: 10_000,
+        interval: 250,
+      })
+      .toBe('task_ended');
     expect(ledger.lines(taskId)).toEqual([]);
   });
 

@@ -81,7 +81,10 @@ describe('crashes around tool calls', () => {
   it('a runtime killed while its tool call runs: the redelivered job sends the same key, gets the recorded result, and the tool ran once', async () => {
     const goal = 'append slowly to the ledger and survive a runtime crash';
     const gate = ledger.gate('runtime-crash');
-    model.on(goal, [callTools({ id: 'slow-led', name: 'ledger_append', arguments: { entry: 'crash-b', hold_until_file: gate.path } }), { content: 'Ledger updated slowly.' }]);
+    model.on(goal, [
+      callTools({ id: 'slow-led', name: 'ledger_append', arguments: { entry: 'crash-b', hold_until_file: gate.path } }),
+      { content: 'Ledger updated slowly.' },
+    ]);
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const watch = watchTask(stack.bus, taskId, 30_000);
 
@@ -106,7 +109,10 @@ describe('crashes around tool calls', () => {
   it('a toolbus killed while the provider runs the call: the call is asked again, a new toolbus takes it over, the provider does not run it twice, and no attempt is used', async () => {
     const goal = 'append to the ledger and survive a toolbus crash';
     const gate = ledger.gate('toolbus-crash');
-    model.on(goal, [callTools({ id: 'tb', name: 'ledger_append', arguments: { entry: 'crash-c', hold_until_file: gate.path } }), { content: 'Ledger updated despite the toolbus.' }]);
+    model.on(goal, [
+      callTools({ id: 'tb', name: 'ledger_append', arguments: { entry: 'crash-c', hold_until_file: gate.path } }),
+      { content: 'Ledger updated despite the toolbus.' },
+    ]);
     const taskId = await submit(stack.bus, { user_id: 'alice', goal });
     const watch = watchTask(stack.bus, taskId, 40_000);
 
@@ -127,7 +133,14 @@ describe('crashes around tool calls', () => {
     expect(model.requests(goal)).toHaveLength(2);
     // The dead toolbus never finished the call; the new one took it over under the same key.
     const [record] = await auditRecords(stack.bus, taskId, 1);
-    expect(record).toMatchObject({ tool: 'ledger_append', outcome: 'ok', idempotency_key: `${taskId}:main:1:0`, result_summary: expect.stringMatching(/^taken over from toolbus-/) });
-    expect(toolMessages(model.requests(goal)[1]!.body)).toEqual([{ tool_call_id: 'tb', content: { ok: true, result: { written: 'crash-c', key: `${taskId}:main:1:0` } } }]);
+    expect(record).toMatchObject({
+      tool: 'ledger_append',
+      outcome: 'ok',
+      idempotency_key: `${taskId}:main:1:0`,
+      result_summary: expect.stringMatching(/^taken over from toolbus-/),
+    });
+    expect(toolMessages(model.requests(goal)[1]!.body)).toEqual([
+      { tool_call_id: 'tb', content: { ok: true, result: { written: 'crash-c', key: `${taskId}:main:1:0` } } },
+    ]);
   });
 });

@@ -80,7 +80,14 @@ export const FIXTURE_TOOLS = ['ledger_append', 'slow_op', 'restricted_op', 'conf
  * Starts the fixture tool provider (tests/e2e/fixtures/tool-provider.mjs) as its own process and
  * waits until the toolbus lists its tools.
  */
-export async function startToolProvider(o: { natsUrl: string; bus: Bus; ledger: Ledger; name?: string; tools?: readonly string[]; ttlMs?: number }): Promise<ChildService> {
+export async function startToolProvider(o: {
+  natsUrl: string;
+  bus: Bus;
+  ledger: Ledger;
+  name?: string;
+  tools?: readonly string[];
+  ttlMs?: number;
+}): Promise<ChildService> {
   const tools = o.tools ?? FIXTURE_TOOLS;
   const provider = await startChildService({
     name: o.name ?? 'e2e-tools',
@@ -115,7 +122,9 @@ export async function auditRecords(bus: Bus, taskId: string, atLeast = 1, timeou
 async function readAudit(bus: Bus, taskId: string): Promise<ToolAuditRecord[]> {
   const stream = bus.subjects.streams.toolAudit;
   const subject = bus.subjects.toolAudit(taskId);
-  const last = await natsHandles(bus).jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+  const last = await natsHandles(bus)
+    .jsm.streams.getMessage(stream, { last_by_subj: subject })
+    .catch(() => null);
   if (!last) return [];
   const records: ToolAuditRecord[] = [];
   for await (const m of followSubject(bus, { stream, subject, signal: AbortSignal.timeout(5000) })) {

@@ -19,7 +19,14 @@ import { natsHandles } from '@hermes/bus/internal';
 const everythingBin = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 const PLANNER = 'scripted-planner';
 const SERVICES = ['hermes-gateway', 'hermes-dispatcher', 'hermes-runtime', 'hermes-toolbus', 'hermes-memory'];
-const CONTENT_KEYS = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.definitions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'];
+const CONTENT_KEYS = [
+  'gen_ai.input.messages',
+  'gen_ai.output.messages',
+  'gen_ai.system_instructions',
+  'gen_ai.tool.definitions',
+  'gen_ai.tool.call.arguments',
+  'gen_ai.tool.call.result',
+];
 
 let stack: Stack;
 let otlp: OtlpReceiver;
@@ -46,7 +53,10 @@ function respond(req: RecordedRequest): ScriptedResponse {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'hermes-tracing-e2e-'));
   const mcpConfig = join(dir, 'mcp.json');
-  writeFileSync(mcpConfig, JSON.stringify({ servers: { everything: { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['get-sum'] } } }));
+  writeFileSync(
+    mcpConfig,
+    JSON.stringify({ servers: { everything: { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['get-sum'] } } }),
+  );
   otlp = await startOtlpReceiver();
   for (const k of Object.keys(metricsPorts) as (keyof typeof metricsPorts)[]) metricsPorts[k] = await freePort();
   stack = await startStack({
@@ -77,7 +87,10 @@ afterAll(async () => {
 /** Waits until a toolbus offers the MCP server's tool (servers connect in the background). */
 async function mcpReady(): Promise<void> {
   await eventually(
-    async () => (await request(stack.bus, contracts.mcpStatus, {}).catch(() => undefined))?.servers.some((s) => s.state === 'ready' && s.tools.includes('everything_get-sum')),
+    async () =>
+      (await request(stack.bus, contracts.mcpStatus, {}).catch(() => undefined))?.servers.some(
+        (s) => s.state === 'ready' && s.tools.includes('everything_get-sum'),
+      ),
     20_000,
     'the MCP server to be ready',
   );
@@ -149,7 +162,8 @@ function taskLogLines(service: string, taskId: string): Record<string, unknown>[
 }
 
 const hasContent = (s: ReceivedSpan) => CONTENT_KEYS.some((k) => k in s.attributes);
-const plannedTools = (spans: ReceivedSpan[]) => named(spans, 'execute_tool everything_get-sum', 'hermes-toolbus').length > 0 && named(spans, 'execute_tool echo', 'hermes-toolbus').length > 0;
+const plannedTools = (spans: ReceivedSpan[]) =>
+  named(spans, 'execute_tool everything_get-sum', 'hermes-toolbus').length > 0 && named(spans, 'execute_tool echo', 'hermes-toolbus').length > 0;
 
 describe('one trace per task across every service', () => {
   it('a planned task with a built-in and an MCP tool call is one connected trace with GenAI spans, no content by default', async () => {
@@ -178,13 +192,21 @@ describe('one trace per task across every service', () => {
     // No span that names this task lives in another trace.
     expect(otlp.spans.filter((s) => s.attributes['hermes.task.id'] === taskId && s.traceId !== traceId)).toEqual([]);
     // Parent and child across every service boundary the task crosses.
-    expect([...boundaries(spans)]).toEqual(expect.arrayContaining(['gateway->dispatcher', 'dispatcher->runtime', 'runtime->toolbus', 'runtime->memory', 'runtime->dispatcher']));
+    expect([...boundaries(spans)]).toEqual(
+      expect.arrayContaining(['gateway->dispatcher', 'dispatcher->runtime', 'runtime->toolbus', 'runtime->memory', 'runtime->dispatcher']),
+    );
 
     // invoke_agent for the plan job and for the subtask's loop, each around its chat spans.
     const agents = named(spans, 'invoke_agent planner').concat(named(spans, 'invoke_agent worker'));
     expect(agents.map((a) => a.attributes['hermes.job.kind']).sort()).toEqual(['agent', 'plan']);
     // The scripted model is in no pool with a provider: a generic OpenAI-compatible server (docs/llm.md).
-    for (const a of agents) expect(a.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai_compatible', 'gen_ai.conversation.id': taskId, 'hermes.task.id': taskId });
+    for (const a of agents)
+      expect(a.attributes).toMatchObject({
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.provider.name': 'openai_compatible',
+        'gen_ai.conversation.id': taskId,
+        'hermes.task.id': taskId,
+      });
     // The runtime's model calls (the memory service may call a model for itself later, in the same trace).
     const chats = spans.filter((s) => s.name.startsWith('chat ') && s.service === 'hermes-runtime');
     expect(chats.map((c) => c.name).sort()).toEqual(['chat scripted-demo', 'chat scripted-demo', 'chat scripted-demo', `chat ${PLANNER}`]);
@@ -214,11 +236,19 @@ describe('one trace per task across every service', () => {
     }
 
     // execute_tool in the runtime, and the toolbus's execute_tool as its descendant across the bus.
-    for (const [tool, callId, provider] of [['echo', 'call-echo', 'builtin'], ['everything_get-sum', 'call-sum', 'mcp:everything']] as const) {
+    for (const [tool, callId, provider] of [
+      ['echo', 'call-echo', 'builtin'],
+      ['everything_get-sum', 'call-sum', 'mcp:everything'],
+    ] as const) {
       const [client] = named(spans, `execute_tool ${tool}`, 'hermes-runtime');
       const [server] = named(spans, `execute_tool ${tool}`, 'hermes-toolbus');
       expect(client?.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': callId });
-      expect(server?.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.call.id': callId, 'hermes.tool.provider': provider });
+      expect(server?.attributes).toMatchObject({
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': tool,
+        'gen_ai.tool.call.id': callId,
+        'hermes.tool.provider': provider,
+      });
       expect(descendsFrom(spans, server!, (p) => p.spanId === client!.spanId)).toBe(true);
       expect(client!.attributes['error.type']).toBeUndefined();
     }

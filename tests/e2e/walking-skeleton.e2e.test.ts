@@ -110,7 +110,9 @@ describe('walking skeleton: one task through all five services', () => {
     h.set('ce-source', '/e2e/binary');
     h.set('ce-id', 'bin-1');
     h.set('content-type', 'application/json');
-    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'dave', goal: 'binary mode works' }), { headers: h });
+    await natsHandles(stack.bus).js.publish(stack.bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'dave', goal: 'binary mode works' }), {
+      headers: h,
+    });
     const events = await collectTaskEvents(stack.bus, taskIdFor(DEFAULT_TEAM, '/e2e/binary', 'bin-1'));
     expect(outputOf(events)).toBe('Scripted answer: binary mode works');
   });

@@ -102,7 +102,11 @@ export async function runFault(o: {
   const { stack, ledger, scale } = o;
   const started = Date.now();
   const goals = Array.from({ length: scale.tasks }, (_, i) => `fault ${o.scenario} ${started.toString(36)} task ${i}`);
-  const ids = await Promise.all(goals.map((goal, i) => submitTask(stack.bus, { user_id: `faulty${i % 4}`, goal }, { team: DEFAULT_TEAM, source: '/faults', id: randomUUID() }).then((s) => s.taskId)));
+  const ids = await Promise.all(
+    goals.map((goal, i) =>
+      submitTask(stack.bus, { user_id: `faulty${i % 4}`, goal }, { team: DEFAULT_TEAM, source: '/faults', id: randomUUID() }).then((s) => s.taskId),
+    ),
+  );
   const watches = ids.map((id) => watchTask(stack.bus, id, o.timeoutMs ?? 240_000).done.catch(() => undefined));
   const effects = () => ledger.lines().filter((l) => ids.includes(l.task_id));
   const total = scale.tasks * scale.callsPerTask;
@@ -137,7 +141,8 @@ export async function runFault(o: {
   const completedIds = ids.filter((_, i) => ends[i] === 'completed');
   const tool_errors: Record<string, number> = {};
   for (const id of ids) {
-    for (const r of await auditRecords(stack.bus, id, 0)) if (r.outcome === 'error') tool_errors[r.error_code ?? '?'] = (tool_errors[r.error_code ?? '?'] ?? 0) + 1;
+    for (const r of await auditRecords(stack.bus, id, 0))
+      if (r.outcome === 'error') tool_errors[r.error_code ?? '?'] = (tool_errors[r.error_code ?? '?'] ?? 0) + 1;
   }
   const after = times.filter((t) => t >= faultAt);
   const gaps = [faultAt, ...after].slice(1).map((t, i) => t - [faultAt, ...after][i]!);
@@ -172,9 +177,17 @@ export function saveReports(reports: FaultReport[], name = 'faults'): void {
   const dir = new URL('./results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify({ at: new Date().toISOString(), reports }, null, 2)}\n`);
-  const rows = reports.map((r) => `| ${r.scenario} | ${r.completed}/${r.tasks} | ${r.failed.length + r.stuck} | ${r.duplicate_keys} | ${r.reasked_steps} | ${r.recovery_ms} | ${r.stall_ms} |`);
+  const rows = reports.map(
+    (r) =>
+      `| ${r.scenario} | ${r.completed}/${r.tasks} | ${r.failed.length + r.stuck} | ${r.duplicate_keys} | ${r.reasked_steps} | ${r.recovery_ms} | ${r.stall_ms} |`,
+  );
   writeFileSync(
     new URL(`${name}.md`, dir),
-    ['| fault | completed | failed or stuck | duplicate effects | steps asked again | first effect after (ms) | longest stall (ms) |', '|---|---|---|---|---|---|---|', ...rows, ''].join('\n'),
+    [
+      '| fault | completed | failed or stuck | duplicate effects | steps asked again | first effect after (ms) | longest stall (ms) |',
+      '|---|---|---|---|---|---|---|',
+      ...rows,
+      '',
+    ].join('\n'),
   );
 }

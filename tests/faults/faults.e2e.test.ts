@@ -30,7 +30,10 @@ beforeAll(async () => {
   ledger = new Ledger();
   // Every toolbus also hosts an MCP stdio server with a side-effecting tool writing to the same ledger.
   const mcpConfig = join(dirname(ledger.path), 'mcp.json');
-  writeFileSync(mcpConfig, JSON.stringify({ servers: { books: { transport: 'stdio', command: process.execPath, args: [ledgerMcpServer], env: { LEDGER_FILE: ledger.path } } } }));
+  writeFileSync(
+    mcpConfig,
+    JSON.stringify({ servers: { books: { transport: 'stdio', command: process.execPath, args: [ledgerMcpServer], env: { LEDGER_FILE: ledger.path } } } }),
+  );
   stack = await startStack({
     // A paused runtime loses its jobs after 2 s; a dead toolbus its calls after 1 s; a call without a reply is asked again after 1.5 s.
     runtimeAckWaitMs: 2000,
@@ -63,7 +66,11 @@ async function kill(kind: string): Promise<void> {
 let replicas = 0;
 const fresh = (kind: 'runtime' | 'toolbus' | 'memory') => stack.startReplica(kind, `${kind}-f${++replicas}`);
 
-async function fault(scenario: string, inject: () => Promise<void>, opts: { varying?: boolean; tool?: { name: string; args?: Record<string, unknown> } } = {}): Promise<FaultReport> {
+async function fault(
+  scenario: string,
+  inject: () => Promise<void>,
+  opts: { varying?: boolean; tool?: { name: string; args?: Record<string, unknown> } } = {},
+): Promise<FaultReport> {
   const model = new FaultModel({ scale, varying: opts.varying ?? false, ...(opts.tool ? { tool: opts.tool } : {}) });
   stack.llm.setResponder((req) => model.answer(req));
   const report = await runFault({ stack, ledger, model, scale, scenario, inject });

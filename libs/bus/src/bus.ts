@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs';
 import { connect, credsAuthenticator, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type PubAck, type StoredMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { defaultEventSourceBase, eventSourceFor, injectTraceContext, limitsError, subjectsFor, validate, type MessageContract, type Subjects } from '@hermes/contracts';
+import {
+  defaultEventSourceBase,
+  eventSourceFor,
+  injectTraceContext,
+  limitsError,
+  subjectsFor,
+  validate,
+  type MessageContract,
+  type Subjects,
+} from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { SpanKind } from '@opentelemetry/api';
 import { inSpan, type Logger } from '@hermes/telemetry';
@@ -125,7 +134,14 @@ export class Bus {
       }
     })();
     const jsm = await jetstreamManager(nc);
-    return new Bus({ nc, js: jetstream(nc), jsm }, subjects, opts.logger, opts.tuning ?? {}, new ConsumerProgress(opts.livenessAckWaits), opts.eventSource ?? defaultEventSourceBase(subjects.prefix));
+    return new Bus(
+      { nc, js: jetstream(nc), jsm },
+      subjects,
+      opts.logger,
+      opts.tuning ?? {},
+      new ConsumerProgress(opts.livenessAckWaits),
+      opts.eventSource ?? defaultEventSourceBase(subjects.prefix),
+    );
   }
 
   /** The CloudEvents `source` of events `service` emits on this deployment (`<base>/<service>`). */
@@ -141,7 +157,14 @@ export class Bus {
     const tuning = { ...this.tuning, ...opts.tuning };
     for (const key of keys) {
       const cfg = streamConfig(this.subjects, key, tuning);
-      if (opts.createOnly && (await this.jsm.streams.info(cfg.name).then(() => true, () => false))) continue;
+      if (
+        opts.createOnly &&
+        (await this.jsm.streams.info(cfg.name).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
       // add() with an identical config succeeds; a changed config (e.g. a new subject) fails
       // with "name already in use", and is then applied with update().
       try {
@@ -160,7 +183,10 @@ export class Bus {
   private async keepingConsumerLimit<C extends { name: string; max_consumers?: number }>(cfg: C): Promise<C> {
     const current = (await this.jsm.streams.info(cfg.name)).config.max_consumers;
     if (cfg.max_consumers === undefined || current === cfg.max_consumers) return cfg;
-    this.logger.warn({ stream: cfg.name, max_consumers: current, wanted: cfg.max_consumers }, 'stream keeps the consumer limit it was created with (nats-server cannot change it); recreate it to apply the new one');
+    this.logger.warn(
+      { stream: cfg.name, max_consumers: current, wanted: cfg.max_consumers },
+      'stream keeps the consumer limit it was created with (nats-server cannot change it); recreate it to apply the new one',
+    );
     return { ...cfg, max_consumers: current };
   }
 
@@ -223,7 +249,12 @@ export class Bus {
     if (!checked.ok) throw new OutgoingPayloadError(contract.name, checked.issues);
     const subject = contractSubject(contract, this.subjects, opts.subject);
     if (!opts.span) return this.send(contract, subject, payload, opts);
-    const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'send', ...(opts.msgId ? { 'messaging.message.id': opts.msgId } : {}) };
+    const attributes = {
+      'messaging.system': 'nats',
+      'messaging.destination.name': subject,
+      'messaging.operation.type': 'send',
+      ...(opts.msgId ? { 'messaging.message.id': opts.msgId } : {}),
+    };
     return inSpan(`publish ${contract.name}`, { kind: SpanKind.PRODUCER, attributes }, () => this.send(contract, subject, payload, opts));
   }
 

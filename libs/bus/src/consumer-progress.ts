@@ -71,7 +71,14 @@ export class ConsumerTracker {
     const oldest = this.oldestUnackedAgeMs(at);
     const sinceSettled = at - this.lastSettledAt;
     if (this.held.size === 0 || oldest < this.stallAfterMs || sinceSettled < this.stallAfterMs) return undefined;
-    return { stream: this.stream, consumer: this.consumer, in_flight: this.held.size, oldest_unacked_age_ms: oldest, since_last_ack_ms: sinceSettled, stall_after_ms: this.stallAfterMs };
+    return {
+      stream: this.stream,
+      consumer: this.consumer,
+      in_flight: this.held.size,
+      oldest_unacked_age_ms: oldest,
+      since_last_ack_ms: sinceSettled,
+      stall_after_ms: this.stallAfterMs,
+    };
   }
 }
 
@@ -118,7 +125,11 @@ export class ConsumerProgress {
     gauge.addCallback((result) => {
       const at = this.now();
       for (const t of this.trackers) {
-        result.observe(t.oldestUnackedAgeMs(at) / 1000, { 'messaging.system': 'nats', 'messaging.destination.name': t.stream, 'messaging.consumer.group.name': t.consumer });
+        result.observe(t.oldestUnackedAgeMs(at) / 1000, {
+          'messaging.system': 'nats',
+          'messaging.destination.name': t.stream,
+          'messaging.consumer.group.name': t.consumer,
+        });
       }
     });
   }

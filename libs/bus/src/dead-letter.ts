@@ -141,7 +141,11 @@ export const REPLAY_OF_HEADER = 'Hermes-Replay-Of';
  * `duplicate` means JetStream already holds a message with that id within its duplicate window.
  */
 export async function republishDeadLetter(bus: Bus, record: DeadLetter, msgId: string): Promise<PubAck> {
-  if (record.payload === undefined) throw new BusError('payload_not_kept', `the dead letter of ${record.stream} seq ${record.stream_seq} kept no body (${record.payload_bytes} bytes): it cannot be replayed`);
+  if (record.payload === undefined)
+    throw new BusError(
+      'payload_not_kept',
+      `the dead letter of ${record.stream} seq ${record.stream_seq} kept no body (${record.payload_bytes} bytes): it cannot be replayed`,
+    );
   const h = natsHeaders();
   for (const [name, values] of Object.entries(record.headers)) {
     if (name.toLowerCase().startsWith('nats-')) continue;
@@ -159,7 +163,10 @@ function deadLetterCounter() {
   const meter = hermesMeter();
   if (!counter || counterMeter !== meter) {
     counterMeter = meter;
-    counter = meter.createCounter('hermes.bus.dead_letters', { unit: '{message}', description: 'work-queue messages dead-lettered (recorded on the dead-letter stream and terminated)' });
+    counter = meter.createCounter('hermes.bus.dead_letters', {
+      unit: '{message}',
+      description: 'work-queue messages dead-lettered (recorded on the dead-letter stream and terminated)',
+    });
   }
   return counter;
 }

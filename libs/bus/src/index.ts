@@ -9,7 +9,16 @@ export { ConsumerProgress, DEFAULT_LIVENESS_ACK_WAITS } from './consumer-progres
 export type { StalledConsumer } from './consumer-progress.js';
 export { followSubject } from './event-follower.js';
 export type { FollowedMessage } from './event-follower.js';
-export { streamConfig, consumerConfig, bucketConfig, STREAM_MAX_CONSUMERS, DEFAULT_MAX_DELIVERIES, MEMORY_EXTRACT_MAX_DELIVERIES, MEMORY_WRITE_MAX_DELIVERIES, maxDeliverBackstop } from './stream-specs.js';
+export {
+  streamConfig,
+  consumerConfig,
+  bucketConfig,
+  STREAM_MAX_CONSUMERS,
+  DEFAULT_MAX_DELIVERIES,
+  MEMORY_EXTRACT_MAX_DELIVERIES,
+  MEMORY_WRITE_MAX_DELIVERIES,
+  maxDeliverBackstop,
+} from './stream-specs.js';
 export type { StreamKey, ConsumerKey, BucketKey, StreamTuning } from './stream-specs.js';
 export { isCasConflict, casUpdate, CasRetriesExhaustedError } from './kv-cas.js';
 export type { CasUpdateOptions, CasOutcome } from './kv-cas.js';

@@ -9,7 +9,10 @@ import { BusError } from './bus-errors.js';
  * by code, not message text, which the server is free to reword.
  */
 export function isCasConflict(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
 }
 
 /** `casUpdate` lost the race `attempts` times in a row: the key is written faster than we can read and write it. */

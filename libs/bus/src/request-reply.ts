@@ -1,6 +1,16 @@
 import { headers as natsHeaders, NoRespondersError, TimeoutError, type Msg, type Subscription } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { extractTraceContext, injectTraceContext, limitsError, replyEnvelope, StoredStateError, validate, wireError, type RequestContract, type WireError } from '@hermes/contracts';
+import {
+  extractTraceContext,
+  injectTraceContext,
+  limitsError,
+  replyEnvelope,
+  StoredStateError,
+  validate,
+  wireError,
+  type RequestContract,
+  type WireError,
+} from '@hermes/contracts';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { hermesTracer } from '@hermes/telemetry';
 import type { Bus } from './bus.js';
@@ -102,10 +112,14 @@ async function answer<Req extends TSchema, Res extends TSchema>(
   msg: Msg,
 ): Promise<void> {
   const parent = extractTraceContext(msg.headers);
-  const span = hermesTracer().startSpan(`process ${contract.name}`, {
-    kind: SpanKind.SERVER,
-    attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject, 'messaging.operation.type': 'process' },
-  }, parent);
+  const span = hermesTracer().startSpan(
+    `process ${contract.name}`,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject, 'messaging.operation.type': 'process' },
+    },
+    parent,
+  );
   await context.with(trace.setSpan(parent, span), async () => {
     let body: unknown;
     const after: (() => void)[] = [];

@@ -81,7 +81,13 @@ export const STREAM_MAX_CONSUMERS: Readonly<Record<StreamKey, number>> = {
 export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}): Partial<StreamConfig> & { name: string; subjects: string[] } {
   // Only the submit stream's window is tunable: every service declares the shared streams, and
   // they must all compute the same config or each start would undo the others'.
-  const base = { storage: StorageType.File, num_replicas: t.replicas ?? 1, duplicate_window: nanos(120_000), discard: DiscardPolicy.Old, max_consumers: STREAM_MAX_CONSUMERS[key] };
+  const base = {
+    storage: StorageType.File,
+    num_replicas: t.replicas ?? 1,
+    duplicate_window: nanos(120_000),
+    discard: DiscardPolicy.Old,
+    max_consumers: STREAM_MAX_CONSUMERS[key],
+  };
   switch (key) {
     case 'taskSubmit':
       return {
@@ -156,13 +162,27 @@ export function bucketConfig(s: Subjects, key: BucketKey, t: StreamTuning = {}):
  * Durable pull consumers. The work consumer counts deliveries and dead-letters a message at its
  * bound; max_deliver is only the server's backstop above that bound (see maxDeliverBackstop).
  */
-export function consumerConfig(s: Subjects, key: ConsumerKey, t: StreamTuning = {}): { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } } {
-  const common = { ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_deliver: maxDeliverBackstop(t.maxDeliveries ?? DEFAULT_MAX_DELIVERIES) };
+export function consumerConfig(
+  s: Subjects,
+  key: ConsumerKey,
+  t: StreamTuning = {},
+): { stream: string; config: Partial<ConsumerConfig> & { durable_name: string } } {
+  const common = {
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    max_deliver: maxDeliverBackstop(t.maxDeliveries ?? DEFAULT_MAX_DELIVERIES),
+  };
   switch (key) {
     case 'dispatcherIntake':
-      return { stream: s.streams.taskSubmit, config: { ...common, durable_name: s.consumers.dispatcherIntake, ack_wait: nanos(30_000), max_ack_pending: 1000 } };
+      return {
+        stream: s.streams.taskSubmit,
+        config: { ...common, durable_name: s.consumers.dispatcherIntake, ack_wait: nanos(30_000), max_ack_pending: 1000 },
+      };
     case 'dispatcherResults':
-      return { stream: s.streams.runtimeResults, config: { ...common, durable_name: s.consumers.dispatcherResults, ack_wait: nanos(30_000), max_ack_pending: 1000 } };
+      return {
+        stream: s.streams.runtimeResults,
+        config: { ...common, durable_name: s.consumers.dispatcherResults, ack_wait: nanos(30_000), max_ack_pending: 1000 },
+      };
     case 'runtimeJobs':
       return {
         stream: s.streams.runtimeJobs,

@@ -41,7 +41,13 @@ export async function submitTask(bus: Bus, data: TaskRequest, opts: SubmitOption
   const id = opts.id ?? randomUUID();
   const taskId = taskIdFor(opts.team, opts.source, id);
   const subject = bus.subjects.taskSubmit(opts.team);
-  const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.operation.type': 'send', 'messaging.message.id': taskId, 'hermes.task.id': taskId };
+  const attributes = {
+    'messaging.system': 'nats',
+    'messaging.destination.name': subject,
+    'messaging.operation.type': 'send',
+    'messaging.message.id': taskId,
+    'hermes.task.id': taskId,
+  };
   return inSpan('publish taskSubmit', { kind: SpanKind.PRODUCER, attributes }, async () => {
     const traceparent = currentTraceparent();
     const event: TaskSubmitEvent = {

@@ -92,7 +92,10 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   const { config } = await consumer.info(true);
   if (config.max_deliver !== undefined && config.max_deliver > 0 && config.max_deliver <= maxDeliveries) {
     // JetStream would stop delivering before our bound: such messages stay in the stream, never dead-lettered.
-    bus.logger.warn({ stream: opts.stream, durable: opts.durable, max_deliver: config.max_deliver, max_deliveries: maxDeliveries }, 'consumer max_deliver is not above the dead-letter bound');
+    bus.logger.warn(
+      { stream: opts.stream, durable: opts.durable, max_deliver: config.max_deliver, max_deliveries: maxDeliveries },
+      'consumer max_deliver is not above the dead-letter bound',
+    );
   }
   const tracker = bus.progress.track({
     stream: opts.stream,
@@ -102,7 +105,10 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   });
   const settle = { bus, opts, tracker, maxDeliveries };
   // Created here, not at import: the meter must come from the provider telemetry start-up registered.
-  const redeliveries = hermesMeter().createCounter('hermes.bus.redeliveries', { unit: '{message}', description: 'messages handled again after a failed or unfinished earlier delivery' });
+  const redeliveries = hermesMeter().createCounter('hermes.bus.redeliveries', {
+    unit: '{message}',
+    description: 'messages handled again after a failed or unfinished earlier delivery',
+  });
   const attrs = { 'messaging.system': 'nats', 'messaging.destination.name': opts.stream, 'messaging.consumer.group.name': opts.durable };
   const running = new Set<{ msg: JsMsg; done: Promise<void> }>();
   let stopped = false;
@@ -174,15 +180,19 @@ interface Settling {
 async function handleOne(o: Settling, handler: RawHandler, msg: JsMsg): Promise<void> {
   const { bus, opts } = o;
   const parent = extractTraceContext(msg.headers);
-  const span = hermesTracer().startSpan(`process ${msg.subject}`, {
-    kind: SpanKind.CONSUMER,
-    attributes: {
-      'messaging.system': 'nats',
-      'messaging.destination.name': msg.subject,
-      'messaging.operation.type': 'process',
-      'messaging.nats.delivery_count': msg.info.deliveryCount,
+  const span = hermesTracer().startSpan(
+    `process ${msg.subject}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'nats',
+        'messaging.destination.name': msg.subject,
+        'messaging.operation.type': 'process',
+        'messaging.nats.delivery_count': msg.info.deliveryCount,
+      },
     },
-  }, parent);
+    parent,
+  );
   const heartbeat = setInterval(() => msg.working(), opts.heartbeatMs ?? 5000);
   try {
     if (msg.info.deliveryCount > o.maxDeliveries) {
@@ -238,7 +248,10 @@ async function settleDead(o: Settling, msg: JsMsg, error: WireError, span: Span)
   }
   terminateDeadLetter(msg, error);
   o.tracker.settled(msg);
-  bus.logger.warn({ stream: msg.info.stream, consumer: msg.info.consumer, seq: msg.seq, subject: msg.subject, deliveries: msg.info.deliveryCount, code: error.code }, 'message dead-lettered');
+  bus.logger.warn(
+    { stream: msg.info.stream, consumer: msg.info.consumer, seq: msg.seq, subject: msg.subject, deliveries: msg.info.deliveryCount, code: error.code },
+    'message dead-lettered',
+  );
 }
 
 /** Runs the handler again, within this delivery, while it fails because a dependency is away (see outageBudgetMs). */
@@ -252,7 +265,10 @@ async function throughOutages<T>(o: Settling, msg: JsMsg, run: () => Promise<T>)
       const waited = Date.now() - started;
       if (!isDependencyOutage(err) || waited >= budgetMs) throw err;
       const delayMs = Math.min(Math.round(Math.min(5000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random())), budgetMs - waited);
-      o.bus.logger.warn({ err, subject: msg.subject, delivery: msg.info.deliveryCount, attempt, retry_in_ms: delayMs, waited_ms: waited }, 'dependency away; handling the message again (delivery kept)');
+      o.bus.logger.warn(
+        { err, subject: msg.subject, delivery: msg.info.deliveryCount, attempt, retry_in_ms: delayMs, waited_ms: waited },
+        'dependency away; handling the message again (delivery kept)',
+      );
       await new Promise((r) => setTimeout(r, delayMs));
     }
   }

@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { BusError, errorAsWire, InvalidMessageError, isRetryable, OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
+import {
+  BusError,
+  errorAsWire,
+  InvalidMessageError,
+  isRetryable,
+  OutgoingPayloadError,
+  PayloadEncodingError,
+  PayloadLimitError,
+  RemoteError,
+} from '@hermes/bus';
 import { wireError } from '@hermes/contracts';
 
 describe('isRetryable', () => {
   it('says no for errors that say so, programming errors and payloads we built wrong', () => {
     expect(isRetryable(new RemoteError(wireError('session_forbidden', 'not yours'), 'hermes.memory.session.lock'))).toBe(false);
     expect(isRetryable(Object.assign(new Error('4xx'), { retryable: false }))).toBe(false);
-    for (const err of [new TypeError('x'), new RangeError('Maximum call stack size exceeded'), new ReferenceError('y'), new SyntaxError('z')]) expect(isRetryable(err), err.name).toBe(false);
+    for (const err of [new TypeError('x'), new RangeError('Maximum call stack size exceeded'), new ReferenceError('y'), new SyntaxError('z')])
+      expect(isRetryable(err), err.name).toBe(false);
     expect(isRetryable(new OutgoingPayloadError('runtimeResults', [{ path: '/x', message: 'bad' }]))).toBe(false);
     expect(isRetryable(new InvalidMessageError('runtimeJobs', [{ path: '/x', message: 'bad' }]))).toBe(false);
   });
@@ -29,9 +39,23 @@ describe('errorAsWire', () => {
   it('passes a wire error on as it is, and describes any other error by its code (or internal) and class', () => {
     const wire = wireError('session_forbidden', 'not yours');
     expect(errorAsWire(new RemoteError(wire, 'hermes.memory.session.lock'))).toEqual(wire);
-    expect(errorAsWire(new InvalidMessageError('runtimeJobs', [{ path: '/model_role', message: 'bad' }]))).toMatchObject({ code: 'invalid_payload', retryable: false, details: { issues: [{ path: '/model_role' }] } });
-    expect(errorAsWire(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toEqual({ code: 'ECONNREFUSED', message: 'refused', retryable: true, details: { error_name: 'Error' } });
-    expect(errorAsWire(new TypeError('x is not a function'))).toEqual({ code: 'internal', message: 'x is not a function', retryable: false, details: { error_name: 'TypeError' } });
+    expect(errorAsWire(new InvalidMessageError('runtimeJobs', [{ path: '/model_role', message: 'bad' }]))).toMatchObject({
+      code: 'invalid_payload',
+      retryable: false,
+      details: { issues: [{ path: '/model_role' }] },
+    });
+    expect(errorAsWire(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toEqual({
+      code: 'ECONNREFUSED',
+      message: 'refused',
+      retryable: true,
+      details: { error_name: 'Error' },
+    });
+    expect(errorAsWire(new TypeError('x is not a function'))).toEqual({
+      code: 'internal',
+      message: 'x is not a function',
+      retryable: false,
+      details: { error_name: 'TypeError' },
+    });
     expect(errorAsWire(new Error('x'.repeat(10_000))).message).toHaveLength(4000);
   });
 });

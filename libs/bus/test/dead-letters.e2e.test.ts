@@ -50,10 +50,14 @@ async function recordingConsumer(bus: Bus, durable: string, opts: Partial<WorkCo
 
 /** The dead letters once there are `n` of them. */
 const deadLettersOnce = (bus: Bus, n: number) =>
-  eventually(async () => {
-    const records = await deadLetters(bus);
-    return records.length === n ? records : undefined;
-  }, 10_000, `${n} dead letter(s)`);
+  eventually(
+    async () => {
+      const records = await deadLetters(bus);
+      return records.length === n ? records : undefined;
+    },
+    10_000,
+    `${n} dead letter(s)`,
+  );
 const storedMessages = async (bus: Bus) => (await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages;
 
 describe('dead letters', () => {
@@ -65,7 +69,13 @@ describe('dead letters', () => {
     await track(
       startWorkConsumer(
         bus,
-        { stream: bus.subjects.streams.runtimeJobs, durable, maxDeliveries: 3, retryDelayMs: 10, onDeadLetter: (msg, error) => void hooked.push({ seq: msg.seq, error }) },
+        {
+          stream: bus.subjects.streams.runtimeJobs,
+          durable,
+          maxDeliveries: 3,
+          retryDelayMs: 10,
+          onDeadLetter: (msg, error) => void hooked.push({ seq: msg.seq, error }),
+        },
         async (msg) => {
           const { job_id } = jobOf(msg);
           if (job_id.startsWith('poison')) throw new Error(`cannot do ${job_id}`);
@@ -117,7 +127,10 @@ describe('dead letters', () => {
 
     const records = await deadLettersOnce(bus, 2);
     expect(calls.sort()).toEqual(['refused', 'typeerror']);
-    expect(records.find((r) => r.stream_seq === 1)).toMatchObject({ deliveries: 1, error: { code: 'internal', message: 'x is not a function', retryable: false, details: { error_name: 'TypeError' } } });
+    expect(records.find((r) => r.stream_seq === 1)).toMatchObject({
+      deliveries: 1,
+      error: { code: 'internal', message: 'x is not a function', retryable: false, details: { error_name: 'TypeError' } },
+    });
     expect(records.find((r) => r.stream_seq === 2)).toMatchObject({ deliveries: 1, error: { code: 'session_forbidden', retryable: false } });
   });
 
@@ -135,7 +148,11 @@ describe('dead letters', () => {
     const { calls, hooked } = await recordingConsumer(bus, durable, { maxDeliveries: 3 });
 
     const [record] = await deadLettersOnce(bus, 1);
-    expect(record).toMatchObject({ stream_seq: 1, deliveries: 4, error: { code: 'max_deliveries_exceeded', retryable: false, details: { max_deliveries: 3 } } });
+    expect(record).toMatchObject({
+      stream_seq: 1,
+      deliveries: 4,
+      error: { code: 'max_deliveries_exceeded', retryable: false, details: { max_deliveries: 3 } },
+    });
     expect(hooked.map((e) => e.code)).toEqual(['max_deliveries_exceeded']);
     expect(calls).toEqual([]);
     await eventually(async () => ((await storedMessages(bus)) === 0 ? true : undefined), 10_000, 'the work queue to empty');
@@ -143,7 +160,9 @@ describe('dead letters', () => {
 
   it('a handler can dead-letter a message itself; it is then neither redelivered nor reported to the hook', async () => {
     const { bus, durable } = await jobsBus('explicit');
-    const { calls, hooked } = await recordingConsumer(bus, durable, { retryDelayMs: 10 }, (msg) => deadLetter(bus, msg, wireError('duplicate', 'this submission was already received')).then(() => {}));
+    const { calls, hooked } = await recordingConsumer(bus, durable, { retryDelayMs: 10 }, (msg) =>
+      deadLetter(bus, msg, wireError('duplicate', 'this submission was already received')).then(() => {}),
+    );
 
     await bus.publish(contracts.runtimeJobs, runtimeJob('dup'));
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Bus} from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
 import { OutgoingPayloadError, STREAM_MAX_CONSUMERS, consumerConfig, maxDeliverBackstop, streamConfig, submitTask } from '@hermes/bus';
 import { AckPolicy } from '@nats-io/jetstream';
 import { DEFAULT_TEAM, contracts, makeTaskEvent, subjectsFor, type TaskRequest } from '@hermes/contracts';
@@ -98,7 +98,13 @@ describe('stream and consumer declaration', () => {
     await before.ensureStreams(['runtimeJobs', 'taskSubmit']);
     await before.ensureConsumers(['runtimeJobs']);
     await before.publish(contracts.runtimeJobs, {
-      job_id: 'j1', task_id: 't1', subtask_id: 's1', user_id: 'u1', session_id: 'x1', goal: 'keep me', model_role: 'worker',
+      job_id: 'j1',
+      task_id: 't1',
+      subtask_id: 's1',
+      user_id: 'u1',
+      session_id: 'x1',
+      goal: 'keep me',
+      model_role: 'worker',
     });
 
     const after = await open(prefix, { tuning: { duplicateWindowMs: 5_000, runtimeAckWaitMs: 2_000, maxDeliveries: 2 } });
@@ -172,7 +178,12 @@ describe('publish without an ack', () => {
   it('still lands in the stream, once per msgId, and a validation failure still throws', async () => {
     const bus = await open(uniquePrefix('noack'));
     await bus.ensureStreams(['taskEvents']);
-    const event = makeTaskEvent('step', { id: 'step-1', source: 'hermes/test', taskId: 't_noack', data: { task_id: 't_noack', subtask_id: 'main', step: 1, kind: 'llm_call' } });
+    const event = makeTaskEvent('step', {
+      id: 'step-1',
+      source: 'hermes/test',
+      taskId: 't_noack',
+      data: { task_id: 't_noack', subtask_id: 'main', step: 1, kind: 'llm_call' },
+    });
     const subject = bus.subjects.taskEvents(DEFAULT_TEAM, 't_noack');
 
     expect(await bus.publish(contracts.taskEvents, event, { subject, msgId: 'step-1', ack: false })).toBeUndefined();
@@ -217,7 +228,7 @@ describe('kv', () => {
 });
 
 describe('ensureStreams tuning', () => {
-  it('a tuning given to ensureStreams overrides the connection\'s for that declaration', async () => {
+  it("a tuning given to ensureStreams overrides the connection's for that declaration", async () => {
     const prefix = uniquePrefix('audit');
     const bus = await open(prefix);
 

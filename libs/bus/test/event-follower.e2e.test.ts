@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Bus} from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
 import { encodeJson, followSubject, followTaskEvents, type TaskEventWithSeq } from '@hermes/bus';
 import { DEFAULT_TEAM, contracts, makeTaskEvent, taskEventKind, type TaskEvent } from '@hermes/contracts';
 import { cleanupAll, eventually, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
@@ -19,7 +19,12 @@ async function open(): Promise<Bus> {
 
 const source = '/hermes/test';
 const accepted = (taskId: string) =>
-  makeTaskEvent('accepted', { id: `${taskId}:accepted`, source, taskId, data: { task_id: taskId, user_id: 'u1', session_id: 's1', goal: 'g', source_event: {} } });
+  makeTaskEvent('accepted', {
+    id: `${taskId}:accepted`,
+    source,
+    taskId,
+    data: { task_id: taskId, user_id: 'u1', session_id: 's1', goal: 'g', source_event: {} },
+  });
 const started = (taskId: string, attempt = 1) =>
   makeTaskEvent('started', { id: `${taskId}:started:${attempt}`, source, taskId, data: { task_id: taskId, subtask_id: 'st1', attempt } });
 const completed = (taskId: string) =>
@@ -114,9 +119,7 @@ describe('followSubject', () => {
     await natsHandles(bus).js.publish(subject, encodeJson({ n: 2, last: true }));
     await natsHandles(bus).js.publish(subject, encodeJson({ n: 3 }));
 
-    const got = await collect(
-      followSubject(bus, { stream: bus.subjects.streams.taskEvents, subject, until: (v) => (v as { last?: boolean }).last === true }),
-    );
+    const got = await collect(followSubject(bus, { stream: bus.subjects.streams.taskEvents, subject, until: (v) => (v as { last?: boolean }).last === true }));
 
     expect(got.map((m) => m.value)).toEqual([{ n: 1 }, { undecodable: expect.stringContaining('not valid JSON') }, { n: 2, last: true }]);
     expect(got.map((m) => m.subject)).toEqual([subject, subject, subject]);

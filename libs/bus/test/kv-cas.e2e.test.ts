@@ -34,10 +34,11 @@ function racing(kv: KV, other: KV, times: number): KV {
   });
 }
 
-const errorOf = (p: Promise<unknown>): Promise<unknown> => p.then(
-  () => undefined,
-  (err: unknown) => err,
-);
+const errorOf = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 beforeAll(async () => {
   nats = await startNatsServer();
@@ -135,10 +136,15 @@ describe('casUpdate', () => {
     let calls = 0;
 
     const err = await errorOf(
-      casUpdate<{ n: number }>(racing(kv, other, Infinity), 'hot', (v) => {
-        calls++;
-        return count(v);
-      }, { maxAttempts: 3 }),
+      casUpdate<{ n: number }>(
+        racing(kv, other, Infinity),
+        'hot',
+        (v) => {
+          calls++;
+          return count(v);
+        },
+        { maxAttempts: 3 },
+      ),
     );
 
     expect(calls).toBe(3);
@@ -152,6 +158,12 @@ describe('casUpdate', () => {
     await kv.create('bad', 'not json');
     const boom = new Error('undecodable');
 
-    await expect(casUpdate(kv, 'bad', count, { decode: () => { throw boom; } })).rejects.toBe(boom);
+    await expect(
+      casUpdate(kv, 'bad', count, {
+        decode: () => {
+          throw boom;
+        },
+      }),
+    ).rejects.toBe(boom);
   });
 });

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Bus} from '@hermes/bus';
-import { OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError, ReplyError, consumeContract, decodeJson, encodeJson, request, serve } from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
+import {
+  OutgoingPayloadError,
+  PayloadEncodingError,
+  PayloadLimitError,
+  RemoteError,
+  ReplyError,
+  consumeContract,
+  decodeJson,
+  encodeJson,
+  request,
+  serve,
+} from '@hermes/bus';
 import { contracts, wireError, type MemoryWriteJob, type WireError, type SessionMessage, type SessionReadRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { connectBus, eventually, runtimeJob, uniquePrefix } from './support.js';
@@ -237,7 +248,10 @@ describe('payload limits on the bus', () => {
     });
     const body = new TextEncoder().encode(`{"user_id":"alice","session_id":"s","extra":${deepText(5000)}}`);
     const decoded = decodeJson((await natsHandles(bus).nc.request(bus.subjects.sessionRead, body, { timeout: 5_000 })).data);
-    expect(decoded).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 64, actual: 5001 } } } });
+    expect(decoded).toMatchObject({
+      ok: true,
+      value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 64, actual: 5001 } } },
+    });
     expect(handled).toBe(0);
     await expect(request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 's' })).resolves.toEqual({ messages: [] });
   });
@@ -248,7 +262,10 @@ describe('payload limits on the bus', () => {
     // 43 levels: within the envelope's 64, over the 36 of a memory write.
     const body = new TextEncoder().encode(`{"user_id":"u1","session_id":"s1","messages":[{"role":"user","content":"x","x":${deepText(40)}}]}`);
     const raw = await natsHandles(bus).nc.request(bus.subjects.sessionAppend, body, { timeout: 5_000 });
-    expect(decodeJson(raw.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', details: { limit: 'maxDepth', max: 36, actual: 43, path: `/messages/0/x${'/0'.repeat(33)}` } } } });
+    expect(decodeJson(raw.data)).toMatchObject({
+      ok: true,
+      value: { ok: false, error: { code: 'payload_limit', details: { limit: 'maxDepth', max: 36, actual: 43, path: `/messages/0/x${'/0'.repeat(33)}` } } },
+    });
   });
 
   it('bad UTF-8 gets invalid_payload, not a replaced character', async () => {
@@ -263,7 +280,9 @@ describe('payload limits on the bus', () => {
     const bus = await open();
     const polluted = JSON.parse('{"memory_id":"m1","user_id":"u1","source":{"__proto__":{"x":1}}}') as MemoryWriteJob;
     await expect(bus.publish(contracts.memoryWrite, polluted)).rejects.toBeInstanceOf(PayloadLimitError);
-    await expect(bus.publish(contracts.memoryWrite, polluted)).rejects.toMatchObject({ wire: { code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/source/__proto__' } } });
+    await expect(bus.publish(contracts.memoryWrite, polluted)).rejects.toMatchObject({
+      wire: { code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/source/__proto__' } },
+    });
     const content = 'x'.repeat(1024 * 1024 + 1);
     await expect(request(bus, contracts.sessionAppend, { user_id: 'u1', session_id: 's1', messages: [{ role: 'user', content }] })).rejects.toMatchObject({
       name: 'PayloadLimitError',

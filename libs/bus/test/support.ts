@@ -37,7 +37,9 @@ export function fixture(name: string): string {
 /** Every dead-letter record on the bus's dead-letter stream, oldest first, each checked against its contract. */
 export async function storedDeadLetters(bus: Bus): Promise<DeadLetter[]> {
   const stream = bus.subjects.streams.deadLetters;
-  const info = await natsHandles(bus).jsm.streams.info(stream).catch(() => undefined);
+  const info = await natsHandles(bus)
+    .jsm.streams.info(stream)
+    .catch(() => undefined);
   const out: DeadLetter[] = [];
   if (!info || info.state.messages === 0) return out;
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, context, trace, type Span } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { Bus} from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
 import { request, serve, startWorkConsumer, submitTask } from '@hermes/bus';
 import { DEFAULT_TEAM, contracts } from '@hermes/contracts';
 import { installPropagation } from '@hermes/telemetry';
@@ -98,7 +98,9 @@ describe('trace context over NATS', () => {
     const bus = await open();
     await bus.ensureStreams(['taskSubmit']);
 
-    const { span, result } = await inSpan('submit', () => submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'e1' }));
+    const { span, result } = await inSpan('submit', () =>
+      submitTask(bus, { user_id: 'u1', goal: 'trace me' }, { team: DEFAULT_TEAM, source: '/hermes/test', id: 'e1' }),
+    );
 
     const stored = await natsHandles(bus).jsm.streams.getMessage(bus.subjects.streams.taskSubmit, { seq: 1 });
     const caller = span.spanContext();

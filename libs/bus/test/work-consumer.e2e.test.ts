@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Bus} from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
 import { consumeContract, encodeJson, RemoteError, startWorkConsumer, type WorkConsumer } from '@hermes/bus';
 import { contracts, wireError, type RuntimeJob } from '@hermes/contracts';
 import { startChildService } from '@hermes/testkit';
@@ -47,7 +47,11 @@ describe('startWorkConsumer', () => {
     await bus.publish(contracts.runtimeJobs, runtimeJob('j1'));
 
     await eventually(() => (deliveries.length >= 2 ? true : undefined), 5_000, 'the redelivery');
-    await eventually(async () => ((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 2_000, 'the ack');
+    await eventually(
+      async () => ((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined),
+      2_000,
+      'the ack',
+    );
     expect(deliveries).toEqual([1, 2]);
     expect((await consumerState(bus)).num_ack_pending).toBe(0);
   });
@@ -65,7 +69,11 @@ describe('startWorkConsumer', () => {
 
     await bus.publish(contracts.runtimeJobs, runtimeJob('j-outage'));
 
-    await eventually(async () => ((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined), 15_000, 'the ack');
+    await eventually(
+      async () => ((await natsHandles(bus).jsm.streams.info(bus.subjects.streams.runtimeJobs)).state.messages === 0 ? true : undefined),
+      15_000,
+      'the ack',
+    );
     expect(seen).toEqual([1, 1, 1, 1]);
     expect(await storedDeadLetters(bus)).toEqual([]);
   });
@@ -215,7 +223,9 @@ describe('startWorkConsumer', () => {
     await child.waitForLog(/^took 1 delivery 1$/);
 
     const deliveries: { seq: number; count: number; at: number }[] = [];
-    await track(startWorkConsumer(bus, jobsConsumerOpts(bus), async (msg) => void deliveries.push({ seq: msg.seq, count: msg.info.deliveryCount, at: Date.now() })));
+    await track(
+      startWorkConsumer(bus, jobsConsumerOpts(bus), async (msg) => void deliveries.push({ seq: msg.seq, count: msg.info.deliveryCount, at: Date.now() })),
+    );
     await sleep(ackWaitMs * 2); // the live child keeps the job through heartbeats
     expect(deliveries).toEqual([]);
 

@@ -27,10 +27,15 @@ export const commonSettings = {
     description: 'interface the health and metrics ports (and the gateway, unless GATEWAY_HOST is set) listen on; 0.0.0.0 in containers',
   }),
   HEALTH_PORT: Type.Integer({ default: 0, minimum: 0, maximum: 65535, description: 'port for /healthz and /readyz; 0 picks a free one' }),
-  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace')], {
-    default: 'info',
-  }),
-  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'serve Prometheus metrics at :METRICS_PORT/metrics (9464 is the usual port); off when unset' })),
+  LOG_LEVEL: Type.Union(
+    [Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace')],
+    {
+      default: 'info',
+    },
+  ),
+  METRICS_PORT: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 65535, description: 'serve Prometheus metrics at :METRICS_PORT/metrics (9464 is the usual port); off when unset' }),
+  ),
   LOG_USER_ID: Type.Union([Type.Literal('plain'), Type.Literal('hash'), Type.Literal('omit')], {
     default: 'plain',
     description: 'how user_id appears in log lines: as is, as a salted sha256 pseudonym (u_ + 16 hex), or not at all',
@@ -39,13 +44,15 @@ export const commonSettings = {
   HERMES_OUTAGE_BUDGET_MS: Type.Integer({
     default: 300_000,
     minimum: 0,
-    description: "how long work waits out a dependency's outage (a service restarting, no JetStream leader) before its error counts: a work-queue delivery is kept and handled again, the runtime's requests are sent again",
+    description:
+      "how long work waits out a dependency's outage (a service restarting, no JetStream leader) before its error counts: a work-queue delivery is kept and handled again, the runtime's requests are sent again",
   }),
   HERMES_JS_REPLICAS: Type.Integer({
     default: 1,
     minimum: 1,
     maximum: 5,
-    description: 'copies of every JetStream stream and KV bucket (3 in a 3-node cluster survives the loss of any node); raised in place on start, same value for every service',
+    description:
+      'copies of every JetStream stream and KV bucket (3 in a 3-node cluster survives the loss of any node); raised in place on start, same value for every service',
   }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: 'bound on graceful shutdown after SIGTERM' }),
   HERMES_MAX_DELIVERIES: Type.Integer({
@@ -58,7 +65,7 @@ export const commonSettings = {
     default: 3,
     minimum: 1,
     maximum: 1000,
-    description: "/healthz answers 503 when a work consumer has held a message for this many of its ack waits and settled nothing meanwhile",
+    description: '/healthz answers 503 when a work consumer has held a message for this many of its ack waits and settled nothing meanwhile',
   }),
 };
 

@@ -8,6 +8,9 @@ export class ConfigError extends HermesError {
     options?: { cause?: unknown },
   ) {
     // The operator's fault, like a caller's: starting again with the same settings fails the same way.
-    super('invalid_config', `invalid configuration for ${service}:\n${problems.map((p) => `  - ${p.setting}: ${p.message}`).join('\n')}`, { ...options, fault: 'caller' });
+    super('invalid_config', `invalid configuration for ${service}:\n${problems.map((p) => `  - ${p.setting}: ${p.message}`).join('\n')}`, {
+      ...options,
+      fault: 'caller',
+    });
   }
 }

@@ -46,8 +46,7 @@ export function loadConfig<S extends TObject>(schema: S, opts: LoadConfigOptions
   if (!validateFn(raw) || problems.length > 0) {
     for (const e of validateFn.errors ?? []) {
       const params = e.params as Record<string, unknown>;
-      const setting =
-        e.keyword === 'required' ? String(params.missingProperty) : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(config)';
+      const setting = e.keyword === 'required' ? String(params.missingProperty) : e.instancePath.replace(/^\//, '').replace(/\//g, '.') || '(config)';
       if (e.keyword === 'additionalProperties') continue;
       problems.push({ setting, message: `${e.message ?? 'is invalid'}${describe(schema, setting)}` });
     }

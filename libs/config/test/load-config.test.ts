@@ -70,9 +70,7 @@ describe('loadConfig from the environment', () => {
   });
 
   it('names every bad setting in one ConfigError', () => {
-    const problems = problemsOf(() =>
-      load({ PORT: 'eighty', RATIO: 'half', ENABLED: 'yes', LIMITS: '{rpm: 10}', ORIGINS: '"not an array"', MODE: 'slow' }),
-    );
+    const problems = problemsOf(() => load({ PORT: 'eighty', RATIO: 'half', ENABLED: 'yes', LIMITS: '{rpm: 10}', ORIGINS: '"not an array"', MODE: 'slow' }));
 
     const named = new Set(problems.map((p) => p.setting));
     expect([...named].sort()).toEqual(['API_KEY', 'ENABLED', 'LIMITS', 'MODE', 'ORIGINS', 'PORT', 'RATIO']);
@@ -173,10 +171,14 @@ describe('commonSettings', () => {
   });
 
   it('takes an absolute HERMES_EVENT_SOURCE and refuses a relative one (CloudEvents consumers need an absolute source)', () => {
-    expect(loadConfig(common, { service: 'svc', env: { HERMES_EVENT_SOURCE: 'https://hermes.example.test/prod' } }).HERMES_EVENT_SOURCE).toBe('https://hermes.example.test/prod');
+    expect(loadConfig(common, { service: 'svc', env: { HERMES_EVENT_SOURCE: 'https://hermes.example.test/prod' } }).HERMES_EVENT_SOURCE).toBe(
+      'https://hermes.example.test/prod',
+    );
     expect(loadConfig(common, { service: 'svc', env: {} }).HERMES_EVENT_SOURCE).toBeUndefined();
     for (const bad of ['hermes/prod', '/prod', 'with space:x']) {
-      expect(problemsOf(() => loadConfig(common, { service: 'svc', env: { HERMES_EVENT_SOURCE: bad } })).map((p) => p.setting)).toEqual(['HERMES_EVENT_SOURCE']);
+      expect(problemsOf(() => loadConfig(common, { service: 'svc', env: { HERMES_EVENT_SOURCE: bad } })).map((p) => p.setting)).toEqual([
+        'HERMES_EVENT_SOURCE',
+      ]);
     }
   });
 });

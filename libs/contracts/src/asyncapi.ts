@@ -54,7 +54,10 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
       description: describeHermes(subjects),
       license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
       // The gateway's HTTP API is the other way in (docs/http-api.md, described by docs/openapi.yaml).
-      externalDocs: { description: "The gateway's HTTP API (POST /v1/tasks, SSE events, ...): docs/http-api.md, as OpenAPI in docs/openapi.yaml", url: PUBLISHED_OPENAPI_URL },
+      externalDocs: {
+        description: "The gateway's HTTP API (POST /v1/tasks, SSE events, ...): docs/http-api.md, as OpenAPI in docs/openapi.yaml",
+        url: PUBLISHED_OPENAPI_URL,
+      },
     },
     defaultContentType: 'application/json',
     servers: {
@@ -67,9 +70,13 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
         host: '{host}:{port}',
         protocol: 'nats',
         description:
-          'A deployment\'s NATS (JetStream on; a cluster lists every node in NATS_URL). Hermes services log in as the least-privilege users of deploy/nats/hermes-users.conf (user/password); teams log in to NATS accounts of their own (deploy/nats/hermes-accounts.conf, user/password or a .creds file) and see only their subjects, mapped as described above.',
+          "A deployment's NATS (JetStream on; a cluster lists every node in NATS_URL). Hermes services log in as the least-privilege users of deploy/nats/hermes-users.conf (user/password); teams log in to NATS accounts of their own (deploy/nats/hermes-accounts.conf, user/password or a .creds file) and see only their subjects, mapped as described above.",
         variables: {
-          host: { default: 'nats', description: 'host name of the NATS service (compose: `nats`; Kubernetes: the NATS chart\'s service)', examples: ['nats', 'nats.hermes.svc.cluster.local'] },
+          host: {
+            default: 'nats',
+            description: "host name of the NATS service (compose: `nats`; Kubernetes: the NATS chart's service)",
+            examples: ['nats', 'nats.hermes.svc.cluster.local'],
+          },
           port: { default: '4222', description: 'NATS client port' },
         },
         security: [ref('#/components/securitySchemes/natsUserPassword'), ref('#/components/securitySchemes/natsCreds')],
@@ -83,11 +90,13 @@ export function buildAsyncApi(opts: AsyncApiOptions = {}): JsonObject {
       securitySchemes: {
         natsUserPassword: {
           type: 'userPassword',
-          description: 'NATS user and password (NATS_USER / NATS_PASSWORD): the generated per-service users, or a team account user. A least-privilege user must use reply inboxes `_INBOX_<user>` (NATS_INBOX_PREFIX).',
+          description:
+            'NATS user and password (NATS_USER / NATS_PASSWORD): the generated per-service users, or a team account user. A least-privilege user must use reply inboxes `_INBOX_<user>` (NATS_INBOX_PREFIX).',
         },
         natsCreds: {
           type: 'asymmetricEncryption',
-          description: 'NATS decentralised authentication: a .creds file (NATS_CREDS_FILE) holding a user JWT issued by the account, and the user nkey seed that signs the server nonce.',
+          description:
+            'NATS decentralised authentication: a .creds file (NATS_CREDS_FILE) holding a user JWT issued by the account, and the user nkey seed that signs the server nonce.',
         },
       },
     },
@@ -163,7 +172,11 @@ function addRequestContract(c: RequestContract, s: Subjects, out: Sections): voi
     payload: out.schemas.ref(c.request),
     ...(c.limits ? { 'x-hermes-limits': limitsObject(c.limits) } : {}),
   };
-  const envelope = { ...replyEnvelope(c.reply), title: `${titleOf(c.reply)}Envelope`, description: `{ ok: true, result: ${titleOf(c.reply)} } or { ok: false, error: WireError }` };
+  const envelope = {
+    ...replyEnvelope(c.reply),
+    title: `${titleOf(c.reply)}Envelope`,
+    description: `{ ok: true, result: ${titleOf(c.reply)} } or { ok: false, error: WireError }`,
+  };
   out.messages[replyName] = { name: replyName, title: envelope.title, contentType: 'application/json', payload: out.schemas.ref(envelope) };
 
   const request = {
@@ -218,7 +231,8 @@ function parametersOf(address: string): JsonObject | undefined {
 
 function taskIdParameter(): JsonObject {
   return {
-    description: 'The task id: `t_` and the first 32 hex digits of a sha256 of the team and the submission event\'s source and id (`taskIdFor(team, source, id)`).',
+    description:
+      "The task id: `t_` and the first 32 hex digits of a sha256 of the team and the submission event's source and id (`taskIdFor(team, source, id)`).",
     examples: [exampleTaskId()],
   };
 }
@@ -233,11 +247,15 @@ function taskSubmitHeaders(): JsonObject {
   for (const [name, schema] of Object.entries(attributes)) {
     if (name === 'data' || name === 'datacontenttype') continue;
     const about = (schema as JsonObject).description;
-    properties[`ce-${name}`] = { ...(schema as JsonObject), description: `Binary mode: the CloudEvents \`${name}\` attribute${typeof about === 'string' ? `, ${about}` : ''}.` };
+    properties[`ce-${name}`] = {
+      ...(schema as JsonObject),
+      description: `Binary mode: the CloudEvents \`${name}\` attribute${typeof about === 'string' ? `, ${about}` : ''}.`,
+    };
   }
   properties['content-type'] = {
     type: 'string',
-    description: 'Binary mode: the `datacontenttype` attribute, `application/json` (parameters are allowed; a charset other than UTF-8 is refused); the body is the event `data`.',
+    description:
+      'Binary mode: the `datacontenttype` attribute, `application/json` (parameters are allowed; a charset other than UTF-8 is refused); the body is the event `data`.',
     examples: ['application/json', 'application/json; charset=utf-8'],
   };
   return { type: 'object', properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, orderSchemaKeys(v as JsonObject)])) };
@@ -246,7 +264,10 @@ function taskSubmitHeaders(): JsonObject {
 /** A message's payload limits as the document shows them (`x-hermes-limits`). */
 function limitsObject(limits: PayloadLimits): JsonObject {
   const { members, ...own } = limits;
-  return { ...own, ...(members && Object.keys(members).length > 0 ? { members: Object.fromEntries(Object.entries(members).map(([k, v]) => [k, { ...v }])) } : {}) };
+  return {
+    ...own,
+    ...(members && Object.keys(members).length > 0 ? { members: Object.fromEntries(Object.entries(members).map(([k, v]) => [k, { ...v }])) } : {}),
+  };
 }
 
 function limitsTable(): string {
@@ -315,7 +336,6 @@ function describeHermes(s: Subjects): string {
 function exampleTaskId(): string {
   return taskIdFor('team-a', 'https://example.com/team-a', 'evt-0001');
 }
-
 
 function titleOf(schema: TSchema): string {
   if (typeof schema.title !== 'string') throw new Error('schema has no title');

@@ -145,7 +145,8 @@ const taskQueries = {
   }),
   taskCancel: request({
     name: 'taskCancel',
-    summary: 'Cancel any task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
+    summary:
+      'Cancel any task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
     subject: (s) => s.taskCancel,
     request: TaskCancelRequest,
     reply: TaskView,
@@ -158,7 +159,8 @@ const taskQueries = {
 const scheduleRequests = {
   scheduleCreate: request({
     name: 'scheduleCreate',
-    summary: 'Create (or, with the same schedule_id and spec, find again) a schedule of an owner: a cron expression in a time zone and the task it starts on each firing.',
+    summary:
+      'Create (or, with the same schedule_id and spec, find again) a schedule of an owner: a cron expression in a time zone and the task it starts on each firing.',
     subject: (s) => s.scheduleCreate,
     request: ScheduleCreateRequest,
     reply: ScheduleView,
@@ -204,7 +206,12 @@ const scheduleRequests = {
 };
 
 /** A task query on a team's own subject (the only one the team's account reaches), answered only from the team's tasks. */
-function forTeam<K extends keyof typeof taskQueries>(bare: K, summary: string, subject: (s: Subjects) => string, also: readonly 'cli'[] = []): (typeof taskQueries)[K] {
+function forTeam<K extends keyof typeof taskQueries>(
+  bare: K,
+  summary: string,
+  subject: (s: Subjects) => string,
+  also: readonly 'cli'[] = [],
+): (typeof taskQueries)[K] {
   return { ...taskQueries[bare], name: `team${bare[0]!.toUpperCase()}${bare.slice(1)}`, summary, subject, requesters: ['gateway', 'submitter', ...also] };
 }
 
@@ -224,7 +231,8 @@ export const contracts = {
   }),
   taskEvents: message({
     name: 'taskEvents',
-    summary: "Everything that happens to one task of a team, in order. Subscribe (or replay from the stream) with the task id from the team, the submission's source and id.",
+    summary:
+      "Everything that happens to one task of a team, in order. Subscribe (or replay from the stream) with the task id from the team, the submission's source and id.",
     subject: (s) => s.taskEvents('{team}', '{task_id}'),
     stream: (s) => s.streams.taskEvents,
     payload: TaskEvent,
@@ -263,7 +271,9 @@ export const contracts = {
   }),
   ...taskQueries,
   ...scheduleRequests,
-  teamTaskGet: forTeam('taskGet', "Read one of the team's tasks; a task of another team (or, with user_id, of another user) is not found.", (s) => s.teamTaskGet('{team}')),
+  teamTaskGet: forTeam('taskGet', "Read one of the team's tasks; a task of another team (or, with user_id, of another user) is not found.", (s) =>
+    s.teamTaskGet('{team}'),
+  ),
   // The CLI too: `hermes tasks --team` lists one team's tasks (a bare taskList names default-team users).
   teamTaskList: forTeam(
     'taskList',
@@ -379,7 +389,7 @@ export const contracts = {
   }),
   mcpStatus: request({
     name: 'mcpStatus',
-    summary: "The MCP servers of the answering toolbus replica: state, health, tools, changed tools, config problems.",
+    summary: 'The MCP servers of the answering toolbus replica: state, health, tools, changed tools, config problems.',
     subject: (s) => s.mcpStatus,
     request: McpStatusRequest,
     reply: McpStatusReply,
@@ -452,7 +462,8 @@ export const contracts = {
   }),
   sessionContext: request({
     name: 'sessionContext',
-    summary: "The part of a user's session that fits a model's context: running summary, pinned facts, then the latest messages verbatim (large tool results truncated).",
+    summary:
+      "The part of a user's session that fits a model's context: running summary, pinned facts, then the latest messages verbatim (large tool results truncated).",
     subject: (s) => s.sessionContext,
     request: SessionContextRequest,
     reply: SessionContextReply,
@@ -571,7 +582,8 @@ export const contracts = {
   }),
   memoryRecall: request({
     name: 'memoryRecall',
-    summary: "A user's active long-term memories closest to a query, scored by similarity and recency, with a background block for the prompt. Only that user's memories are ever searched.",
+    summary:
+      "A user's active long-term memories closest to a query, scored by similarity and recency, with a background block for the prompt. Only that user's memories are ever searched.",
     subject: (s) => s.memoryRecall,
     request: MemoryRecallRequest,
     reply: MemoryRecallReply,
@@ -589,7 +601,8 @@ export const contracts = {
   }),
   memoryForget: request({
     name: 'memoryForget',
-    summary: 'Forget a user: remove every long-term memory and every session (messages, summary, pins) of theirs. Writes still queued for the user are dropped.',
+    summary:
+      'Forget a user: remove every long-term memory and every session (messages, summary, pins) of theirs. Writes still queued for the user are dropped.',
     subject: (s) => s.memoryForget,
     request: MemoryForgetRequest,
     reply: MemoryForgetReply,
@@ -607,7 +620,8 @@ export const contracts = {
   }),
   memoryExtract: message({
     name: 'memoryExtract',
-    summary: 'Extraction job: a session has new messages; an LLM judge reads them and proposes memories (published by the memory service after appends, debounced per session).',
+    summary:
+      'Extraction job: a session has new messages; an LLM judge reads them and proposes memories (published by the memory service after appends, debounced per session).',
     subject: (s) => s.memoryExtract,
     stream: (s) => s.streams.memoryJobs,
     payload: MemoryExtractJob,
@@ -618,7 +632,8 @@ export const contracts = {
   memoryWrite: message({
     name: 'memoryWrite',
     limits: PAYLOAD_LIMITS.memoryWrite,
-    summary: 'One extracted memory to embed and store; nak-ed and retried with back-off while the vector store is down, then dead-lettered (kept on deadLetters, replayable) once its delivery bound is used up.',
+    summary:
+      'One extracted memory to embed and store; nak-ed and retried with back-off while the vector store is down, then dead-lettered (kept on deadLetters, replayable) once its delivery bound is used up.',
     subject: (s) => s.memoryWrite,
     stream: (s) => s.streams.memoryJobs,
     payload: MemoryWriteJob,

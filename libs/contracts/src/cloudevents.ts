@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { ValidationIssue, WireError } from './schemas/common.js';
 import { DEFAULT_TEAM } from './owner.js';
-import { PAYLOAD_LIMITS, checkLimits, decodeBoundedJson, limitValidationIssues, payloadLimitError, type BoundedDecode, type LimitIssue, type PayloadLimits } from './limits.js';
+import {
+  PAYLOAD_LIMITS,
+  checkLimits,
+  decodeBoundedJson,
+  limitValidationIssues,
+  payloadLimitError,
+  type BoundedDecode,
+  type LimitIssue,
+  type PayloadLimits,
+} from './limits.js';
 
 /** Reads one NATS header (case-insensitively, as the server does not normalise them). */
 export type HeaderLookup = (name: string) => string | undefined;
@@ -100,7 +109,13 @@ function decodeBinary(body: Uint8Array, header: HeaderLookup, limits: PayloadLim
   const read = (name: string, path: string): string | undefined => {
     const v = header(name);
     if (v !== undefined && v.length > CLOUDEVENT_HEADER_MAX_CHARS) {
-      tooLong.push({ limit: 'maxStringLength', path, max: CLOUDEVENT_HEADER_MAX_CHARS, actual: v.length, message: `header ${name} is ${v.length} characters long, over the maximum of ${CLOUDEVENT_HEADER_MAX_CHARS}` });
+      tooLong.push({
+        limit: 'maxStringLength',
+        path,
+        max: CLOUDEVENT_HEADER_MAX_CHARS,
+        actual: v.length,
+        message: `header ${name} is ${v.length} characters long, over the maximum of ${CLOUDEVENT_HEADER_MAX_CHARS}`,
+      });
       return undefined;
     }
     return v;
@@ -199,6 +214,12 @@ export function sourceAndId(event: Record<string, unknown>): { source?: string; 
  */
 export function requestDigest(request: unknown): string {
   const sorted = (_key: string, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]])) : v;
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
+        )
+      : v;
   return createHash('sha256').update(JSON.stringify(request, sorted)).digest('hex');
 }

@@ -6,14 +6,18 @@ import type { WireError } from './schemas/common.js';
  */
 export const ERROR_CODES = {
   invalid_payload: { retryable: false, summary: 'a message failed its JSON Schema' },
-  payload_limit: { retryable: false, summary: 'a payload is over one of its limits (size, nesting depth, string length, array length, keys per object) or uses a refused key (__proto__, constructor, prototype); details name the limit, the JSON Pointer path, the maximum and the actual value' },
+  payload_limit: {
+    retryable: false,
+    summary:
+      'a payload is over one of its limits (size, nesting depth, string length, array length, keys per object) or uses a refused key (__proto__, constructor, prototype); details name the limit, the JSON Pointer path, the maximum and the actual value',
+  },
   invalid_task_event: { retryable: false, summary: 'a task submission is not a valid CloudEvent or task request' },
   unauthorized: { retryable: false, summary: 'missing or unknown credentials' },
   forbidden: { retryable: false, summary: 'the caller may not do this' },
   not_found: { retryable: false, summary: 'no such task, session or tool' },
   duplicate: { retryable: false, summary: 'this submission was already received' },
   duplicate_conflict: { retryable: false, summary: 'a submission re-used the event id (or Idempotency-Key) of an existing task with a different request' },
-  invalid_schedule: { retryable: false, summary: 'a schedule\'s cron expression or time zone cannot be read, or it never fires' },
+  invalid_schedule: { retryable: false, summary: "a schedule's cron expression or time zone cannot be read, or it never fires" },
   session_forbidden: { retryable: false, summary: 'the session belongs to another user' },
   session_busy: { retryable: true, summary: "another holder has the session's lock (one agent loop per session); retry after it is released or lapses" },
   session_lock_lost: { retryable: false, summary: 'the lock token no longer holds the session (its lease lapsed or it never did)' },
@@ -24,10 +28,17 @@ export const ERROR_CODES = {
   llm_unavailable: { retryable: true, summary: 'the LLM provider could not be reached or failed (5xx)' },
   llm_rate_limited: { retryable: true, summary: 'the LLM provider answered 429' },
   llm_timeout: { retryable: true, summary: 'the LLM call took too long' },
-  context_too_long: { retryable: false, summary: "the prompt does not fit into the model's context window, as the LLM provider answered (details.context_tokens and details.prompt_tokens when it said them); the runtime compacts the conversation once before giving up" },
+  context_too_long: {
+    retryable: false,
+    summary:
+      "the prompt does not fit into the model's context window, as the LLM provider answered (details.context_tokens and details.prompt_tokens when it said them); the runtime compacts the conversation once before giving up",
+  },
   llm_permit_timeout: { retryable: true, summary: 'no LLM permit was free within the wait limit (the pool is saturated or backing off)' },
-  budget_exceeded: { retryable: false, summary: "the task used up its token budget (budget.max_tokens)" },
-  input_too_large: { retryable: false, summary: "the task's goal and inputs (with dependency outputs) do not fit into the model's context window; nothing was sent to the model" },
+  budget_exceeded: { retryable: false, summary: 'the task used up its token budget (budget.max_tokens)' },
+  input_too_large: {
+    retryable: false,
+    summary: "the task's goal and inputs (with dependency outputs) do not fit into the model's context window; nothing was sent to the model",
+  },
   max_steps_exceeded: { retryable: false, summary: 'the agent loop used its max_steps without a final answer' },
   loop_detected: { retryable: false, summary: 'the model repeated the same tool call with the same arguments' },
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
@@ -36,7 +47,8 @@ export const ERROR_CODES = {
   job_attempts_exhausted: { retryable: false, summary: 'a runtime job was redelivered too many times' },
   max_deliveries_exceeded: {
     retryable: false,
-    summary: 'a work-queue message arrived after its delivery bound (HERMES_MAX_DELIVERIES) was used up, its handler having crashed or hung on the earlier ones: dead-lettered without running it',
+    summary:
+      'a work-queue message arrived after its delivery bound (HERMES_MAX_DELIVERIES) was used up, its handler having crashed or hung on the earlier ones: dead-lettered without running it',
   },
   plan_invalid: { retryable: false, summary: 'the planner produced an invalid plan twice (schema, ids, dependencies, cycles, size or tools)' },
   plan_failed: { retryable: false, summary: 'the planning job itself failed' },
@@ -44,7 +56,10 @@ export const ERROR_CODES = {
   replan_exhausted: { retryable: false, summary: 'a subtask failed after the task used up its re-plans' },
   subtask_timeout: { retryable: true, summary: 'a subtask ran longer than SUBTASK_TIMEOUT_MS' },
   task_timeout: { retryable: false, summary: 'the task ran longer than its budget.timeout_ms (or TASK_TIMEOUT_MS)' },
-  corrupt_state: { retryable: false, summary: 'a stored record (checkpoint, task, tool call record, approval) does not match its schema; reading it again cannot help' },
+  corrupt_state: {
+    retryable: false,
+    summary: 'a stored record (checkpoint, task, tool call record, approval) does not match its schema; reading it again cannot help',
+  },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;
 

@@ -39,9 +39,22 @@ export type { MessageContract, RequestContract, ServiceName } from './catalog.js
 
 export { makeTaskEvent, taskEventKind, taskEventData } from './task-event-builder.js';
 
-
 export { Id, Timestamp, ValidationIssue, WireError, TokenUsage } from './schemas/common.js';
-export { PROBLEM_JSON, problemType, problemTitle, ProblemDetails, TaskPlanView, LlmPoolStatus, LlmPoolsReply, TaskSubmitted, HttpTaskRequest, ApprovalDecisionBody, SessionMessagesView, SessionDeletedView, CallerView } from './schemas/http-api.js';
+export {
+  PROBLEM_JSON,
+  problemType,
+  problemTitle,
+  ProblemDetails,
+  TaskPlanView,
+  LlmPoolStatus,
+  LlmPoolsReply,
+  TaskSubmitted,
+  HttpTaskRequest,
+  ApprovalDecisionBody,
+  SessionMessagesView,
+  SessionDeletedView,
+  CallerView,
+} from './schemas/http-api.js';
 export { TASK_SUBMIT_TYPE, Priority, TaskBudget, TaskRequest, TaskSubmitEvent } from './schemas/task-submission.js';
 export {
   TASK_EVENT_KINDS,
@@ -97,15 +110,7 @@ export {
   TaskTemplate,
 } from './schemas/schedules.js';
 export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';
-export {
-  MessageRole,
-  ToolCall,
-  NewSessionMessage,
-  SessionMessage,
-  SessionAppendRequest,
-  SessionReadRequest,
-  SessionMessagesReply,
-} from './schemas/memory.js';
+export { MessageRole, ToolCall, NewSessionMessage, SessionMessage, SessionAppendRequest, SessionReadRequest, SessionMessagesReply } from './schemas/memory.js';
 export {
   SessionContextRequest,
   SessionContextReply,

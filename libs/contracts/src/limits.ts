@@ -163,7 +163,8 @@ function walk(root: unknown, limits: ValueLimits, basePath: string, startDepth: 
         const key = keys[i]!;
         bytes += utf8Length(key) + 3;
         if (FORBIDDEN_KEYS.includes(key)) issues.push(forbiddenIssue(at({ value: undefined, parent: frame, key, depth }), key));
-        else if (key.length > limits.maxStringLength) issues.push(stringIssue(at({ value: undefined, parent: frame, key, depth }), key.length, limits.maxStringLength, 'key'));
+        else if (key.length > limits.maxStringLength)
+          issues.push(stringIssue(at({ value: undefined, parent: frame, key, depth }), key.length, limits.maxStringLength, 'key'));
         visit((v as Record<string, unknown>)[key], frame, key, depth);
       }
     }
@@ -227,7 +228,8 @@ export function parseBoundedJson(text: string, limits: PayloadLimits, opts: Deco
 function parseWithin(text: string, limits: PayloadLimits, what: string, basePath: string): BoundedDecode {
   const offset = segmentsOf(basePath);
   const scanned = scanDepth(text, limits.maxDepth - offset);
-  if (scanned.firstPath !== undefined) return overLimit([depthIssue(cutPointer(basePath + scanned.firstPath), scanned.deepest + offset, limits.maxDepth)], what);
+  if (scanned.firstPath !== undefined)
+    return overLimit([depthIssue(cutPointer(basePath + scanned.firstPath), scanned.deepest + offset, limits.maxDepth)], what);
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -57,7 +57,10 @@ export function renderNatsAccountsConf(opts: NatsAccountsOptions): string {
   const exports = teams.flatMap((team) => {
     const { services, streams } = teamImports(team, s);
     const to = `accounts: [${teamAccountFor(team)}]`;
-    return [...services.map((x) => `      { service: ${JSON.stringify(x.subject)}, ${to} }`), ...streams.map((x) => `      { stream: ${JSON.stringify(x)}, ${to} }`)];
+    return [
+      ...services.map((x) => `      { service: ${JSON.stringify(x.subject)}, ${to} }`),
+      ...streams.map((x) => `      { stream: ${JSON.stringify(x)}, ${to} }`),
+    ];
   });
   const accounts = teams.map((team) => {
     const { services, streams } = teamImports(team, s);

@@ -4,7 +4,14 @@ import { renderNatsUserEntry } from './nats-user-entry.js';
 import { DEFAULT_TEAM } from './owner.js';
 import { renderProviderUsers } from './provider-permissions.js';
 
-export { PROVIDER_NAME, providerInboxPrefixFor, providerNatsPermissions, providerPasswordVariableFor, providerUserFor, renderProviderUsers } from './provider-permissions.js';
+export {
+  PROVIDER_NAME,
+  providerInboxPrefixFor,
+  providerNatsPermissions,
+  providerPasswordVariableFor,
+  providerUserFor,
+  renderProviderUsers,
+} from './provider-permissions.js';
 export type { ProviderPermissions } from './provider-permissions.js';
 
 /** The five deployables, in start order (the dispatcher declares the streams the others use). */

@@ -60,7 +60,7 @@ const idSchema: JsonObject = { type: 'string', minLength: 1, maxLength: 128, pat
 const pathId = (name: string, description: string): Parameter => ({ name, in: 'path', required: true, description, schema: idSchema });
 const query = (name: string, description: string, schema: JsonObject): Parameter => ({ name, in: 'query', description, schema });
 const TASK_ID = pathId('id', 'the task id');
-const USER = pathId('user', 'the user acted for: the caller\'s own, or any of the team\'s for an admin');
+const USER = pathId('user', "the user acted for: the caller's own, or any of the team's for an admin");
 const LIMIT = (max: number) => query('limit', `page size (1-${max})`, { type: 'integer', minimum: 1, maximum: max });
 const CURSOR = query('cursor', 'next_cursor of the previous page', { type: 'string' });
 
@@ -72,7 +72,14 @@ export const HTTP_OPERATIONS = [
     path: '/v1/tasks',
     tag: 'tasks',
     summary: 'Submit a task. With Idempotency-Key a retry is the same task (200, duplicate true); the same key with another body is 422 duplicate_conflict.',
-    parameters: [{ name: 'Idempotency-Key', in: 'header', description: '1-256 visible ASCII characters; becomes the CloudEvent id', schema: { type: 'string', minLength: 1, maxLength: 256 } }],
+    parameters: [
+      {
+        name: 'Idempotency-Key',
+        in: 'header',
+        description: '1-256 visible ASCII characters; becomes the CloudEvent id',
+        schema: { type: 'string', minLength: 1, maxLength: 256 },
+      },
+    ],
     body: HttpTaskRequest,
     responses: {
       '202': { description: 'submitted; follow it at links.events', json: TaskSubmitted, headers: { Location: 'the task' } },
@@ -85,7 +92,12 @@ export const HTTP_OPERATIONS = [
     path: '/v1/tasks',
     tag: 'tasks',
     summary: "The caller's tasks, newest first; all=true lists every user's of the team (admins only).",
-    parameters: [query('status', 'only tasks in this status', plain(TaskStatus)), LIMIT(100), CURSOR, query('all', "true: every user's tasks (admins)", { type: 'boolean' })],
+    parameters: [
+      query('status', 'only tasks in this status', plain(TaskStatus)),
+      LIMIT(100),
+      CURSOR,
+      query('all', "true: every user's tasks (admins)", { type: 'boolean' }),
+    ],
     responses: { '200': { description: 'one page of tasks', json: TaskListReply } },
   },
   {
@@ -111,8 +123,12 @@ export const HTTP_OPERATIONS = [
     method: 'get',
     path: '/v1/tasks/{id}/events',
     tag: 'tasks',
-    summary: "Server-Sent Events: the task's events in order (id: the stream sequence; event: the kind), from the start or after Last-Event-ID, ending after the terminal one.",
-    parameters: [TASK_ID, { name: 'Last-Event-ID', in: 'header', description: 'resume after this event id', schema: { type: 'string', pattern: '^\\d{1,15}$' } }],
+    summary:
+      "Server-Sent Events: the task's events in order (id: the stream sequence; event: the kind), from the start or after Last-Event-ID, ending after the terminal one.",
+    parameters: [
+      TASK_ID,
+      { name: 'Last-Event-ID', in: 'header', description: 'resume after this event id', schema: { type: 'string', pattern: '^\\d{1,15}$' } },
+    ],
     responses: {
       '200': { description: 'the event stream; each data is a TaskEvent (a stream_error event carries ProblemDetails)', events: TaskEvent },
       '204': { description: 'the task ended and nothing is left after Last-Event-ID' },
@@ -231,7 +247,8 @@ export const HTTP_OPERATIONS = [
     method: 'post',
     path: '/v1/schedules',
     tag: 'schedules',
-    summary: 'Create a schedule: a cron expression in a time zone and the task it starts on each firing (docs/schedules.md). The same id and spec again answer the schedule; another spec under the id is 409 duplicate_conflict.',
+    summary:
+      'Create a schedule: a cron expression in a time zone and the task it starts on each firing (docs/schedules.md). The same id and spec again answer the schedule; another spec under the id is 409 duplicate_conflict.',
     body: ScheduleSpec,
     responses: { '201': { description: 'the schedule with its next fire time', json: ScheduleView } },
   },
@@ -361,8 +378,10 @@ function answerObject(answer: Answer, schemas: SchemaRegistry): JsonObject {
   const out: JsonObject = { description: answer.description };
   if (answer.json) out.content = { 'application/json': { schema: schemas.ref(answer.json) } };
   // OpenAPI 3.1 has no event-stream model: the schema is that of each event's data.
-  if (answer.events) out.content = { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' }, 'x-hermes-event-data': schemas.ref(answer.events) } };
+  if (answer.events)
+    out.content = { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' }, 'x-hermes-event-data': schemas.ref(answer.events) } };
   if (answer.anyJson) out.content = { 'application/json': { schema: { type: 'object' } } };
-  if (answer.headers) out.headers = Object.fromEntries(Object.entries(answer.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
+  if (answer.headers)
+    out.headers = Object.fromEntries(Object.entries(answer.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
   return out;
 }

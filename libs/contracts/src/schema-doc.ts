@@ -8,7 +8,19 @@ export interface JsonObject {
 }
 
 /** Keywords whose value is a schema, an array of schemas, or a map of name to schema. */
-const ONE_SCHEMA = ['additionalProperties', 'items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];
+const ONE_SCHEMA = [
+  'additionalProperties',
+  'items',
+  'additionalItems',
+  'contains',
+  'not',
+  'if',
+  'then',
+  'else',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+];
 const SCHEMA_LIST = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
 const SCHEMA_MAP = ['properties', 'patternProperties', 'dependentSchemas', '$defs', 'definitions'];
 
@@ -27,9 +39,33 @@ export function mapSubschemas(node: JsonObject, fn: (child: JsonObject) => JsonO
 
 /** Reading order for schema keywords; the rest follow alphabetically. Property maps keep their declared order. */
 const KEYWORD_ORDER = [
-  '$ref', 'title', 'description', 'type', 'const', 'enum', 'format', 'pattern', 'minLength', 'maxLength',
-  'minimum', 'exclusiveMinimum', 'maximum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'uniqueItems', 'items',
-  'required', 'properties', 'patternProperties', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not',
+  '$ref',
+  'title',
+  'description',
+  'type',
+  'const',
+  'enum',
+  'format',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'exclusiveMinimum',
+  'maximum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'items',
+  'required',
+  'properties',
+  'patternProperties',
+  'additionalProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'not',
 ];
 
 export function orderSchemaKeys(node: JsonObject): JsonObject {
@@ -53,7 +89,11 @@ export const ref = (pointer: string): JsonObject => ({ $ref: pointer });
 export const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function sortedByKey(obj: JsonObject): JsonObject {
-  return Object.fromEntries(Object.keys(obj).sort().map((k) => [k, obj[k]!]));
+  return Object.fromEntries(
+    Object.keys(obj)
+      .sort()
+      .map((k) => [k, obj[k]!]),
+  );
 }
 
 export function packageVersion(): string {
@@ -105,14 +145,20 @@ export class SchemaRegistry {
  */
 export function nameNested(schema: JsonObject, title: string): JsonObject {
   const node = recordAsMap(schema);
-  const named = (child: JsonObject, name: string): JsonObject => nameNested(needsName(child) && typeof child.title !== 'string' ? { ...child, title: name } : child, typeof child.title === 'string' ? child.title : name);
+  const named = (child: JsonObject, name: string): JsonObject =>
+    nameNested(needsName(child) && typeof child.title !== 'string' ? { ...child, title: name } : child, typeof child.title === 'string' ? child.title : name);
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(node)) {
-    if (key === 'properties' && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, title + pascalWords(k)) : v]));
+    if (key === 'properties' && isObject(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, title + pascalWords(k)) : v]));
     else if (key === 'items' && isObject(value)) out[key] = named(value, `${title}Item`);
     else if ((key === 'additionalProperties' || key === 'patternProperties') && isObject(value)) {
-      out[key] = key === 'additionalProperties' ? named(value, `${title}Value`) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, `${title}Value`) : v]));
-    } else if ((key === 'anyOf' || key === 'oneOf') && Array.isArray(value)) out[key] = value.map((v, i) => (isObject(v) ? named(v, unionMemberName(title, v, i)) : v));
+      out[key] =
+        key === 'additionalProperties'
+          ? named(value, `${title}Value`)
+          : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isObject(v) ? named(v, `${title}Value`) : v]));
+    } else if ((key === 'anyOf' || key === 'oneOf') && Array.isArray(value))
+      out[key] = value.map((v, i) => (isObject(v) ? named(v, unionMemberName(title, v, i)) : v));
     else out[key] = value;
   }
   return out;
@@ -146,7 +192,11 @@ function unionMemberName(title: string, member: JsonObject, index: number): stri
 }
 
 /** `task_id` → `TaskId`, `data_base64` → `DataBase64`. */
-const pascalWords = (name: string) => name.split(/[^A-Za-z0-9]+/).filter(Boolean).map(pascal).join('');
-
+const pascalWords = (name: string) =>
+  name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map(pascal)
+    .join('');
 
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);

@@ -78,7 +78,18 @@ describe('buildAsyncApi', () => {
 
   it('explains submission, task ids and the reply envelope in info.description', () => {
     const description = String(object(doc.info, 'info').description);
-    for (const phrase of ['CloudEvents 1.0', 'ce-*', 'Nats-Msg-Id', 'taskIdFor', 'sha256', '"ok": true', '"ok": false', subjects.taskEvents('{team}', '{task_id}'), subjects.taskSubmit('{team}'), 'team']) {
+    for (const phrase of [
+      'CloudEvents 1.0',
+      'ce-*',
+      'Nats-Msg-Id',
+      'taskIdFor',
+      'sha256',
+      '"ok": true',
+      '"ok": false',
+      subjects.taskEvents('{team}', '{task_id}'),
+      subjects.taskSubmit('{team}'),
+      'team',
+    ]) {
       expect(description).toContain(phrase);
     }
   });

@@ -72,7 +72,9 @@ describe('validate(TaskSubmitEvent)', () => {
   it('reports an unknown property of the task request at its own path', () => {
     const event = goodSubmission();
     event.data.colour = 'blue';
-    expect(issuesOf(validate(TaskSubmitEvent, event))).toEqual([{ path: '/data/colour', message: 'is not an allowed property', keyword: 'additionalProperties' }]);
+    expect(issuesOf(validate(TaskSubmitEvent, event))).toEqual([
+      { path: '/data/colour', message: 'is not an allowed property', keyword: 'additionalProperties' },
+    ]);
   });
 
   it('rejects an extension attribute that is not a scalar', () => {
@@ -168,7 +170,10 @@ describe('decodeCloudEvent', () => {
 
   it('refuses a charset other than UTF-8 in either mode, naming datacontenttype', () => {
     const structured = decodeCloudEvent(bytes(JSON.stringify({ ...goodSubmission(), datacontenttype: 'application/json; charset=latin1' })), noHeaders);
-    const binary = decodeCloudEvent(bytes('{}'), headersOf({ 'ce-specversion': '1.0', 'ce-source': 's', 'ce-id': 'i', 'content-type': 'application/json;charset=utf-16' }));
+    const binary = decodeCloudEvent(
+      bytes('{}'),
+      headersOf({ 'ce-specversion': '1.0', 'ce-source': 's', 'ce-id': 'i', 'content-type': 'application/json;charset=utf-16' }),
+    );
     for (const decoded of [structured, binary]) {
       expect(decoded).toMatchObject({ ok: false, issues: [{ path: '/datacontenttype' }] });
     }
@@ -188,7 +193,13 @@ describe('decodeCloudEvent', () => {
       [{ ...attrs, data_base64: 42 }, '/data_base64'],
       [{ ...attrs, data_base64: Buffer.from('{"goal":').toString('base64') }, ''],
       [{ ...attrs, data, data_base64: Buffer.from('{}').toString('base64') }, '/data_base64'],
-      [{ ...attrs, data_base64: Buffer.from(JSON.stringify({ ...data, inputs: { deep: JSON.parse('['.repeat(80) + ']'.repeat(80)) as unknown } })).toString('base64') }, '/data/inputs'],
+      [
+        {
+          ...attrs,
+          data_base64: Buffer.from(JSON.stringify({ ...data, inputs: { deep: JSON.parse('['.repeat(80) + ']'.repeat(80)) as unknown } })).toString('base64'),
+        },
+        '/data/inputs',
+      ],
     ];
     for (const [event, path] of cases) {
       const decoded = decodeCloudEvent(bytes(JSON.stringify(event)), noHeaders);
@@ -230,16 +241,18 @@ describe('taskIdFor', () => {
   });
 
   it('is, in any other team, t_ and the first 32 hex digits of sha256 of [team, source, id] as JSON', () => {
-    const digest = createHash('sha256').update(JSON.stringify(['team-a', 'urn:team:a', 'evt-1'])).digest('hex');
+    const digest = createHash('sha256')
+      .update(JSON.stringify(['team-a', 'urn:team:a', 'evt-1']))
+      .digest('hex');
     expect(taskIdFor('team-a', 'urn:team:a', 'evt-1')).toBe(`t_${digest.slice(0, 32)}`);
   });
 
-  it('differs by team for the same source and id, so no team can name (or pre-create) another team\'s task', () => {
+  it("differs by team for the same source and id, so no team can name (or pre-create) another team's task", () => {
     const ids = new Set(['team-a', 'team-b', DEFAULT_TEAM].map((team) => taskIdFor(team, '/hermes/gateway/alice', 'order-77')));
     expect(ids.size).toBe(3);
   });
 
-  it('never gives a default-team source and id the id of another team\'s task', () => {
+  it("never gives a default-team source and id the id of another team's task", () => {
     // The default form hashes source NUL id: a source that spells out another team's JSON array still differs.
     expect(taskIdFor(DEFAULT_TEAM, '["team-a","s"', '"i"]')).not.toBe(taskIdFor('team-a', 's', 'i'));
   });
@@ -264,18 +277,18 @@ describe('taskIdFor', () => {
 });
 
 describe('owners', () => {
-  it('keys the default team\'s users by their bare id (what stores held before teams) and others by team/user', () => {
+  it("keys the default team's users by their bare id (what stores held before teams) and others by team/user", () => {
     expect(ownerKey({ team: DEFAULT_TEAM, user_id: 'alice' })).toBe('alice');
     expect(ownerKey({ team: 'team-a', user_id: 'alice' })).toBe('team-a/alice');
     expect(ownerKey({ team: 'team-a', user_id: 'alice' })).not.toBe(ownerKey({ team: 'team-b', user_id: 'alice' }));
   });
 
-  it('reads a record without a team as the default team\'s', () => {
+  it("reads a record without a team as the default team's", () => {
     expect(ownerOf({ user_id: 'alice' })).toEqual({ team: DEFAULT_TEAM, user_id: 'alice' });
     expect(ownerOf({ user_id: 'alice', team: 'team-a' })).toEqual({ team: 'team-a', user_id: 'alice' });
   });
 
-  it('takes the team from the last token of a subject, the bare subject being the default team\'s', () => {
+  it("takes the team from the last token of a subject, the bare subject being the default team's", () => {
     expect(teamOfSubject('hermes.tasks.submit.team-a', 'hermes.tasks.submit')).toBe('team-a');
     expect(teamOfSubject('hermes.tasks.submit', 'hermes.tasks.submit')).toBe(DEFAULT_TEAM);
     for (const bad of ['hermes.tasks.submit.Team-A', 'hermes.tasks.submit.a.b', 'hermes.tasks.submit.', 'hermes.tasks.get.team-a', 'hermes.tasks.submitx']) {
@@ -337,7 +350,14 @@ describe('makeTaskEvent', () => {
       error: wireError('invalid_task_event', 'data.goal is required'),
       issues: [{ path: '/data/goal', message: 'is required', keyword: 'required' }],
     },
-    planned: { task_id: 't_1', subtasks: [{ id: 'a', intent: 'Fetch.', depends_on: [] }, { id: 'b', intent: 'Sum up.', depends_on: ['a'], tools: ['http_get'] }], replans: 0 },
+    planned: {
+      task_id: 't_1',
+      subtasks: [
+        { id: 'a', intent: 'Fetch.', depends_on: [] },
+        { id: 'b', intent: 'Sum up.', depends_on: ['a'], tools: ['http_get'] },
+      ],
+      replans: 0,
+    },
     started: { task_id: 't_1', subtask_id: 'st_1', attempt: 1 },
     step: { task_id: 't_1', subtask_id: 'st_1', step: 1, kind: 'tool_call', model: 'gpt-test', usage, detail: { tool: 'http_get' } },
     completed: { task_id: 't_1', result: { output: 'Hello.', data: { greeting: 'hello' } }, usage },
@@ -356,7 +376,13 @@ describe('makeTaskEvent', () => {
   } as const;
 
   it.each(TASK_EVENT_KINDS)('builds a %s event that validates as a TaskEvent', (kind) => {
-    const event = makeTaskEvent(kind, { id: `t_1:${kind}`, source: 'hermes/dispatcher', taskId: 't_1', data: samples[kind], time: new Date('2025-03-14T10:00:00Z') });
+    const event = makeTaskEvent(kind, {
+      id: `t_1:${kind}`,
+      source: 'hermes/dispatcher',
+      taskId: 't_1',
+      data: samples[kind],
+      time: new Date('2025-03-14T10:00:00Z'),
+    });
     const result = validate(TaskEvent, event);
     expect(result.ok ? [] : result.issues).toEqual([]);
     expect(validate(schemaOf[kind], event).ok).toBe(true);

@@ -5,9 +5,19 @@ class LibraryError extends HermesError {}
 
 describe('faultOf', () => {
   it("splits codes into the caller's, the model's and the system's faults", () => {
-    expect(['session_forbidden', 'budget_exceeded', 'input_too_large', 'cancelled'].map((code) => faultOf({ code }))).toEqual(['caller', 'caller', 'caller', 'caller']);
+    expect(['session_forbidden', 'budget_exceeded', 'input_too_large', 'cancelled'].map((code) => faultOf({ code }))).toEqual([
+      'caller',
+      'caller',
+      'caller',
+      'caller',
+    ]);
     expect(['loop_detected', 'max_steps_exceeded', 'plan_invalid'].map((code) => faultOf({ code }))).toEqual(['model', 'model', 'model']);
-    expect(['unavailable', 'llm_timeout', 'internal', 'a_code_nobody_knows'].map((code) => faultOf({ code }))).toEqual(['system', 'system', 'system', 'system']);
+    expect(['unavailable', 'llm_timeout', 'internal', 'a_code_nobody_knows'].map((code) => faultOf({ code }))).toEqual([
+      'system',
+      'system',
+      'system',
+      'system',
+    ]);
     expect(isCallerFault({ code: 'session_forbidden' })).toBe(true);
     expect(isCallerFault({ code: 'loop_detected' })).toBe(false);
   });
@@ -19,7 +29,7 @@ describe('faultOf', () => {
 });
 
 describe('HermesError', () => {
-  it("names the subclass, keeps code and cause, and takes its fault from the code unless told", () => {
+  it('names the subclass, keeps code and cause, and takes its fault from the code unless told', () => {
     const cause = new Error('underneath');
     const err = new LibraryError('loop_detected', 'same call again', { cause });
     expect(err).toBeInstanceOf(Error);

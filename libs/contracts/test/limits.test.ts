@@ -39,9 +39,7 @@ describe('checkLimits', () => {
   });
 
   it('names the limit, the path, the maximum and the actual value', () => {
-    expect(checkLimits({ a: { s: '01234567890' } }, small)).toEqual([
-      expect.objectContaining({ limit: 'maxStringLength', path: '/a/s', max: 10, actual: 11 }),
-    ]);
+    expect(checkLimits({ a: { s: '01234567890' } }, small)).toEqual([expect.objectContaining({ limit: 'maxStringLength', path: '/a/s', max: 10, actual: 11 })]);
     expect(checkLimits({ a: [1, 2, 3, 4, 5, 6] }, small)).toEqual([expect.objectContaining({ limit: 'maxArrayLength', path: '/a', max: 5, actual: 6 })]);
     expect(checkLimits({ a: 1, b: 2, c: 3, d: 4 }, small)).toEqual([expect.objectContaining({ limit: 'maxKeys', path: '', max: 3, actual: 4 })]);
     expect(checkLimits({ 'x/y~z': { a: { b: { c: {} } } } }, small)).toEqual([
@@ -77,7 +75,9 @@ describe('checkLimits', () => {
     expect(issues).toEqual([expect.objectContaining({ limit: 'maxDepth', path: `/data/inputs/x${'/0'.repeat(31)}`, max: 32, actual: 33 })]);
     expect(checkLimits(submission({ inputs: { x: deepArrayValue(31) } }), PAYLOAD_LIMITS.taskSubmission)).toEqual([]);
     const metadata = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v']));
-    expect(checkLimits(submission({ metadata }), PAYLOAD_LIMITS.taskSubmission)).toEqual([expect.objectContaining({ limit: 'maxKeys', path: '/data/metadata', max: 64, actual: 65 })]);
+    expect(checkLimits(submission({ metadata }), PAYLOAD_LIMITS.taskSubmission)).toEqual([
+      expect.objectContaining({ limit: 'maxKeys', path: '/data/metadata', max: 64, actual: 65 }),
+    ]);
   });
 
   it('reports at most MAX_LIMIT_ISSUES issues however many there are', () => {
@@ -93,7 +93,11 @@ describe('decodeBoundedJson', () => {
 
   it('refuses over-size bytes before parsing them', () => {
     const decoded = decodeBoundedJson(bytes(`"${'x'.repeat(2000)}`), small);
-    expect(decoded).toMatchObject({ ok: false, reason: 'limit', error: { code: 'payload_limit', retryable: false, details: { limit: 'maxBytes', path: '', max: 1000, actual: 2001 } } });
+    expect(decoded).toMatchObject({
+      ok: false,
+      reason: 'limit',
+      error: { code: 'payload_limit', retryable: false, details: { limit: 'maxBytes', path: '', max: 1000, actual: 2001 } },
+    });
   });
 
   it('accepts exactly maxBytes bytes', () => {
@@ -102,7 +106,11 @@ describe('decodeBoundedJson', () => {
   });
 
   it('refuses invalid UTF-8 instead of replacing it', () => {
-    for (const bad of [[0x22, 0xff, 0x22], [0x22, 0xc3, 0x22], [0x22, 0xed, 0xa0, 0x80, 0x22]]) {
+    for (const bad of [
+      [0x22, 0xff, 0x22],
+      [0x22, 0xc3, 0x22],
+      [0x22, 0xed, 0xa0, 0x80, 0x22],
+    ]) {
       expect(decodeBoundedJson(Uint8Array.from(bad), small)).toMatchObject({ ok: false, reason: 'utf8', issues: [{ keyword: 'utf8' }] });
     }
   });
@@ -124,10 +132,19 @@ describe('decodeBoundedJson', () => {
 
   it('refuses a huge string and a wide array or object after parsing', () => {
     const limits = PAYLOAD_LIMITS.toolArguments;
-    expect(parseBoundedJson(JSON.stringify({ s: 'x'.repeat(limits.maxStringLength + 1) }), limits)).toMatchObject({ ok: false, error: { details: { limit: 'maxStringLength', path: '/s' } } });
-    expect(parseBoundedJson(JSON.stringify({ a: new Array(limits.maxArrayLength + 1).fill(0) }), limits)).toMatchObject({ ok: false, error: { details: { limit: 'maxArrayLength', path: '/a' } } });
+    expect(parseBoundedJson(JSON.stringify({ s: 'x'.repeat(limits.maxStringLength + 1) }), limits)).toMatchObject({
+      ok: false,
+      error: { details: { limit: 'maxStringLength', path: '/s' } },
+    });
+    expect(parseBoundedJson(JSON.stringify({ a: new Array(limits.maxArrayLength + 1).fill(0) }), limits)).toMatchObject({
+      ok: false,
+      error: { details: { limit: 'maxArrayLength', path: '/a' } },
+    });
     const wide = Object.fromEntries(Array.from({ length: limits.maxKeys + 1 }, (_, i) => [`k${i}`, 0]));
-    expect(parseBoundedJson(JSON.stringify(wide), limits)).toMatchObject({ ok: false, error: { details: { limit: 'maxKeys', path: '', actual: limits.maxKeys + 1 } } });
+    expect(parseBoundedJson(JSON.stringify(wide), limits)).toMatchObject({
+      ok: false,
+      error: { details: { limit: 'maxKeys', path: '', actual: limits.maxKeys + 1 } },
+    });
   });
 
   it('reports text that is not JSON as invalid_payload', () => {
@@ -158,7 +175,10 @@ describe('decodeCloudEvent within the submission limits', () => {
     const text = `{"specversion":"1.0","type":"io.hermes.task.submit","source":"s","id":"i","data":{"user_id":"u","goal":"g","inputs":${deepObjectText(5000)}}}`;
     const decoded = decodeCloudEvent(bytes(text), noHeaders);
     // The raw text is measured against the event's depth (inputs sit at depth 3): 5,002 levels in all.
-    expect(decoded).toMatchObject({ ok: false, error: { code: 'payload_limit', details: { limit: 'maxDepth', max: 35, actual: 5002, path: `/data/inputs${'/a'.repeat(33)}` } } });
+    expect(decoded).toMatchObject({
+      ok: false,
+      error: { code: 'payload_limit', details: { limit: 'maxDepth', max: 35, actual: 5002, path: `/data/inputs${'/a'.repeat(33)}` } },
+    });
     if (!decoded.ok) expect(decoded.issues[0]).toMatchObject({ keyword: 'maxDepth' });
   });
 
@@ -224,9 +244,15 @@ describe('limitsAt', () => {
 describe('decodeBoundedJson on small payloads', () => {
   it('still finds a refused key, spelled plainly or escaped, where the walk is otherwise skipped', () => {
     const limits = PAYLOAD_LIMITS.envelope;
-    expect(decodeBoundedJson(bytes('{"a":{"\\u005f_proto__":1}}'), limits)).toMatchObject({ ok: false, error: { details: { limit: 'forbiddenKey', path: '/a/__proto__' } } });
+    expect(decodeBoundedJson(bytes('{"a":{"\\u005f_proto__":1}}'), limits)).toMatchObject({
+      ok: false,
+      error: { details: { limit: 'forbiddenKey', path: '/a/__proto__' } },
+    });
     expect(decodeBoundedJson(bytes('{"constructor":1}'), limits)).toMatchObject({ ok: false, error: { details: { limit: 'forbiddenKey' } } });
     expect(decodeBoundedJson(bytes('{"a":[1,2,{"b":"c"}]}'), limits)).toEqual({ ok: true, value: { a: [1, 2, { b: 'c' }] } });
-    expect(decodeBoundedJson(bytes('{"a":[1,2,3]}'), { ...limits, maxArrayLength: 2 })).toMatchObject({ ok: false, error: { details: { limit: 'maxArrayLength', path: '/a' } } });
+    expect(decodeBoundedJson(bytes('{"a":[1,2,3]}'), { ...limits, maxArrayLength: 2 })).toMatchObject({
+      ok: false,
+      error: { details: { limit: 'maxArrayLength', path: '/a' } },
+    });
   });
 });

@@ -23,7 +23,7 @@ describe('renderNatsAccountsConf', () => {
     expect(renderNatsAccountsConf({ teams: ['team-a'] })).not.toContain('provider-');
   });
 
-  it("gives a team only its own submit subject, task queries and events, mapped from the plain names", () => {
+  it('gives a team only its own submit subject, task queries and events, mapped from the plain names', () => {
     const { services, streams } = teamImports('team-a', s);
     expect(services).toEqual([
       { subject: 'hermes.tasks.submit.team-a', as: 'hermes.tasks.submit' },

@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEAM, contracts, subjectsFor } from '../src/index.js';
-import { HERMES_SERVICES, JETSTREAM_ROLES, NATS_USERS, inboxPrefixFor, natsPermissions, passwordVariableFor, providerNatsPermissions, renderNatsUsersConf } from '../src/nats-permissions.js';
+import {
+  HERMES_SERVICES,
+  JETSTREAM_ROLES,
+  NATS_USERS,
+  inboxPrefixFor,
+  natsPermissions,
+  passwordVariableFor,
+  providerNatsPermissions,
+  renderNatsUsersConf,
+} from '../src/nats-permissions.js';
 
 const confPath = fileURLToPath(new URL('../../../deploy/nats/hermes-users.conf', import.meta.url));
 const perms = natsPermissions();
@@ -30,7 +39,9 @@ describe('deploy/nats/hermes-users.conf', () => {
       current = undefined;
     }
     const providers = JSON.parse(readFileSync(fileURLToPath(new URL('../../../deploy/nats/tool-providers.json', import.meta.url)), 'utf8')) as string[];
-    expect(current, 'deploy/nats/hermes-users.conf is missing or stale: run `npm run build && npm run nats-permissions`').toBe(renderNatsUsersConf({ providers }));
+    expect(current, 'deploy/nats/hermes-users.conf is missing or stale: run `npm run build && npm run nats-permissions`').toBe(
+      renderNatsUsersConf({ providers }),
+    );
   });
 
   it('names every user once, with its password from a variable, and no wildcard that opens everything', () => {
@@ -52,7 +63,10 @@ describe('natsPermissions', () => {
     for (const user of NATS_USERS) {
       for (const c of Object.values(contracts)) {
         // The submitter user submits and reads for the default team only (teams are accounts of their own).
-        const subject = c.subject(s).replace('{team}', user === 'submitter' ? DEFAULT_TEAM : 'team-a').replace(/\{[^}]+\}/g, 'x1');
+        const subject = c
+          .subject(s)
+          .replace('{team}', user === 'submitter' ? DEFAULT_TEAM : 'team-a')
+          .replace(/\{[^}]+\}/g, 'x1');
         const sends = c.kind === 'request' ? (c.requesters as readonly string[]).includes(user) : (c.producers as readonly string[]).includes(user);
         expect(mayPublish(user, subject), `${user} publish ${c.name}`).toBe(sends);
       }

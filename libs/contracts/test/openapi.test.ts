@@ -33,7 +33,11 @@ describe('buildOpenApi', () => {
   });
 
   it('describes every operation once, with problem details for 4XX and 5XX, and a key required everywhere but the document itself', () => {
-    const doc = buildOpenApi() as { paths: Record<string, Record<string, Operation>>; security: unknown[]; components: { responses: Record<string, { content: Record<string, unknown> }> } };
+    const doc = buildOpenApi() as {
+      paths: Record<string, Record<string, Operation>>;
+      security: unknown[];
+      components: { responses: Record<string, { content: Record<string, unknown> }> };
+    };
     const operations = Object.values(doc.paths).flatMap((methods) => Object.values(methods));
     expect(operations.map((o) => o.operationId).sort()).toEqual(HTTP_OPERATIONS.map((o) => o.operationId).sort());
     for (const op of operations) {
@@ -47,9 +51,30 @@ describe('buildOpenApi', () => {
 
   it('takes request and response bodies from the contract schemas', () => {
     const doc = buildOpenApi() as { components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
-    for (const name of ['HttpTaskRequest', 'TaskSubmitted', 'TaskView', 'TaskPlanView', 'ApprovalListReply', 'PendingApproval', 'LlmPoolsReply', 'ToolsListReply', 'McpStatusReply', 'ProblemDetails', 'TaskEvent']) {
+    for (const name of [
+      'HttpTaskRequest',
+      'TaskSubmitted',
+      'TaskView',
+      'TaskPlanView',
+      'ApprovalListReply',
+      'PendingApproval',
+      'LlmPoolsReply',
+      'ToolsListReply',
+      'McpStatusReply',
+      'ProblemDetails',
+      'TaskEvent',
+    ]) {
       expect(doc.components.schemas[name], name).toBeDefined();
     }
-    expect(Object.keys(doc.components.schemas.ProblemDetails!.properties!)).toEqual(['type', 'title', 'status', 'detail', 'code', 'retryable', 'issues', 'details']);
+    expect(Object.keys(doc.components.schemas.ProblemDetails!.properties!)).toEqual([
+      'type',
+      'title',
+      'status',
+      'detail',
+      'code',
+      'retryable',
+      'issues',
+      'details',
+    ]);
   });
 });

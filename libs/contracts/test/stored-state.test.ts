@@ -73,7 +73,11 @@ describe('decodeStored', () => {
     expect(err).toMatchObject({ code: 'corrupt_state', retryable: false, bucket: 'hermes_test', key: 'job.t1-main', record: 'StoredCheckpoint' });
     expect(err.issues.map((i) => i.path).sort()).toEqual(['/calls', '/step']);
     expect(err.message).toMatch(/^StoredCheckpoint at hermes_test\/job\.t1-main is unreadable: .*\/step/);
-    expect(err.toWire()).toMatchObject({ code: 'corrupt_state', retryable: false, details: { bucket: 'hermes_test', key: 'job.t1-main', record: 'StoredCheckpoint' } });
+    expect(err.toWire()).toMatchObject({
+      code: 'corrupt_state',
+      retryable: false,
+      details: { bucket: 'hermes_test', key: 'job.t1-main', record: 'StoredCheckpoint' },
+    });
     expect(ERROR_CODES.corrupt_state.retryable).toBe(false);
   });
 

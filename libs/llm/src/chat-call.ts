@@ -81,7 +81,17 @@ export async function callChat(client: OpenAI, o: CallOptions): Promise<ChatResu
     if (message?.content === '') sawContent = true;
     const tools = new ToolCallAssembler();
     (message?.tool_calls ?? []).forEach((c, index) => c.type === 'function' && tools.add({ index, id: c.id, function: c.function }));
-    return finish(o, { answer, reasoning, sawContent, split, toolCalls: tools.result(), finishReason: choice?.finish_reason ?? 'unknown', model: completion.model || o.model, usage: completion.usage, id: completion.id });
+    return finish(o, {
+      answer,
+      reasoning,
+      sawContent,
+      split,
+      toolCalls: tools.result(),
+      finishReason: choice?.finish_reason ?? 'unknown',
+      model: completion.model || o.model,
+      usage: completion.usage,
+      id: completion.id,
+    });
   }
   const streamOptions = o.streamUsage === false ? {} : { stream_options: { include_usage: true } };
   const stream = await client.chat.completions.create({ ...base, stream: true, ...streamOptions }, reqOpts);
@@ -107,7 +117,17 @@ export async function callChat(client: OpenAI, o: CallOptions): Promise<ChatResu
 
 function finish(
   o: CallOptions,
-  r: { answer: string; reasoning: string; sawContent: boolean; split: ReasoningSplitter; toolCalls: AssembledToolCall[]; finishReason: string; model: string; usage: RawUsage | null | undefined; id?: string | undefined },
+  r: {
+    answer: string;
+    reasoning: string;
+    sawContent: boolean;
+    split: ReasoningSplitter;
+    toolCalls: AssembledToolCall[];
+    finishReason: string;
+    model: string;
+    usage: RawUsage | null | undefined;
+    id?: string | undefined;
+  },
 ): ChatResult {
   const tail = r.split.end();
   const reasoning = (r.reasoning + tail.reasoning).trim();
@@ -117,7 +137,9 @@ function finish(
   const reported = r.usage && (r.usage.prompt_tokens || r.usage.completion_tokens) ? r.usage : undefined;
   const estimated = reported ? undefined : estimateUsage({ model: r.model, messages: o.messages, tools: o.tools, answer, reasoning, toolCalls: r.toolCalls });
   const usage = estimated ?? { input_tokens: reported?.prompt_tokens ?? 0, output_tokens: reported?.completion_tokens ?? 0 };
-  const reasoningTokens = reported?.completion_tokens_details?.reasoning_tokens ?? (reasoning ? estimateUsage({ model: r.model, messages: [], answer: '', reasoning, toolCalls: [] }).output_tokens : undefined);
+  const reasoningTokens =
+    reported?.completion_tokens_details?.reasoning_tokens ??
+    (reasoning ? estimateUsage({ model: r.model, messages: [], answer: '', reasoning, toolCalls: [] }).output_tokens : undefined);
   return {
     content: r.sawContent && (answer !== '' || !reasoning) ? answer : null,
     toolCalls: r.toolCalls,

@@ -24,7 +24,8 @@ const NULL_BODY = new Set([204, 205, 304]);
 export function undiciFetch(dispatcher: Dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, maxRedirections: 20 })): Fetch {
   return async (input, init = {}) => {
     const body = init.body;
-    const unexpected = input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (init.redirect ?? 'follow') !== 'follow';
+    const unexpected =
+      input instanceof Request || (body != null && typeof body !== 'string' && !(body instanceof Uint8Array)) || (init.redirect ?? 'follow') !== 'follow';
     if (unexpected) {
       return globalThis.fetch(input, init);
     }

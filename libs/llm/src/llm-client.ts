@@ -43,8 +43,7 @@ export interface LlmClientOptions {
 
 /** A model's context window, and whether it was configured or reported by its server. */
 export type ContextWindow =
-  | { tokens: number; source: 'configured' }
-  | { tokens: number; source: 'detected'; detectedFrom: DetectedWindow['from']; detectedAt: string };
+  { tokens: number; source: 'configured' } | { tokens: number; source: 'detected'; detectedFrom: DetectedWindow['from']; detectedAt: string };
 
 export interface ChatRequest {
   role: Exclude<ModelRole, 'embedder'>;
@@ -137,7 +136,13 @@ export class LlmClient {
       if (settings.contextTokens || !detectsWindow(settings.provider) || this.detectedWindows.has(key) || asked.has(key)) continue;
       asked.add(key);
       try {
-        const found = await detectWindow({ provider: settings.provider, client: this.client(e), fetch: this.transport, endpoint: e, timeoutMs: o.timeoutMs ?? 5_000 });
+        const found = await detectWindow({
+          provider: settings.provider,
+          client: this.client(e),
+          fetch: this.transport,
+          endpoint: e,
+          timeoutMs: o.timeoutMs ?? 5_000,
+        });
         if (found) this.detectedWindows.set(key, found);
       } catch {
         // Not known then: the configured default applies.
@@ -216,7 +221,14 @@ export class LlmClient {
           // Not awaited: the answer is the caller's as soon as it is here. The permit is handed back
           // in the background (it counts against the cap until that write lands, so the cap holds).
           void releaseQuietly(permit, { tokens: result.usage.input_tokens + result.usage.output_tokens }, span);
-          this.metrics.call({ model: endpoint.model, provider, pool, seconds: (performance.now() - started) / 1000, usage: result.usage, ...(result.usageEstimated ? { usageEstimated: true } : {}) });
+          this.metrics.call({
+            model: endpoint.model,
+            provider,
+            pool,
+            seconds: (performance.now() - started) / 1000,
+            usage: result.usage,
+            ...(result.usageEstimated ? { usageEstimated: true } : {}),
+          });
           span.setAttributes({
             'gen_ai.response.model': result.model,
             ...(result.responseId ? { 'gen_ai.response.id': result.responseId } : {}),
@@ -238,7 +250,8 @@ export class LlmClient {
           span.addEvent('retry', { attempt: attempt + 1, 'error.type': e.code });
           // A 429 already paused the whole pool; other failures wait what the provider asked (a 503's
           // Retry-After), else back off here, with jitter.
-          if (e.code !== 'llm_rate_limited') await sleep(Math.min(30_000, e.details.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseMs ?? 250)), req.signal);
+          if (e.code !== 'llm_rate_limited')
+            await sleep(Math.min(30_000, e.details.retryAfterMs ?? backoffMs(attempt, this.opts.retryBaseMs ?? 250)), req.signal);
         } finally {
           scope.end();
         }

@@ -37,30 +37,50 @@ export function toLlmError(err: unknown, model: string): LlmError {
     return new LlmError({ code: 'llm_timeout', message: `LLM call to ${model} timed out`, retryable: true, details: { model } }, { cause: err });
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    return new LlmError({ code: 'llm_unavailable', message: `cannot reach the LLM endpoint for ${model}: ${err.message}`, retryable: true, details: { model } }, { cause: err });
+    return new LlmError(
+      { code: 'llm_unavailable', message: `cannot reach the LLM endpoint for ${model}: ${err.message}`, retryable: true, details: { model } },
+      { cause: err },
+    );
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const status = err.status;
     const said = redactSecrets(err.message);
     const retryAfterMs = retryAfterMsOf(err.headers);
     const wait = retryAfterMs !== undefined ? { retryAfterMs } : {};
-    if (status === 429) return new LlmError({ code: 'llm_rate_limited', message: `LLM provider rate-limited ${model}`, retryable: true, details: { status, model, ...wait } }, { cause: err });
+    if (status === 429)
+      return new LlmError(
+        { code: 'llm_rate_limited', message: `LLM provider rate-limited ${model}`, retryable: true, details: { status, model, ...wait } },
+        { cause: err },
+      );
     // Before 5xx: llama.cpp has answered an over-long prompt with 500 "Context size has been exceeded".
     if (isContextTooLong(err)) {
       const message = `the prompt does not fit into ${model}'s context window (${status}): ${said}`;
       return new LlmError({ code: 'context_too_long', message, retryable: false, details: { status, model, ...contextFigures(err) } }, { cause: err });
     }
-    if (status === 408) return new LlmError({ code: 'llm_timeout', message: `LLM provider timed out on ${model}`, retryable: true, details: { status, model, ...wait } }, { cause: err });
+    if (status === 408)
+      return new LlmError(
+        { code: 'llm_timeout', message: `LLM provider timed out on ${model}`, retryable: true, details: { status, model, ...wait } },
+        { cause: err },
+      );
     if (status === 409 || status >= 500) {
-      return new LlmError({ code: 'llm_unavailable', message: `LLM provider failed (${status}) on ${model}: ${said}`, retryable: true, details: { status, model, ...wait } }, { cause: err });
+      return new LlmError(
+        { code: 'llm_unavailable', message: `LLM provider failed (${status}) on ${model}: ${said}`, retryable: true, details: { status, model, ...wait } },
+        { cause: err },
+      );
     }
-    return new LlmError({ code: 'llm_error', message: `LLM provider rejected the request for ${model} (${status}): ${said}`, retryable: false, details: { status, model } }, { cause: err });
+    return new LlmError(
+      { code: 'llm_error', message: `LLM provider rejected the request for ${model} (${status}): ${said}`, retryable: false, details: { status, model } },
+      { cause: err },
+    );
   }
   // The SDK reports a call aborted through its signal as APIUserAbortError (no status).
   if (err instanceof OpenAI.APIUserAbortError || (err instanceof Error && err.name === 'AbortError')) {
     return new LlmError({ code: 'llm_timeout', message: `LLM call to ${model} was aborted`, retryable: true, details: { model } }, { cause: err });
   }
-  return new LlmError({ code: 'llm_unavailable', message: `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, retryable: true, details: { model } }, { cause: err });
+  return new LlmError(
+    { code: 'llm_unavailable', message: `LLM call to ${model} failed: ${(err as Error)?.message ?? String(err)}`, retryable: true, details: { model } },
+    { cause: err },
+  );
 }
 
 /** The provider's wait: `retry-after-ms` (OpenAI, Azure: finer) first, else `Retry-After`. */
@@ -72,7 +92,8 @@ function retryAfterMsOf(headers: Headers | undefined): number | undefined {
 
 // How each server words it: OpenAI/vLLM "maximum context length is N tokens", llama.cpp "exceeds the
 // available context size", LM Studio "when context the overflows", Anthropic-style proxies "prompt is too long".
-const CONTEXT_WORDING = /maximum context length|exceeds the available context|context size has been exceeded|context the overflows|context length exceeded|prompt is too long|too many tokens in the prompt/i;
+const CONTEXT_WORDING =
+  /maximum context length|exceeds the available context|context size has been exceeded|context the overflows|context length exceeded|prompt is too long|too many tokens in the prompt/i;
 
 function isContextTooLong(err: InstanceType<typeof OpenAI.APIError>): boolean {
   return err.code === 'context_length_exceeded' || err.type === 'exceed_context_size_error' || CONTEXT_WORDING.test(err.message);
@@ -82,7 +103,10 @@ function isContextTooLong(err: InstanceType<typeof OpenAI.APIError>): boolean {
 function contextFigures(err: InstanceType<typeof OpenAI.APIError>): Pick<LlmErrorDetails, 'context_tokens' | 'prompt_tokens'> {
   const body = (err.error ?? {}) as Record<string, unknown>;
   const context = typeof body.n_ctx === 'number' ? body.n_ctx : Number(/maximum context length is (\d+)/i.exec(err.message)?.[1] ?? NaN);
-  const prompt = typeof body.n_prompt_tokens === 'number' ? body.n_prompt_tokens : Number(/(?:resulted in|requested|has) (\d+)(?: input)? tokens/i.exec(err.message)?.[1] ?? NaN);
+  const prompt =
+    typeof body.n_prompt_tokens === 'number'
+      ? body.n_prompt_tokens
+      : Number(/(?:resulted in|requested|has) (\d+)(?: input)? tokens/i.exec(err.message)?.[1] ?? NaN);
   return { ...(Number.isFinite(context) ? { context_tokens: context } : {}), ...(Number.isFinite(prompt) ? { prompt_tokens: prompt } : {}) };
 }
 

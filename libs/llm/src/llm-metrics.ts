@@ -20,19 +20,53 @@ export class LlmMetrics {
   constructor() {
     const m = hermesMeter();
     // Bucket boundaries as the GenAI conventions advise (the SDK's defaults suit milliseconds, not seconds or tokens).
-    this.tokens = m.createHistogram('gen_ai.client.token.usage', { unit: '{token}', description: 'tokens per LLM call, by type', advice: { explicitBucketBoundaries: TOKEN_BUCKETS } });
-    this.duration = m.createHistogram('gen_ai.client.operation.duration', { unit: 's', description: 'LLM call duration, permit wait excluded', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
-    this.permitWait = m.createHistogram('hermes.llm.permit.wait', { unit: 's', description: 'time waiting for a permit of the global semaphore', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+    this.tokens = m.createHistogram('gen_ai.client.token.usage', {
+      unit: '{token}',
+      description: 'tokens per LLM call, by type',
+      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+    });
+    this.duration = m.createHistogram('gen_ai.client.operation.duration', {
+      unit: 's',
+      description: 'LLM call duration, permit wait excluded',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+    });
+    this.permitWait = m.createHistogram('hermes.llm.permit.wait', {
+      unit: 's',
+      description: 'time waiting for a permit of the global semaphore',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+    });
     this.calls = m.createCounter('hermes.llm.calls', { description: 'LLM call attempts, by outcome' });
-    this.timeToFirstChunk = m.createHistogram('gen_ai.client.operation.time_to_first_chunk', { unit: 's', description: 'time from sending a streamed LLM call to its first chunk', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } });
+    this.timeToFirstChunk = m.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
+      unit: 's',
+      description: 'time from sending a streamed LLM call to its first chunk',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+    });
   }
 
   firstChunk(o: { model: string; provider: string; pool: string; seconds: number }): void {
-    this.timeToFirstChunk.record(o.seconds, { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': o.provider, 'gen_ai.request.model': o.model, 'hermes.llm.pool': o.pool });
+    this.timeToFirstChunk.record(o.seconds, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': o.provider,
+      'gen_ai.request.model': o.model,
+      'hermes.llm.pool': o.pool,
+    });
   }
 
-  call(o: { model: string; provider: string; pool: string; seconds: number; usage?: { input_tokens: number; output_tokens: number }; usageEstimated?: boolean; errorType?: string }): void {
-    const base: Attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': o.provider, 'gen_ai.request.model': o.model, 'hermes.llm.pool': o.pool };
+  call(o: {
+    model: string;
+    provider: string;
+    pool: string;
+    seconds: number;
+    usage?: { input_tokens: number; output_tokens: number };
+    usageEstimated?: boolean;
+    errorType?: string;
+  }): void {
+    const base: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': o.provider,
+      'gen_ai.request.model': o.model,
+      'hermes.llm.pool': o.pool,
+    };
     this.duration.record(o.seconds, { ...base, ...(o.errorType ? { 'error.type': o.errorType } : {}) });
     this.calls.add(1, { ...base, outcome: o.errorType ?? 'ok' });
     if (o.usage) {
@@ -60,20 +94,29 @@ export function observePools(kv: KV): void {
   if (poolsObserved) return;
   poolsObserved = true;
   const m = hermesMeter();
-  const capacity = m.createObservableGauge('hermes.llm.pool.capacity', { unit: '{permit}', description: 'calls a pool lets run at once, cluster-wide (its current capacity)' });
+  const capacity = m.createObservableGauge('hermes.llm.pool.capacity', {
+    unit: '{permit}',
+    description: 'calls a pool lets run at once, cluster-wide (its current capacity)',
+  });
   const inUse = m.createObservableGauge('hermes.llm.pool.in_use', { unit: '{permit}', description: 'permits held right now' });
   const waiters = m.createObservableGauge('hermes.llm.pool.waiters', { unit: '{call}', description: 'calls waiting for a permit' });
-  const tokens = m.createObservableGauge('hermes.llm.pool.tokens_available', { unit: '{token}', description: 'tokens left in the per-minute budget (pools with a TPM only)' });
+  const tokens = m.createObservableGauge('hermes.llm.pool.tokens_available', {
+    unit: '{token}',
+    description: 'tokens left in the per-minute budget (pools with a TPM only)',
+  });
   const backoff = m.createObservableGauge('hermes.llm.pool.backoff', { description: '1 while a pool is paused after 429s or provider failures' });
-  m.addBatchObservableCallback(async (r) => {
-    const pools = await readPoolStatus(kv).catch(() => []);
-    for (const p of pools) {
-      const attrs = { 'hermes.llm.pool': p.pool };
-      r.observe(capacity, p.capacity, attrs);
-      r.observe(inUse, p.in_use, attrs);
-      r.observe(waiters, p.waiters, attrs);
-      if (p.tokens_available !== null) r.observe(tokens, p.tokens_available, attrs);
-      r.observe(backoff, p.backoff_until ? 1 : 0, attrs);
-    }
-  }, [capacity, inUse, waiters, tokens, backoff]);
+  m.addBatchObservableCallback(
+    async (r) => {
+      const pools = await readPoolStatus(kv).catch(() => []);
+      for (const p of pools) {
+        const attrs = { 'hermes.llm.pool': p.pool };
+        r.observe(capacity, p.capacity, attrs);
+        r.observe(inUse, p.in_use, attrs);
+        r.observe(waiters, p.waiters, attrs);
+        if (p.tokens_available !== null) r.observe(tokens, p.tokens_available, attrs);
+        r.observe(backoff, p.backoff_until ? 1 : 0, attrs);
+      }
+    },
+    [capacity, inUse, waiters, tokens, backoff],
+  );
 }

@@ -17,7 +17,9 @@ export const PoolConfig = Type.Object(
         { additionalProperties: false, description: 'request parameters per role, sent only where the provider takes them' },
       ),
     ),
-    context_tokens: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 256 }), { description: "each model's context window in tokens (model name → tokens)" })),
+    context_tokens: Type.Optional(
+      Type.Record(Type.String(), Type.Integer({ minimum: 256 }), { description: "each model's context window in tokens (model name → tokens)" }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -29,16 +29,21 @@ export const llmSettings = {
   LLM_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of retryable LLM errors, each through a new permit' }),
   LLM_KEEP_REASONING: Type.Boolean({
     default: false,
-    description: "keep a reasoning model's thinking (reasoning_content, reasoning or inline <think>) as `detail.reasoning` on llm_call step events; it is never part of the answer or the session either way",
+    description:
+      "keep a reasoning model's thinking (reasoning_content, reasoning or inline <think>) as `detail.reasoning` on llm_call step events; it is never part of the answer or the session either way",
   }),
-  LLM_POOLS: Type.Array(PoolConfig, { default: [], description: 'JSON array of { name, models?, base_url?, capacity, tpm?, provider?, params?, context_tokens? }' }),
+  LLM_POOLS: Type.Array(PoolConfig, {
+    default: [],
+    description: 'JSON array of { name, models?, base_url?, capacity, tpm?, provider?, params?, context_tokens? }',
+  }),
   LLM_DEFAULT_CAPACITY: Type.Integer({ default: 8, minimum: 0, description: 'calls in flight, cluster-wide, for a pool not in LLM_POOLS' }),
   LLM_DEFAULT_TPM: Type.Optional(Type.Integer({ minimum: 1, description: 'tokens per minute for a pool not in LLM_POOLS' })),
   LLM_PERMIT_LEASE_MS: Type.Integer({ default: 15_000, minimum: 500, description: 'a permit not renewed for this long (its process died) is given back' }),
   LLM_PERMIT_KEEP_MS: Type.Integer({
     default: 200,
     minimum: 0,
-    description: 'a permit released while nobody waits for its pool stays with the process this long for its next call (one KV write instead of two); given back at once when someone waits; 0 = off',
+    description:
+      'a permit released while nobody waits for its pool stays with the process this long for its next call (one KV write instead of two); given back at once when someone waits; 0 = off',
   }),
   LLM_PERMIT_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1, description: 'how long a call waits for a permit before llm_permit_timeout' }),
 };

@@ -55,14 +55,63 @@ const NO_PARALLEL: ReadonlySet<ParamName> = new Set(['temperature', 'top_p', 'ma
 // docs/openai.md (no parallel_tool_calls, tool_choice ignored), lmstudio.ai/docs (OpenAI
 // compatibility, structured output), llama.cpp tools/server/README.md.
 const PROFILES: Record<ProviderName, ProviderProfile> = {
-  openai: { providerName: GEN_AI_PROVIDER_NAME_VALUE_OPENAI, streamUsage: true, toolChoice: true, responseFormats: ['json_schema', 'json_object'], reasoning: [], params: ALL },
-  'azure-openai': { providerName: GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI, streamUsage: true, toolChoice: true, responseFormats: ['json_schema', 'json_object'], reasoning: [], params: ALL },
-  vllm: { providerName: 'vllm', streamUsage: true, toolChoice: true, responseFormats: ['json_schema', 'json_object'], reasoning: ['reasoning_content', 'reasoning', 'think_tags'], params: ALL },
-  ollama: { providerName: 'ollama', streamUsage: true, toolChoice: false, responseFormats: ['json_schema', 'json_object'], reasoning: ['reasoning', 'think_tags'], params: NO_PARALLEL },
-  lmstudio: { providerName: 'lmstudio', streamUsage: true, toolChoice: true, responseFormats: ['json_schema'], reasoning: ['reasoning_content', 'think_tags'], params: NO_PARALLEL },
-  llamacpp: { providerName: 'llamacpp', streamUsage: true, toolChoice: true, responseFormats: ['json_schema', 'json_object'], reasoning: ['reasoning_content', 'think_tags'], params: ALL },
+  openai: {
+    providerName: GEN_AI_PROVIDER_NAME_VALUE_OPENAI,
+    streamUsage: true,
+    toolChoice: true,
+    responseFormats: ['json_schema', 'json_object'],
+    reasoning: [],
+    params: ALL,
+  },
+  'azure-openai': {
+    providerName: GEN_AI_PROVIDER_NAME_VALUE_AZURE_AI_OPENAI,
+    streamUsage: true,
+    toolChoice: true,
+    responseFormats: ['json_schema', 'json_object'],
+    reasoning: [],
+    params: ALL,
+  },
+  vllm: {
+    providerName: 'vllm',
+    streamUsage: true,
+    toolChoice: true,
+    responseFormats: ['json_schema', 'json_object'],
+    reasoning: ['reasoning_content', 'reasoning', 'think_tags'],
+    params: ALL,
+  },
+  ollama: {
+    providerName: 'ollama',
+    streamUsage: true,
+    toolChoice: false,
+    responseFormats: ['json_schema', 'json_object'],
+    reasoning: ['reasoning', 'think_tags'],
+    params: NO_PARALLEL,
+  },
+  lmstudio: {
+    providerName: 'lmstudio',
+    streamUsage: true,
+    toolChoice: true,
+    responseFormats: ['json_schema'],
+    reasoning: ['reasoning_content', 'think_tags'],
+    params: NO_PARALLEL,
+  },
+  llamacpp: {
+    providerName: 'llamacpp',
+    streamUsage: true,
+    toolChoice: true,
+    responseFormats: ['json_schema', 'json_object'],
+    reasoning: ['reasoning_content', 'think_tags'],
+    params: ALL,
+  },
   // Any other OpenAI-compatible endpoint: only what nearly every server takes.
-  generic: { providerName: 'openai_compatible', streamUsage: true, toolChoice: false, responseFormats: [], reasoning: ['reasoning_content', 'reasoning', 'think_tags'], params: new Set(['temperature', 'top_p', 'max_tokens', 'stop']) },
+  generic: {
+    providerName: 'openai_compatible',
+    streamUsage: true,
+    toolChoice: false,
+    responseFormats: [],
+    reasoning: ['reasoning_content', 'reasoning', 'think_tags'],
+    params: new Set(['temperature', 'top_p', 'max_tokens', 'stop']),
+  },
 };
 
 export function providerProfile(name: ProviderName): ProviderProfile {

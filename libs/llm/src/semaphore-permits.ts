@@ -20,7 +20,10 @@ export function semaphorePermits(sem: DistributedSemaphore): PermitProvider {
         }
         // The caller gave up (as with a call aborted mid-flight): not a provider failure.
         if (err instanceof PermitAbortedError) {
-          throw new LlmError({ code: 'llm_timeout', message: `wait for a permit from pool "${req.pool}" was aborted`, retryable: true, details: { pool: req.pool } }, { cause: err });
+          throw new LlmError(
+            { code: 'llm_timeout', message: `wait for a permit from pool "${req.pool}" was aborted`, retryable: true, details: { pool: req.pool } },
+            { cause: err },
+          );
         }
         throw err;
       }

@@ -91,7 +91,11 @@ export const TOOL_OVERHEAD_TOKENS = 8;
 export function countToolSchemas(tools: readonly CountableTool[], encoding: EncodingName): number {
   let tokens = 0;
   for (const t of tools) {
-    const spec = { name: t.name, ...(t.description ? { description: t.description } : {}), ...(t.parameters !== undefined ? { parameters: t.parameters } : {}) };
+    const spec = {
+      name: t.name,
+      ...(t.description ? { description: t.description } : {}),
+      ...(t.parameters !== undefined ? { parameters: t.parameters } : {}),
+    };
     tokens += TOOL_OVERHEAD_TOKENS + countText(JSON.stringify(spec), encoding);
   }
   return tokens;

@@ -24,7 +24,8 @@ export function estimateUsage(o: {
   const enc = encodingFor(o.model);
   let input = o.tools?.length ? countText(JSON.stringify(o.tools), enc) : 0;
   for (const m of o.messages) input += countMessage({ content: messageText(m), tool_calls: callsOf(m) }, enc);
-  const output = countText(o.answer, enc) + countText(o.reasoning, enc) + o.toolCalls.reduce((n, c) => n + countText(c.name, enc) + countText(c.arguments, enc), 0);
+  const output =
+    countText(o.answer, enc) + countText(o.reasoning, enc) + o.toolCalls.reduce((n, c) => n + countText(c.name, enc) + countText(c.arguments, enc), 0);
   return { input_tokens: input, output_tokens: output };
 }
 

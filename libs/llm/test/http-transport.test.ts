@@ -37,10 +37,18 @@ describe('undiciFetch', () => {
     let seen: { method?: string; auth?: string; body?: string } = {};
     routes.set('/echo', (req, body, res) => {
       seen = { method: req.method, auth: req.headers.authorization, body };
-      res.writeHead(201, [['Content-Type', 'application/json'], ['X-Seen', 'a'], ['X-Seen', 'b']]);
+      res.writeHead(201, [
+        ['Content-Type', 'application/json'],
+        ['X-Seen', 'a'],
+        ['X-Seen', 'b'],
+      ]);
       res.end(JSON.stringify({ got: JSON.parse(body) }));
     });
-    const res = await fetchOverUndici(`${base}/echo`, { method: 'POST', headers: new Headers({ authorization: 'Bearer k', 'content-type': 'application/json' }), body: '{"x":1}' });
+    const res = await fetchOverUndici(`${base}/echo`, {
+      method: 'POST',
+      headers: new Headers({ authorization: 'Bearer k', 'content-type': 'application/json' }),
+      body: '{"x":1}',
+    });
     expect(seen).toEqual({ method: 'POST', auth: 'Bearer k', body: '{"x":1}' });
     expect(res.status).toBe(201);
     expect(res.url).toBe(`${base}/echo`);

@@ -73,7 +73,14 @@ describe('LlmClient.chat', () => {
 
     const result = await client().chat({ role: 'worker', messages: hello });
 
-    expect(result).toEqual({ content: 'hi there', toolCalls: [], finishReason: 'stop', model: 'worker-model', usage: { input_tokens: 11, output_tokens: 3 }, responseId: expect.stringMatching(/^chatcmpl-/) });
+    expect(result).toEqual({
+      content: 'hi there',
+      toolCalls: [],
+      finishReason: 'stop',
+      model: 'worker-model',
+      usage: { input_tokens: 11, output_tokens: 3 },
+      responseId: expect.stringMatching(/^chatcmpl-/),
+    });
     expect(llm.requests).toHaveLength(1);
     expect(llm.requests[0]!.body).toMatchObject({ model: 'worker-model', messages: hello });
     expect(llm.requests[0]!.body).not.toHaveProperty('tools');
@@ -81,7 +88,12 @@ describe('LlmClient.chat', () => {
   });
 
   it('returns tool calls with their ids and raw argument strings, and sends the tools', async () => {
-    llm.enqueue({ toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }, { name: 'time_now', arguments: '{not json' }] });
+    llm.enqueue({
+      toolCalls: [
+        { id: 'call_1', name: 'echo', arguments: { text: 'hi' } },
+        { name: 'time_now', arguments: '{not json' },
+      ],
+    });
     const tools = [{ type: 'function' as const, function: { name: 'echo', parameters: { type: 'object', properties: { text: { type: 'string' } } } } }];
 
     const result = await client().chat({ role: 'worker', messages: hello, tools });
@@ -127,7 +139,12 @@ describe('LlmClient.chat errors', () => {
     expect(err.code).toBe('llm_rate_limited');
     expect(err.retryable).toBe(true);
     expect(err.details).toEqual({ status: 429, model: 'worker-model', retryAfterMs: 2_000 });
-    expect(err.toWire()).toEqual({ code: 'llm_rate_limited', message: err.message, retryable: true, details: { status: 429, model: 'worker-model', retryAfterMs: 2_000 } });
+    expect(err.toWire()).toEqual({
+      code: 'llm_rate_limited',
+      message: err.message,
+      retryable: true,
+      details: { status: 429, model: 'worker-model', retryAfterMs: 2_000 },
+    });
   });
 
   it.each([
@@ -177,7 +194,7 @@ describe('LlmClient.chat errors', () => {
     expect(err).toMatchObject({ code: 'llm_timeout', retryable: true });
   });
 
-  it('leaves no listener on the caller\'s signal once a call has ended, so a job\'s signal does not collect one per call', async () => {
+  it("leaves no listener on the caller's signal once a call has ended, so a job's signal does not collect one per call", async () => {
     const job = new AbortController();
     const c = client({ maxRetries: 1 });
     for (let i = 0; i < 12; i++) llm.enqueue({ content: `answer ${i}` });

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metrics } from '@opentelemetry/api';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type HistogramMetricData, type SumMetricData } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type HistogramMetricData,
+  type SumMetricData,
+} from '@opentelemetry/sdk-metrics';
 import { startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
 import { LlmClient, type LlmError } from '../src/index.js';
 
@@ -21,7 +28,10 @@ afterAll(async () => {
 
 async function collected() {
   await reader.forceFlush();
-  return exporter.getMetrics().at(-1)!.scopeMetrics.flatMap((s) => s.metrics);
+  return exporter
+    .getMetrics()
+    .at(-1)!
+    .scopeMetrics.flatMap((s) => s.metrics);
 }
 
 describe('LLM metrics', () => {

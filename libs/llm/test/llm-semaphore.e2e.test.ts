@@ -79,7 +79,12 @@ describe('the LLM semaphore across processes', () => {
 
     const [first, second] = served(llm);
     const waitedFrom = other.calls()[0]!.t0;
-    note('long call', { longReceived: first!.receivedAt, otherStarted: waitedFrom, otherReceived: second!.receivedAt, otherWaitedMs: second!.receivedAt - waitedFrom });
+    note('long call', {
+      longReceived: first!.receivedAt,
+      otherStarted: waitedFrom,
+      otherReceived: second!.receivedAt,
+      otherWaitedMs: second!.receivedAt - waitedFrom,
+    });
     expect([longSummary.ok, otherSummary.ok]).toEqual([1, 1]);
     expect(first!.w).toBe('long');
     expect(second!.w).toBe('other');
@@ -175,7 +180,11 @@ describe('the LLM semaphore across processes', () => {
     const pauseStart = times[resumed - 1]!;
     const bResumedAt = times[resumed]!;
     const aRetried = order.filter((r) => r.w === 'a')[1]!;
-    note('shared back-off', { pauseStartMs: pauseStart - answeredAt, bResumedAfterMs: bResumedAt - answeredAt, aRetriedAfterMs: aRetried.receivedAt - answeredAt });
+    note('shared back-off', {
+      pauseStartMs: pauseStart - answeredAt,
+      bResumedAfterMs: bResumedAt - answeredAt,
+      aRetriedAfterMs: aRetried.receivedAt - answeredAt,
+    });
 
     expect(aSummary.ok).toBe(1);
     expect(bSummary.errors).toEqual({});

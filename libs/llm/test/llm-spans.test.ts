@@ -60,7 +60,9 @@ describe('chat spans', () => {
     const [span] = exporter.getFinishedSpans().filter((s) => s.name === 'chat span-model');
     expect(JSON.parse(String(span?.attributes['gen_ai.input.messages']))).toEqual([{ role: 'user', content: 'secret question' }]);
     expect(JSON.parse(String(span?.attributes['gen_ai.system_instructions']))).toEqual([{ type: 'text', content: 'you are terse' }]);
-    expect(JSON.parse(String(span?.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'secret answer' }], finish_reason: 'stop' }]);
+    expect(JSON.parse(String(span?.attributes['gen_ai.output.messages']))).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'secret answer' }], finish_reason: 'stop' },
+    ]);
     expect(span?.attributes['gen_ai.conversation.id']).toBeUndefined();
   });
 });

@@ -33,15 +33,18 @@ afterAll(async () => {
 const refusing = SCRIPTED_PROFILES.filter((p) => p !== 'ollama');
 
 describe.each(refusing.map((p) => [p] as [ScriptedProfile]))('the %s profile', (profile) => {
-  it.each([['undici'], ['fetch']] as const)('an over-long prompt is context_too_long, not retryable, with the provider message kept (%s)', async (httpClient) => {
-    llm.setProfile(profile);
-    llm.enqueue({ status: 400, overflow: { promptTokens: 9000, contextTokens: 4096 } });
-    const err = await failure(client(httpClient));
-    expect(err.code).toBe('context_too_long');
-    expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/4096/);
-    expect(err.toWire()).toMatchObject({ code: 'context_too_long', retryable: false, details: { status: 400, model: 'worker-model' } });
-  });
+  it.each([['undici'], ['fetch']] as const)(
+    'an over-long prompt is context_too_long, not retryable, with the provider message kept (%s)',
+    async (httpClient) => {
+      llm.setProfile(profile);
+      llm.enqueue({ status: 400, overflow: { promptTokens: 9000, contextTokens: 4096 } });
+      const err = await failure(client(httpClient));
+      expect(err.code).toBe('context_too_long');
+      expect(err.retryable).toBe(false);
+      expect(err.message).toMatch(/4096/);
+      expect(err.toWire()).toMatchObject({ code: 'context_too_long', retryable: false, details: { status: 400, model: 'worker-model' } });
+    },
+  );
 
   it("keeps the provider's message of any other rejection, in whatever shape the server sends it", async () => {
     llm.setProfile(profile);

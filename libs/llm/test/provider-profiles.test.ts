@@ -153,7 +153,9 @@ describe('provider profiles', () => {
   });
 
   it('read the window of odd /api/show answers only where it is a positive whole number', () => {
-    expect(ollamaWindow({ parameters: 'stop "<|im_end|>"\nnum_ctx 32768', model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 } })).toEqual({ tokens: 32768, from: 'num_ctx' });
+    expect(
+      ollamaWindow({ parameters: 'stop "<|im_end|>"\nnum_ctx 32768', model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 } }),
+    ).toEqual({ tokens: 32768, from: 'num_ctx' });
     expect(ollamaWindow({ model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 } })).toEqual({ tokens: 131072, from: 'model_info' });
     expect(ollamaWindow({ model_info: { 'gemma3.context_length': 8192 } })).toEqual({ tokens: 8192, from: 'model_info' });
     expect(ollamaWindow({ parameters: 'num_ctx abc', model_info: { 'general.architecture': 'llama', 'llama.context_length': -1 } })).toBeUndefined();

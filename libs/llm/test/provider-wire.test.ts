@@ -72,7 +72,10 @@ describe('servers that differ', () => {
     llm.enqueue({ content: 'the answer is four' });
     const { result } = await chat(client(), true);
     expect(result.usageEstimated).toBe(true);
-    expect(result.usage).toEqual({ input_tokens: countMessage({ content: 'hello' }, 'o200k_base'), output_tokens: countText('the answer is four', 'o200k_base') });
+    expect(result.usage).toEqual({
+      input_tokens: countMessage({ content: 'hello' }, 'o200k_base'),
+      output_tokens: countText('the answer is four', 'o200k_base'),
+    });
   });
 
   it('reported usage is taken as it is and not marked estimated', async () => {

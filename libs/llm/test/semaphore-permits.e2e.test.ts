@@ -34,7 +34,12 @@ async function clientWithOnePermit(opts: Partial<LlmClientOptions> = {}, keepMs 
   const sem = await DistributedSemaphore.open({ kv, poolSettings: () => ({ capacity: 1 }), keepMs });
   opened.push({ close: async () => (await sem.close(), await nc.close()) });
   const worker: RoleEndpoint = { baseUrl: model.baseUrl, apiKey: 'k', model: 'm' };
-  const client = new LlmClient({ roles: { worker, planner: worker, summarizer: worker, embedder: worker }, permits: semaphorePermits(sem), maxRetries: 2, ...opts });
+  const client = new LlmClient({
+    roles: { worker, planner: worker, summarizer: worker, embedder: worker },
+    permits: semaphorePermits(sem),
+    maxRetries: 2,
+    ...opts,
+  });
   return { client, kv };
 }
 

@@ -32,13 +32,18 @@ describe('token counting', () => {
     const large = {
       name: 'file_write',
       description: 'Writes a file in the workspace, creating folders on the way.',
-      parameters: { type: 'object', properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field_${i}`, { type: 'string', description: `the ${i}th field of the record to write` }])) },
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 40 }, (_, i) => [`field_${i}`, { type: 'string', description: `the ${i}th field of the record to write` }]),
+        ),
+      },
     };
     expect(countToolSchemas([], 'o200k_base')).toBe(0);
     expect(countToolSchemas([small], 'o200k_base')).toBe(TOOL_OVERHEAD_TOKENS + countText(JSON.stringify(small), 'o200k_base'));
     expect(countToolSchemas([small, large], 'o200k_base')).toBe(countToolSchemas([small], 'o200k_base') + countToolSchemas([large], 'o200k_base'));
     // 40 described properties are several hundred tokens: no constant fits both.
-    expect(countToolSchemas([large], 'o200k_base')).toBeGreaterThan(20 * countToolSchemas([small], 'o200k_base') / 2);
+    expect(countToolSchemas([large], 'o200k_base')).toBeGreaterThan((20 * countToolSchemas([small], 'o200k_base')) / 2);
     expect(countToolSchemas([{ name: 'x', description: undefined }], 'o200k_base')).toBe(TOOL_OVERHEAD_TOKENS + countText('{"name":"x"}', 'o200k_base'));
   });
 });

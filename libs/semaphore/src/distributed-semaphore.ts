@@ -205,7 +205,17 @@ export class DistributedSemaphore {
   private pool(name: string): LocalPool {
     let lp = this.pools.get(name);
     if (!lp) {
-      lp = { name, key: `pool.${name}`, waiters: [], holders: new Set(), releases: new Map(), kept: new Map(), reservations: new Set(), cancels: new Set(), again: false };
+      lp = {
+        name,
+        key: `pool.${name}`,
+        waiters: [],
+        holders: new Set(),
+        releases: new Map(),
+        kept: new Map(),
+        reservations: new Set(),
+        cancels: new Set(),
+        again: false,
+      };
       this.pools.set(name, lp);
     }
     return lp;

@@ -16,7 +16,10 @@ export class PermitTimeoutError extends SemaphoreError {
 
 /** The caller abandoned the wait (its task was cancelled, or it is shutting down). */
 export class PermitAbortedError extends SemaphoreError {
-  constructor(readonly pool: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly pool: string,
+    options?: { cause?: unknown },
+  ) {
     super('permit_aborted', `wait for a permit from pool "${pool}" was abandoned`, options);
   }
 }

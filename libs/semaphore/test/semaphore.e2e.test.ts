@@ -40,11 +40,13 @@ describe('DistributedSemaphore', () => {
     const waits: Promise<void>[] = [];
     for (let i = 0; i < 6; i++) {
       const m = i % 2 ? c : a;
-      waits.push(m.sem.acquire('p').then(async (p) => {
-        order.push(i);
-        await sleep(5);
-        await p.release();
-      }));
+      waits.push(
+        m.sem.acquire('p').then(async (p) => {
+          order.push(i);
+          await sleep(5);
+          await p.release();
+        }),
+      );
       await sleep(15); // distinct arrival times
     }
     await first.release();

@@ -76,7 +76,12 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
     name: `hermes-${opts.service}`,
     logger,
     // A service's own tuning may set a bound of its own (the runtime's RUNTIME_MAX_ATTEMPTS).
-    tuning: { maxDeliveries: config.HERMES_MAX_DELIVERIES, replicas: config.HERMES_JS_REPLICAS, outageBudgetMs: config.HERMES_OUTAGE_BUDGET_MS, ...opts.tuning?.(config) },
+    tuning: {
+      maxDeliveries: config.HERMES_MAX_DELIVERIES,
+      replicas: config.HERMES_JS_REPLICAS,
+      outageBudgetMs: config.HERMES_OUTAGE_BUDGET_MS,
+      ...opts.tuning?.(config),
+    },
     livenessAckWaits: config.HERMES_LIVENESS_ACK_WAITS,
   });
   live = () => consumerLiveness(bus);
@@ -105,7 +110,10 @@ export async function hostService<S extends TObject>(opts: HostServiceOptions<S>
 }
 
 /** A service's settings and the common ones, read from `env` as `hostService` reads them (tests pass their own env). */
-export function serviceConfig<S extends TObject>(opts: Pick<HostServiceOptions<S>, 'service' | 'settings'>, env?: Record<string, string | undefined>): Static<S> & CommonConfig {
+export function serviceConfig<S extends TObject>(
+  opts: Pick<HostServiceOptions<S>, 'service' | 'settings'>,
+  env?: Record<string, string | undefined>,
+): Static<S> & CommonConfig {
   const schema = { ...opts.settings, properties: { ...commonSettings, ...opts.settings.properties } } as unknown as S;
   return loadConfig(schema, { service: opts.service, ...(env ? { env } : {}) }) as Static<S> & CommonConfig;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Bus} from '@hermes/bus';
+import type { Bus } from '@hermes/bus';
 import { request } from '@hermes/bus';
 import { contracts } from '@hermes/contracts';
 import { cleanupAll, freePort, startChildService, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
@@ -127,7 +127,13 @@ describe('hostService', () => {
 
 describe('an OTLP protocol Hermes does not export in', () => {
   it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exits 78 naming the setting, before the service connects', async () => {
-    const env = { ...process.env, NATS_URL: nats.url, HEALTH_PORT: '0', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
+    const env = {
+      ...process.env,
+      NATS_URL: nats.url,
+      HEALTH_PORT: '0',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    };
 
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = execFile(process.execPath, [fixture('hosted-service.mjs')], { env, timeout: 10_000 }, (_err, _stdout, stderr) =>
@@ -136,7 +142,9 @@ describe('an OTLP protocol Hermes does not export in', () => {
     });
 
     expect(result.code).toBe(78);
-    expect(result.stderr).toMatch(/invalid configuration for toolbus:\n {2}- OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not an OTLP protocol/);
+    expect(result.stderr).toMatch(
+      /invalid configuration for toolbus:\n {2}- OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not an OTLP protocol/,
+    );
   });
 });
 
@@ -179,20 +187,28 @@ describe('liveness', () => {
     await bus.publish(contracts.runtimeJobs, runtimeJob('stuck', 'hang'));
     await service.waitForLog(/^took stuck$/);
     // Stalled after 2 x 1 s ack wait of holding it; the deadline leaves room for a slow machine.
-    const stalled = await eventually(async () => {
-      const r = await probeHealth(healthPort);
-      return r?.status === 503 ? r.body : undefined;
-    }, 20_000, '/healthz 503');
+    const stalled = await eventually(
+      async () => {
+        const r = await probeHealth(healthPort);
+        return r?.status === 503 ? r.body : undefined;
+      },
+      20_000,
+      '/healthz 503',
+    );
     expect(stalled).toMatchObject({
       status: 'not_live',
       reason: 'consumer_stalled',
       consumers: [{ stream: bus.subjects.streams.runtimeJobs, consumer: bus.subjects.consumers.runtimeJobs, in_flight: 1, stall_after_ms: 2 * ackWaitMs }],
     });
-    const age = await eventually(async () => {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith('hermes_bus_consumer_oldest_unacked_age') && l.includes(bus.subjects.consumers.runtimeJobs));
-      return line ? Number(line.split(' ').at(-1)) : undefined;
-    }, 10_000, 'the oldest-unacked gauge');
+    const age = await eventually(
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        const line = text.split('\n').find((l) => l.startsWith('hermes_bus_consumer_oldest_unacked_age') && l.includes(bus.subjects.consumers.runtimeJobs));
+        return line ? Number(line.split(' ').at(-1)) : undefined;
+      },
+      10_000,
+      'the oldest-unacked gauge',
+    );
     expect(age).toBeGreaterThanOrEqual(2);
 
     natsHandles(bus).nc.publish(`${prefix}.test.release`);
@@ -201,10 +217,14 @@ describe('liveness', () => {
 
     // A poisoned job is dead-lettered at once and counted.
     await bus.publish(contracts.runtimeJobs, runtimeJob('poisoned', 'poison'));
-    const counted = await eventually(async () => {
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      return text.split('\n').find((l) => l.startsWith('hermes_bus_dead_letters_total'));
-    }, 10_000, 'the dead-letter counter');
+    const counted = await eventually(
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+        return text.split('\n').find((l) => l.startsWith('hermes_bus_dead_letters_total'));
+      },
+      10_000,
+      'the dead-letter counter',
+    );
     expect(counted).toContain(`messaging_consumer_group_name="${bus.subjects.consumers.runtimeJobs}"`);
     expect(counted).toContain('error_type="internal"');
     expect(counted!.split(' ').at(-1)).toBe('1');

@@ -19,7 +19,15 @@ export function connectBus(servers: string, opts: Partial<BusOptions> = {}): Pro
 }
 
 /** A RuntimeJob that satisfies its contract, with the goal the stalling fixture acts on. */
-export const runtimeJob = (jobId: string, goal = 'say hi'): RuntimeJob => ({ job_id: jobId, task_id: 't1', subtask_id: 's1', user_id: 'u1', session_id: 'sess1', goal, model_role: 'worker' });
+export const runtimeJob = (jobId: string, goal = 'say hi'): RuntimeJob => ({
+  job_id: jobId,
+  task_id: 't1',
+  subtask_id: 's1',
+  user_id: 'u1',
+  session_id: 'sess1',
+  goal,
+  model_role: 'worker',
+});
 
 /** Absolute path of a fixture script; fixtures import the built `@hermes/service-host`, so dist/ must exist. */
 export function fixture(name: string): string {

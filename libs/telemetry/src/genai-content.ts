@@ -13,6 +13,6 @@ export const GENAI_CONTENT_MAX_CHARS = 16_384;
 
 /** Serialises content for a span attribute, cut to GENAI_CONTENT_MAX_CHARS. */
 export function contentAttribute(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
   return text.length > GENAI_CONTENT_MAX_CHARS ? `${text.slice(0, GENAI_CONTENT_MAX_CHARS)}…` : text;
 }

@@ -1,6 +1,16 @@
 export { createLogger, hashUserId } from './logger.js';
 export type { Logger, LoggerCreateOptions, UserIdLogMode } from './logger.js';
-export { startTelemetry, installPropagation, hermesTracer, hermesMeter, otlpProtocol, parseResourceAttributes, resourceAttributes, OTLP_PROTOCOLS, TelemetryConfigError } from './tracing.js';
+export {
+  startTelemetry,
+  installPropagation,
+  hermesTracer,
+  hermesMeter,
+  otlpProtocol,
+  parseResourceAttributes,
+  resourceAttributes,
+  OTLP_PROTOCOLS,
+  TelemetryConfigError,
+} from './tracing.js';
 export type { OtlpProtocol, TelemetryHandle, TelemetryOptions } from './tracing.js';
 export { inSpan } from './span-runner.js';
 export { startHealthServer } from './health-server.js';

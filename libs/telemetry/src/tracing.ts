@@ -11,9 +11,11 @@ import { ATTR_SERVICE_INSTANCE_ID } from '@opentelemetry/semantic-conventions/in
 // runs (tests, `npm run up`) export nothing.
 const sdk = {
   traces: () => import('@opentelemetry/sdk-trace-base'),
-  otlpTraces: (protocol: OtlpProtocol) => (protocol === 'http/protobuf' ? import('@opentelemetry/exporter-trace-otlp-proto') : import('@opentelemetry/exporter-trace-otlp-http')),
+  otlpTraces: (protocol: OtlpProtocol) =>
+    protocol === 'http/protobuf' ? import('@opentelemetry/exporter-trace-otlp-proto') : import('@opentelemetry/exporter-trace-otlp-http'),
   metrics: () => import('@opentelemetry/sdk-metrics'),
-  otlpMetrics: (protocol: OtlpProtocol) => (protocol === 'http/protobuf' ? import('@opentelemetry/exporter-metrics-otlp-proto') : import('@opentelemetry/exporter-metrics-otlp-http')),
+  otlpMetrics: (protocol: OtlpProtocol) =>
+    protocol === 'http/protobuf' ? import('@opentelemetry/exporter-metrics-otlp-proto') : import('@opentelemetry/exporter-metrics-otlp-http'),
   prometheus: () => import('@opentelemetry/exporter-prometheus'),
   resources: () => import('@opentelemetry/resources'),
 };
@@ -34,7 +36,10 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 /** An OTel setting Hermes cannot honour (an OTLP protocol it does not speak): a service does not start on it. */
 export class TelemetryConfigError extends Error {
   readonly code = 'invalid_telemetry_setting';
-  constructor(readonly setting: string, message: string) {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -65,12 +70,17 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   const stops: (() => Promise<void>)[] = [];
 
   // Per the OTLP spec the signal-specific endpoint is used as is; the base one gets `/v1/traces`.
-  const tracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
+  const tracesUrl =
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ||
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
   const exporting = tracesUrl !== undefined && env.OTEL_TRACES_EXPORTER !== 'none';
   const metricsUrl = metricsEndpoint(env);
   if (!exporting && !metricsUrl && opts.metricsPort === undefined) return { exporting: false, shutdown: async () => {} };
   // Checked only for a signal that is exported: a protocol nobody uses stops nothing.
-  const protocols = { traces: exporting ? otlpProtocol(env, 'TRACES') : 'http/json', metrics: metricsUrl ? otlpProtocol(env, 'METRICS') : 'http/json' } as const;
+  const protocols = {
+    traces: exporting ? otlpProtocol(env, 'TRACES') : 'http/json',
+    metrics: metricsUrl ? otlpProtocol(env, 'METRICS') : 'http/json',
+  } as const;
   const { resourceFromAttributes } = await sdk.resources();
   const resource = resourceFromAttributes(resourceAttributes(opts, env));
   if (exporting) {
@@ -91,7 +101,13 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
     const { OTLPMetricExporter } = await sdk.otlpMetrics(protocols.metrics);
     const { PeriodicExportingMetricReader } = metricsSdk;
     const intervalMs = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 15_000;
-    readers.push(new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url: metricsUrl }), exportIntervalMillis: intervalMs, exportTimeoutMillis: Math.min(intervalMs, 30_000) }));
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: new OTLPMetricExporter({ url: metricsUrl }),
+        exportIntervalMillis: intervalMs,
+        exportTimeoutMillis: Math.min(intervalMs, 30_000),
+      }),
+    );
   }
   let prometheus: PrometheusExporter | undefined;
   if (opts.metricsPort !== undefined) {
@@ -156,7 +172,10 @@ export function otlpProtocol(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS
   const setting = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const value = env[setting]?.trim() || 'http/json';
   if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as OtlpProtocol;
-  throw new TelemetryConfigError(setting, `${setting}=${value} is not an OTLP protocol Hermes exports in (${OTLP_PROTOCOLS.join(', ')}); for gRPC, put an OpenTelemetry Collector in front`);
+  throw new TelemetryConfigError(
+    setting,
+    `${setting}=${value} is not an OTLP protocol Hermes exports in (${OTLP_PROTOCOLS.join(', ')}); for gRPC, put an OpenTelemetry Collector in front`,
+  );
 }
 
 let propagationInstalled = false;
@@ -173,7 +192,10 @@ export function installPropagation(): void {
 
 function metricsEndpoint(env: NodeJS.ProcessEnv): string | undefined {
   if (env.OTEL_METRICS_EXPORTER === 'none') return undefined;
-  return env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/metrics` : undefined);
+  return (
+    env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT ||
+    (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/metrics` : undefined)
+  );
 }
 
 /** The meter Hermes code records its metrics with (a no-op until a MeterProvider is registered). */

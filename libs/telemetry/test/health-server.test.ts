@@ -30,7 +30,10 @@ describe('startHealthServer', () => {
     let live: Liveness = { live: false, detail: { reason: 'consumer_stalled', consumers: [{ consumer: 'runtime-jobs' }] } };
     server = await startHealthServer({ port: 0, host: '127.0.0.1', ready: () => true, live: () => live });
 
-    expect(await get(server.port, '/healthz')).toEqual({ status: 503, body: { status: 'not_live', reason: 'consumer_stalled', consumers: [{ consumer: 'runtime-jobs' }] } });
+    expect(await get(server.port, '/healthz')).toEqual({
+      status: 503,
+      body: { status: 'not_live', reason: 'consumer_stalled', consumers: [{ consumer: 'runtime-jobs' }] },
+    });
     expect((await get(server.port, '/readyz')).status).toBe(200);
     live = { live: true };
     expect(await get(server.port, '/healthz')).toEqual({ status: 200, body: { status: 'ok' } });

@@ -12,7 +12,13 @@ function capturingLogger(level = 'info') {
   const logger = createLogger({
     service: 'dispatcher',
     level,
-    destination: { write: (chunk: string) => void chunk.split('\n').filter(Boolean).forEach((l) => lines.push(JSON.parse(l) as Record<string, unknown>)) },
+    destination: {
+      write: (chunk: string) =>
+        void chunk
+          .split('\n')
+          .filter(Boolean)
+          .forEach((l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
+    },
   });
   return { logger, lines };
 }
@@ -91,7 +97,13 @@ describe('createLogger with a task in context', () => {
     const logger = createLogger({
       service: 'runtime',
       ...opts,
-      destination: { write: (chunk: string) => void chunk.split('\n').filter(Boolean).forEach((l) => (raw.push(l), lines.push(JSON.parse(l) as Record<string, unknown>))) },
+      destination: {
+        write: (chunk: string) =>
+          void chunk
+            .split('\n')
+            .filter(Boolean)
+            .forEach((l) => (raw.push(l), lines.push(JSON.parse(l) as Record<string, unknown>))),
+      },
     });
     return { logger, lines, raw };
   }

@@ -108,7 +108,10 @@ describe('resource and protocol settings', () => {
   });
 
   it('puts OTEL_SERVICE_NAME over the attribute, the package version over the attribute, and an instance id per process unless given', () => {
-    const given = resourceAttributes({ service: 'runtime', version: '1.2.3' }, { OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs,service.version=0.0.1,service.instance.id=pod-7,k8s.namespace.name=hermes' });
+    const given = resourceAttributes(
+      { service: 'runtime', version: '1.2.3' },
+      { OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs,service.version=0.0.1,service.instance.id=pod-7,k8s.namespace.name=hermes' },
+    );
     expect(given).toEqual({ 'service.name': 'from-attrs', 'service.version': '1.2.3', 'service.instance.id': 'pod-7', 'k8s.namespace.name': 'hermes' });
     const named = resourceAttributes({ service: 'runtime' }, { OTEL_SERVICE_NAME: 'rt', OTEL_RESOURCE_ATTRIBUTES: 'service.name=from-attrs' });
     expect(named['service.name']).toBe('rt');

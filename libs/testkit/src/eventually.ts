@@ -2,7 +2,11 @@
  * Polls until `check` returns a value other than undefined (or false), or fails after `timeoutMs`;
  * `what` names what was awaited (a function to say, at the time-out, what was seen instead).
  */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000, what: string | (() => string) = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 5_000,
+  what: string | (() => string) = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

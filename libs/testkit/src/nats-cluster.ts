@@ -72,7 +72,10 @@ async function startOnce(options: NatsClusterOptions): Promise<NatsClusterHandle
         readyLogLine: /Listening for route connections/,
         configText: [
           `server_name: n${i + 1}`,
-          `cluster { name: ${CLUSTER_NAME}, listen: "127.0.0.1:${p.route}", routes: [${routes.filter((_, j) => j !== i).map((r) => JSON.stringify(r)).join(', ')}] }`,
+          `cluster { name: ${CLUSTER_NAME}, listen: "127.0.0.1:${p.route}", routes: [${routes
+            .filter((_, j) => j !== i)
+            .map((r) => JSON.stringify(r))
+            .join(', ')}] }`,
           options.configText ?? '',
         ].join('\n'),
       }),

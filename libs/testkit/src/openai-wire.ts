@@ -32,7 +32,8 @@ export function planCompletion(options: {
       : [];
   const content = response.content ?? null;
   const promptChars = (body.messages ?? []).reduce(
-    (sum, message) => sum + messageText(message).length + (message.tool_calls ?? []).reduce((n, call) => n + call.function.name.length + call.function.arguments.length, 0),
+    (sum, message) =>
+      sum + messageText(message).length + (message.tool_calls ?? []).reduce((n, call) => n + call.function.name.length + call.function.arguments.length, 0),
     0,
   );
   const completionChars = (content ?? '').length + toolCalls.reduce((n, call) => n + call.name.length + call.arguments.length, 0);

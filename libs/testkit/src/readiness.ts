@@ -26,7 +26,11 @@ export async function waitUntilReady(options: {
     if (await isReady()) return;
     if (!proc.running) await failBecauseExited(proc, tailLines);
     if (Date.now() >= deadline) {
-      throw new ProcessStartError({ process: proc.name, reason: `not ready after ${timeoutMs} ms (process still running, pid ${proc.pid})`, logTail: proc.tail(tailLines) });
+      throw new ProcessStartError({
+        process: proc.name,
+        reason: `not ready after ${timeoutMs} ms (process still running, pid ${proc.pid})`,
+        logTail: proc.tail(tailLines),
+      });
     }
     await Promise.race([sleep(POLL_INTERVAL_MS), proc.exited]);
   }

@@ -33,7 +33,9 @@ export async function redisCommand(port: number, ...args: string[]): Promise<str
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: '127.0.0.1' });
     let received = '';
-    socket.setTimeout(COMMAND_TIMEOUT_MS, () => socket.destroy(new Error(`redis command ${args[0] ?? ''} on port ${port}: no whole answer within ${COMMAND_TIMEOUT_MS} ms`)));
+    socket.setTimeout(COMMAND_TIMEOUT_MS, () =>
+      socket.destroy(new Error(`redis command ${args[0] ?? ''} on port ${port}: no whole answer within ${COMMAND_TIMEOUT_MS} ms`)),
+    );
     socket.once('error', reject);
     socket.once('close', () => reject(new Error(`redis command ${args[0] ?? ''} on port ${port}: connection closed before the answer`)));
     socket.on('data', (chunk: Buffer) => {

@@ -63,7 +63,10 @@ export async function startRedisSentinelGroup(options: RedisSentinelGroupOptions
     for (let i = 0; i < replicaCount; i++) {
       nodes.push(await startRedisServer({ startTimeoutMs, args: ['--replicaof', '127.0.0.1', String(master.port)] }));
     }
-    sentinel = await ServerProcess.launch(sentinelRecipe({ masterName, masterPort: master.port, replicas: replicaCount, downAfterMs: options.downAfterMs ?? 1000 }), { startTimeoutMs });
+    sentinel = await ServerProcess.launch(
+      sentinelRecipe({ masterName, masterPort: master.port, replicas: replicaCount, downAfterMs: options.downAfterMs ?? 1000 }),
+      { startTimeoutMs },
+    );
   } catch (err) {
     await stop();
     throw err;

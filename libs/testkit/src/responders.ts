@@ -55,6 +55,10 @@ function demoMemories(prompt: string): { type: 'preference' | 'fact'; content: s
       .split(/(?<=[.!?])\s+/)
       .map((sentence) => sentence.trim())
       .filter((sentence) => FIRST_PERSON.test(sentence) && (PREFERENCE.test(sentence) || FACT.test(sentence)))
-      .map((sentence) => ({ type: PREFERENCE.test(sentence) ? ('preference' as const) : ('fact' as const), content: `The user said: "${sentence.slice(0, 300)}"`, confidence: 0.8 }));
+      .map((sentence) => ({
+        type: PREFERENCE.test(sentence) ? ('preference' as const) : ('fact' as const),
+        content: `The user said: "${sentence.slice(0, 300)}"`,
+        confidence: 0.8,
+      }));
   });
 }

@@ -209,7 +209,11 @@ class ScriptedLlmServer implements ScriptedLlm {
       else sendJson(res, 200, show({ model, contextTokens: this.#contextTokens, numCtx: this.#numCtx }));
       return;
     }
-    sendJson(res, 404, openAiError({ message: `Unknown route ${req.method ?? ''} ${path} (scripted model).`, type: 'invalid_request_error', code: 'unknown_url' }));
+    sendJson(
+      res,
+      404,
+      openAiError({ message: `Unknown route ${req.method ?? ''} ${path} (scripted model).`, type: 'invalid_request_error', code: 'unknown_url' }),
+    );
   }
 
   async #complete(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -63,7 +63,12 @@ const PROFILES: Record<ScriptedProfile, WireTraits> = {
       parameters: [...(o.numCtx ? [`num_ctx                        ${o.numCtx}`] : []), 'stop                           "<|im_end|>"'].join('\n'),
       template: '{{ .Prompt }}',
       details: { parent_model: '', format: 'gguf', family: 'qwen3', families: ['qwen3'], parameter_size: '8.2B', quantization_level: 'Q4_K_M' },
-      model_info: { 'general.architecture': 'qwen3', 'general.parameter_count': 8190735360, 'qwen3.context_length': o.contextTokens, 'qwen3.embedding_length': 4096 },
+      model_info: {
+        'general.architecture': 'qwen3',
+        'general.parameter_count': 8190735360,
+        'qwen3.context_length': o.contextTokens,
+        'qwen3.embedding_length': 4096,
+      },
       capabilities: ['completion', 'tools', 'thinking'],
       modified_at: '2025-05-01T00:00:00Z',
     }),

@@ -66,7 +66,9 @@ describe('startNatsCluster', () => {
       // for any try that started but elected no leader, which a loaded machine can cause).
       expect(handedOut % 6).toBe(0);
       expect(handedOut).toBeGreaterThanOrEqual(12);
-      expect(cluster.nodes.every((n) => n.logs.some((l) => /Listening for route connections/.test(l)) && !n.logs.some((l) => l.includes(String(taken))))).toBe(true);
+      expect(cluster.nodes.every((n) => n.logs.some((l) => /Listening for route connections/.test(l)) && !n.logs.some((l) => l.includes(String(taken))))).toBe(
+        true,
+      );
       // The nodes of the failed try were stopped: only the cluster's three are left.
       expect(natsServerChildren().filter(isRunning).sort()).toEqual(cluster.nodes.map((n) => n.pid).sort());
       const nc = await connect({ servers: cluster.url.split(',') });
@@ -97,4 +99,3 @@ function natsServerChildren(): number[] {
       }
     });
 }
-

@@ -16,7 +16,8 @@ describe('scripted-llm-main (the offline demo model)', () => {
     expect(baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
 
     const client = new OpenAI({ baseURL: baseUrl, apiKey: 'demo', maxRetries: 0 });
-    const ask = async () => (await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'Plan my trip' }] })).choices[0]?.message.content;
+    const ask = async () =>
+      (await client.chat.completions.create({ model: 'demo', messages: [{ role: 'user', content: 'Plan my trip' }] })).choices[0]?.message.content;
     const answer = await ask();
     expect(answer).toMatch(/scripted demo model/i);
     expect(answer).toContain('Plan my trip');

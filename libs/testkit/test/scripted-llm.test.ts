@@ -58,7 +58,12 @@ describe('scripted LLM with the OpenAI SDK', () => {
   });
 
   it('returns tool calls whose arguments parse, with generated ids', async () => {
-    llm.enqueue({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }, { id: 'call_fixed', name: 'get_time', arguments: '{"tz":"UTC"}' }] });
+    llm.enqueue({
+      toolCalls: [
+        { name: 'get_weather', arguments: { city: 'Oslo' } },
+        { id: 'call_fixed', name: 'get_time', arguments: '{"tz":"UTC"}' },
+      ],
+    });
     const completion = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'weather?' }], tools: [weatherTool] });
     const choice = completion.choices[0];
     expect(choice?.finish_reason).toBe('tool_calls');
@@ -105,7 +110,13 @@ describe('scripted LLM with the OpenAI SDK', () => {
 
   it('streams tool-call arguments in pieces that the SDK reassembles by index', async () => {
     const longArgs = { city: 'Oslo', units: 'metric', days: 3, note: 'arguments long enough to be split' };
-    llm.enqueue({ content: 'Checking.', toolCalls: [{ name: 'get_weather', arguments: longArgs }, { name: 'get_time', arguments: { tz: 'CET' } }] });
+    llm.enqueue({
+      content: 'Checking.',
+      toolCalls: [
+        { name: 'get_weather', arguments: longArgs },
+        { name: 'get_time', arguments: { tz: 'CET' } },
+      ],
+    });
     const stream = client.chat.completions.stream({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [weatherTool] });
     let argumentDeltas = 0;
     stream.on('chunk', (chunk) => {
@@ -191,7 +202,9 @@ describe('scripted LLM with the OpenAI SDK', () => {
 
     llm.enqueue({ hang: true });
     const gone = new AbortController();
-    const pending = client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'abandoned' }] }, { signal: gone.signal }).catch((e: unknown) => e);
+    const pending = client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'abandoned' }] }, { signal: gone.signal })
+      .catch((e: unknown) => e);
     const abandoned = await eventually(() => llm.requests[1], 5_000, 'the abandoned request');
     expect(abandoned.endedAt).toBeUndefined();
     gone.abort();

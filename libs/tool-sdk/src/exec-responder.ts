@@ -48,7 +48,10 @@ export class ExecResponder {
     // The tracer Hermes services use, so a provider's spans join the task's trace under the same name.
     const span = trace.getTracer('hermes').startSpan(
       'execute_tool',
-      { kind: SpanKind.SERVER, attributes: { 'gen_ai.operation.name': 'execute_tool', 'messaging.system': 'nats', 'messaging.destination.name': msg.subject } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'gen_ai.operation.name': 'execute_tool', 'messaging.system': 'nats', 'messaging.destination.name': msg.subject },
+      },
       parent,
     );
     await context.with(trace.setSpan(parent, span), async () => {

@@ -14,7 +14,15 @@ import {
 } from '@hermes/contracts';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool, hostToolProvider, ToolFailure, ToolProviderConfigError, type HostToolProviderOptions, type ToolContext, type ToolProvider } from '../src/index.js';
+import {
+  defineTool,
+  hostToolProvider,
+  ToolFailure,
+  ToolProviderConfigError,
+  type HostToolProviderOptions,
+  type ToolContext,
+  type ToolProvider,
+} from '../src/index.js';
 
 // A plain NATS connection, as a team hosting tools has: the SDK needs nothing of Hermes' bus library.
 let nc: NatsConnection;
@@ -155,7 +163,12 @@ describe('announcements', () => {
     const asked = Date.now();
     nc.publish(subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-1' }));
     await expect.poll(() => watch.seen.length, { timeout: 1000, interval: 10 }).toBe(4);
-    expect(watch.seen.slice(2).map((s) => s.value.instance_id).sort()).toEqual(['one', 'two']);
+    expect(
+      watch.seen
+        .slice(2)
+        .map((s) => s.value.instance_id)
+        .sort(),
+    ).toEqual(['one', 'two']);
     expect(watch.seen[3]!.at - asked).toBeLessThan(500);
     watch.stop();
   });
@@ -325,7 +338,10 @@ describe('calls', () => {
     expect(tooDeep).toMatchObject({ ok: false, error: { code: 'payload_limit', retryable: false, details: { limit: 'maxDepth', max: 32, actual: 41 } } });
     expect((tooDeep as { error: WireError }).error.details?.path).toMatch(/^\/arguments\/c(\/0)+$/);
     const polluted = JSON.parse('{"a":1,"b":2,"__proto__":{"isAdmin":true}}') as Record<string, unknown>;
-    expect(await exec(name, execRequest({ arguments: polluted }))).toMatchObject({ ok: false, error: { code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/arguments/__proto__' } } });
+    expect(await exec(name, execRequest({ arguments: polluted }))).toMatchObject({
+      ok: false,
+      error: { code: 'payload_limit', details: { limit: 'forbiddenKey', path: '/arguments/__proto__' } },
+    });
     expect(calls).toHaveLength(0);
     expect((await exec(name, execRequest())).ok).toBe(true);
   });

@@ -1,5 +1,15 @@
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, decodeCloudEvent, makeTaskEvent, sourceAndId, taskIdFor, teamOfSubject, validate, ValidationIssue, type TaskRejectedEvent } from '@hermes/contracts';
+import {
+  contracts,
+  decodeCloudEvent,
+  makeTaskEvent,
+  sourceAndId,
+  taskIdFor,
+  teamOfSubject,
+  validate,
+  ValidationIssue,
+  type TaskRejectedEvent,
+} from '@hermes/contracts';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Bus, DeadLetterHook } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
@@ -32,11 +42,16 @@ export function rejectDeadSubmission(o: { bus: Bus; logger: Logger; taskExists: 
     };
     if (taskId !== undefined && !(await o.taskExists(taskId))) {
       const id = `${taskId}:rejected`;
-      await o.bus.publish(contracts.taskEvents, makeTaskEvent('rejected', { id, source: o.bus.eventSource('dispatcher'), taskId, data }), { subject: o.bus.subjects.taskEvents(team, taskId), msgId: id });
+      await o.bus.publish(contracts.taskEvents, makeTaskEvent('rejected', { id, source: o.bus.eventSource('dispatcher'), taskId, data }), {
+        subject: o.bus.subjects.taskEvents(team, taskId),
+        msgId: id,
+      });
       return;
     }
     const id = `${taskId ?? 'unknown'}:rejected:${msg.seq}`;
-    const event = makeTaskEvent('rejected', { id, source: o.bus.eventSource('dispatcher'), taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
+    const event = makeTaskEvent('rejected', { id, source: o.bus.eventSource('dispatcher'), taskId: taskId ?? 'unknown', data }) as Static<
+      typeof TaskRejectedEvent
+    >;
     await o.bus.publish(contracts.taskRejected, event, { subject: o.bus.subjects.taskRejected(team), msgId: id });
     o.logger.warn({ task_id: taskId, seq: msg.seq }, 'dead-lettered submission answered on the rejected subject (it names no new task)');
   };

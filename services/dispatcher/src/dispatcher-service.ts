@@ -18,26 +18,48 @@ import { Scheduler } from './scheduler.js';
 import { serveScheduleRequests } from './schedule-requests.js';
 
 const settings = Type.Object({
-    DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
-    HERMES_USER_ROLES: Type.Object(
-      { default: Type.Array(Type.String(), { default: ['user'] }), users: Type.Record(Type.String(), Type.Array(Type.String()), { default: {} }) },
-      { default: { default: ['user'], users: {} }, description: 'JSON { "default": [roles], "users": { "<user_id>": [roles], "<team>/<user_id>": [roles] } }: roles tools are checked against (a bare user id is a user of the default team)' },
-    ),
-    TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
-    PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], { default: 'auto', description: 'auto: a planner splits each task into a DAG of subtasks (a simple task is one subtask); single: one agent job with the goal, no planning (docs/planning.md)' }),
-    PLAN_MAX_SUBTASKS: Type.Integer({ default: 12, minimum: 1, maximum: 100, description: 'most subtasks in one plan or re-plan' }),
-    SUBTASK_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of a subtask that failed with a retryable error' }),
-    SUBTASK_RETRY_BASE_MS: Type.Integer({ default: 1000, minimum: 10, description: 'back-off before the first retry of a subtask; doubled for each further one' }),
-    SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
-    MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
-    TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
-    SCHEDULE_TICK_MS: Type.Integer({ default: 1000, minimum: 100, maximum: 60_000, description: 'how often each replica looks for due schedule firings (docs/schedules.md)' }),
-    SCHEDULE_GRACE_MS: Type.Integer({
-      default: 60_000,
-      minimum: 100,
-      description: "how late a schedule firing may be and still be on time; firings later than that (every dispatcher was down) are missed and the schedule's policy decides",
-    }),
-    DISPATCHER_SWEEP_MS: Type.Integer({ default: 1000, minimum: 100, description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)' }),
+  DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
+  HERMES_USER_ROLES: Type.Object(
+    { default: Type.Array(Type.String(), { default: ['user'] }), users: Type.Record(Type.String(), Type.Array(Type.String()), { default: {} }) },
+    {
+      default: { default: ['user'], users: {} },
+      description:
+        'JSON { "default": [roles], "users": { "<user_id>": [roles], "<team>/<user_id>": [roles] } }: roles tools are checked against (a bare user id is a user of the default team)',
+    },
+  ),
+  TASK_DUPLICATE_WINDOW_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'JetStream Nats-Msg-Id de-duplication window' }),
+  PLAN_MODE: Type.Union([Type.Literal('single'), Type.Literal('auto')], {
+    default: 'auto',
+    description:
+      'auto: a planner splits each task into a DAG of subtasks (a simple task is one subtask); single: one agent job with the goal, no planning (docs/planning.md)',
+  }),
+  PLAN_MAX_SUBTASKS: Type.Integer({ default: 12, minimum: 1, maximum: 100, description: 'most subtasks in one plan or re-plan' }),
+  SUBTASK_MAX_RETRIES: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 'retries of a subtask that failed with a retryable error' }),
+  SUBTASK_RETRY_BASE_MS: Type.Integer({
+    default: 1000,
+    minimum: 10,
+    description: 'back-off before the first retry of a subtask; doubled for each further one',
+  }),
+  SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
+  MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
+  TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
+  SCHEDULE_TICK_MS: Type.Integer({
+    default: 1000,
+    minimum: 100,
+    maximum: 60_000,
+    description: 'how often each replica looks for due schedule firings (docs/schedules.md)',
+  }),
+  SCHEDULE_GRACE_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    description:
+      "how late a schedule firing may be and still be on time; firings later than that (every dispatcher was down) are missed and the schedule's policy decides",
+  }),
+  DISPATCHER_SWEEP_MS: Type.Integer({
+    default: 1000,
+    minimum: 100,
+    description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)',
+  }),
 });
 
 export type DispatcherConfig = Static<typeof settings>;

@@ -58,9 +58,17 @@ export function subtaskJob(v: TaskView, s: SubtaskState, ctx: JobContext): Runti
 export function coordinationJob(v: TaskView, job: CoordinationJob, ctx: JobContext): RuntimeJob {
   const o = v.options ?? {};
   const plan = v.plan!;
-  const succeeded = () => Object.fromEntries(plan.subtasks.filter((s) => s.status === 'succeeded').map((s) => [s.id, { intent: s.intent, output: capped(s.output ?? '') }]));
+  const succeeded = () =>
+    Object.fromEntries(plan.subtasks.filter((s) => s.status === 'succeeded').map((s) => [s.id, { intent: s.intent, output: capped(s.output ?? '') }]));
   if (job.kind === 'compose') {
-    return jobOf(v, ctx, { job_id: job.job_id, subtask_id: 'compose', goal: v.goal, model_role: 'worker', kind: 'compose', inputs: { subtask_outputs: succeeded() } });
+    return jobOf(v, ctx, {
+      job_id: job.job_id,
+      subtask_id: 'compose',
+      goal: v.goal,
+      model_role: 'worker',
+      kind: 'compose',
+      inputs: { subtask_outputs: succeeded() },
+    });
   }
   const failedId = job.replacing?.[0];
   const failed = failedId ? plan.subtasks.find((s) => s.id === failedId) : undefined;

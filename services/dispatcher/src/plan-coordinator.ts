@@ -1,4 +1,15 @@
-import { contracts, isTerminalStatus, ownerKey, ownerOf, teamField, wireError, type Owner, type RuntimeResult, type TaskCancelRequest, type TaskView } from '@hermes/contracts';
+import {
+  contracts,
+  isTerminalStatus,
+  ownerKey,
+  ownerOf,
+  teamField,
+  wireError,
+  type Owner,
+  type RuntimeResult,
+  type TaskCancelRequest,
+  type TaskView,
+} from '@hermes/contracts';
 import { ReplyError, request, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
@@ -157,7 +168,11 @@ export class PlanCoordinator {
           case 'failed':
           case 'cancelled':
             await emitTaskEvent(bus, a.kind, view, a.data as never);
-            if (!opts.repeat) this.o.metrics?.taskEnded({ status: a.kind, created_at: view.created_at }, a.kind === 'failed' ? a.data.error.code : a.kind === 'cancelled' ? 'cancelled' : undefined);
+            if (!opts.repeat)
+              this.o.metrics?.taskEnded(
+                { status: a.kind, created_at: view.created_at },
+                a.kind === 'failed' ? a.data.error.code : a.kind === 'cancelled' ? 'cancelled' : undefined,
+              );
             await this.o.index.deactivate(taskId);
             // Best effort: entries also expire on their own (MEMORY_WORKING_TTL_MS).
             await request(bus, contracts.workingClear, { user_id: a.userId, ...teamField(ownerOf(view).team), task_id: taskId }).catch((err: unknown) =>
@@ -190,10 +205,13 @@ export class PlanCoordinator {
   private scheduleRetries(v: TaskView): void {
     const due = (v.plan?.subtasks ?? []).flatMap((s) => (s.status === 'pending' && s.retry_at ? [Date.parse(s.retry_at)] : []));
     if (!due.length || isTerminalStatus(v.status)) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.kick(v.task_id).catch((err: unknown) => this.o.logger.warn({ err, task_id: v.task_id }, 'retry kick failed'));
-    }, Math.max(0, Math.min(...due) - Date.now()) + 5);
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        this.kick(v.task_id).catch((err: unknown) => this.o.logger.warn({ err, task_id: v.task_id }, 'retry kick failed'));
+      },
+      Math.max(0, Math.min(...due) - Date.now()) + 5,
+    );
     timer.unref();
     this.timers.add(timer);
   }
@@ -212,6 +230,11 @@ function firstJobUnsent(v: TaskView): boolean {
   const plan = v.plan;
   if (!plan) return false;
   if (plan.stage === 'planning' && plan.replans === 0 && plan.subtasks.length === 0) return plan.job?.attempt === 1 && !plan.job.dispatched_at;
-  return plan.origin === 'single' && plan.subtasks.length === 1 && plan.subtasks[0]!.attempts === 1 && !plan.subtasks[0]!.dispatched_at && plan.subtasks[0]!.status === 'running';
+  return (
+    plan.origin === 'single' &&
+    plan.subtasks.length === 1 &&
+    plan.subtasks[0]!.attempts === 1 &&
+    !plan.subtasks[0]!.dispatched_at &&
+    plan.subtasks[0]!.status === 'running'
+  );
 }
-

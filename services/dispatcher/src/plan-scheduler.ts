@@ -49,16 +49,29 @@ interface Ctx {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const addUsage = (a: TokenUsage, b: TokenUsage): TokenUsage => ({ input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens });
+const addUsage = (a: TokenUsage, b: TokenUsage): TokenUsage => ({
+  input_tokens: a.input_tokens + b.input_tokens,
+  output_tokens: a.output_tokens + b.output_tokens,
+});
 
 /** The planning job a newly accepted task starts with. */
 export function initialPlan(taskId: string, now: number): PlanState {
-  return { stage: 'planning', subtasks: [], replans: 0, job: { job_id: planJobId(taskId, 0, 'plan', 1), kind: 'plan', purpose: 'plan', attempt: 1, claimed_at: iso(now) } };
+  return {
+    stage: 'planning',
+    subtasks: [],
+    replans: 0,
+    job: { job_id: planJobId(taskId, 0, 'plan', 1), kind: 'plan', purpose: 'plan', attempt: 1, claimed_at: iso(now) },
+  };
 }
 
 /** PLAN_MODE=single: the goal as the one subtask of a plan nobody re-plans, run like any other. */
 export function singlePlan(goal: string): PlanState {
-  return { origin: 'single', stage: 'running', replans: 0, subtasks: [{ id: 'main', intent: goal, depends_on: [], status: 'pending', attempts: 0, generation: 0 }] };
+  return {
+    origin: 'single',
+    stage: 'running',
+    replans: 0,
+    subtasks: [{ id: 'main', intent: goal, depends_on: [], status: 'pending', attempts: 0, generation: 0 }],
+  };
 }
 
 /**
@@ -70,7 +83,14 @@ export function withPlan(v: TaskView): TaskView {
   if (v.plan || isTerminalStatus(v.status)) return v;
   const plan = singlePlan(v.goal);
   if (v.status === 'running') {
-    plan.subtasks[0] = { ...plan.subtasks[0]!, status: 'running', attempts: Math.max(1, v.attempts), job_id: `${v.task_id}-main`, claimed_at: v.updated_at, dispatched_at: v.updated_at };
+    plan.subtasks[0] = {
+      ...plan.subtasks[0]!,
+      status: 'running',
+      attempts: Math.max(1, v.attempts),
+      job_id: `${v.task_id}-main`,
+      claimed_at: v.updated_at,
+      dispatched_at: v.updated_at,
+    };
   }
   return { ...v, plan };
 }
@@ -125,12 +145,28 @@ export function applyResult(stored: TaskView, r: RuntimeResult, ctx: Ctx): Step 
     }
     if (r.outcome === 'failed') {
       const cause = r.error ?? wireError('internal', 'planning job failed without an error');
-      return finish(fail(view, wireError('plan_failed', `planning failed: ${cause.message}`, { cause, ...(job.purpose === 'replan' ? { report: report(plan) } : {}) })), ctx);
+      return finish(
+        fail(view, wireError('plan_failed', `planning failed: ${cause.message}`, { cause, ...(job.purpose === 'replan' ? { report: report(plan) } : {}) })),
+        ctx,
+      );
     }
-    const checked = checkPlan(r.plan, { maxSubtasks: ctx.settings.maxSubtasks, allowedTools: v.options?.tools, ...(job.purpose === 'replan' ? { existing: plan.subtasks } : {}) });
+    const checked = checkPlan(r.plan, {
+      maxSubtasks: ctx.settings.maxSubtasks,
+      allowedTools: v.options?.tools,
+      ...(job.purpose === 'replan' ? { existing: plan.subtasks } : {}),
+    });
     if (!checked.ok) {
       if (job.attempt >= 2) {
-        return finish(fail(view, wireError('plan_invalid', `the planner produced an invalid plan twice: ${checked.errors.join('; ')}`, { errors: checked.errors, ...(job.purpose === 'replan' ? { report: report(plan) } : {}) })), ctx);
+        return finish(
+          fail(
+            view,
+            wireError('plan_invalid', `the planner produced an invalid plan twice: ${checked.errors.join('; ')}`, {
+              errors: checked.errors,
+              ...(job.purpose === 'replan' ? { report: report(plan) } : {}),
+            }),
+          ),
+          ctx,
+        );
       }
       const purpose = job.purpose ?? 'plan';
       plan.job = { ...job, job_id: planJobId(v.task_id, plan.replans, purpose, 2), attempt: 2, errors: checked.errors, claimed_at: iso(ctx.now) };
@@ -207,7 +243,16 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
   const v = withPlan(stored);
   if (isTerminalStatus(v.status)) return { view: stored, actions: [] };
   if (v.deadline_at && ctx.now >= Date.parse(v.deadline_at)) {
-    const step = finish(fail({ ...v, ...(v.plan ? { plan: structuredClone(v.plan) } : {}) }, wireError('task_timeout', `the task did not finish by its deadline ${v.deadline_at}`, { deadline_at: v.deadline_at, ...(v.plan ? { report: report(v.plan) } : {}) })), ctx);
+    const step = finish(
+      fail(
+        { ...v, ...(v.plan ? { plan: structuredClone(v.plan) } : {}) },
+        wireError('task_timeout', `the task did not finish by its deadline ${v.deadline_at}`, {
+          deadline_at: v.deadline_at,
+          ...(v.plan ? { report: report(v.plan) } : {}),
+        }),
+      ),
+      ctx,
+    );
     step.actions.push({ kind: 'stop_jobs', reason: 'task timed out' });
     return step;
   }
@@ -259,7 +304,16 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
     }
     if (plan.replans >= ctx.settings.maxReplans) {
       const code = ctx.settings.maxReplans === 0 ? 'subtask_failed' : 'replan_exhausted';
-      const step = finish(fail(view, wireError(code, `subtask ${failed.id} failed (${failed.error?.code ?? 'unknown'}: ${failed.error?.message ?? ''}) after ${plan.replans} re-plan(s)`, { subtask_id: failed.id, report: report(plan) })), ctx);
+      const step = finish(
+        fail(
+          view,
+          wireError(code, `subtask ${failed.id} failed (${failed.error?.code ?? 'unknown'}: ${failed.error?.message ?? ''}) after ${plan.replans} re-plan(s)`, {
+            subtask_id: failed.id,
+            report: report(plan),
+          }),
+        ),
+        ctx,
+      );
       step.actions.unshift(...actions.filter((a) => a.kind !== 'job'));
       return step;
     }
@@ -344,8 +398,10 @@ function finish(v: TaskView, _ctx: Ctx, before: Action[] = []): Step {
 /** The terminal event of an ended task (published by the sweep if a dispatcher died before it). */
 export function terminalActions(v: TaskView, reason?: string): Action[] {
   const subtasks = v.plan && v.plan.origin !== 'single' ? { subtasks: outcomes(v.plan) } : {};
-  if (v.status === 'completed' && v.result) return [{ kind: 'completed', userId: v.user_id, data: { task_id: v.task_id, result: v.result, usage: v.usage, ...subtasks } }];
-  if (v.status === 'failed' && v.error) return [{ kind: 'failed', userId: v.user_id, data: { task_id: v.task_id, error: v.error, usage: v.usage, ...subtasks } }];
+  if (v.status === 'completed' && v.result)
+    return [{ kind: 'completed', userId: v.user_id, data: { task_id: v.task_id, result: v.result, usage: v.usage, ...subtasks } }];
+  if (v.status === 'failed' && v.error)
+    return [{ kind: 'failed', userId: v.user_id, data: { task_id: v.task_id, error: v.error, usage: v.usage, ...subtasks } }];
   if (v.status === 'cancelled') {
     const why = reason ?? (v.error?.message !== 'cancelled on request' ? v.error?.message : undefined);
     return [{ kind: 'cancelled', userId: v.user_id, data: { task_id: v.task_id, ...(why ? { reason: why } : {}) } }];

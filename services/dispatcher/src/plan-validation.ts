@@ -36,7 +36,8 @@ export function checkPlan(candidate: unknown, rules: PlanRules): PlanCheck {
       const earlier = existing.get(dep);
       if (ids.has(dep)) continue;
       if (!earlier) errors.push(`subtask "${s.id}" depends on unknown subtask "${dep}"`);
-      else if (earlier.status !== 'succeeded') errors.push(`subtask "${s.id}" depends on "${dep}", which did not succeed; depend only on completed subtasks or new ones`);
+      else if (earlier.status !== 'succeeded')
+        errors.push(`subtask "${s.id}" depends on "${dep}", which did not succeed; depend only on completed subtasks or new ones`);
     }
     if (s.depends_on.includes(s.id)) errors.push(`subtask "${s.id}" depends on itself`);
     if (rules.allowedTools) {

@@ -43,7 +43,9 @@ export function serveScheduleRequests(bus: Bus, store: ScheduleStore): ReturnTyp
       const { schedule, created } = await store.createOrGet(wanted);
       if (!created && specOf(schedule) !== specOf(wanted)) {
         throw new ReplyError(
-          wireError('duplicate_conflict', `schedule ${wanted.schedule_id} exists with another spec; delete it first or use a new id`, { schedule_id: wanted.schedule_id }),
+          wireError('duplicate_conflict', `schedule ${wanted.schedule_id} exists with another spec; delete it first or use a new id`, {
+            schedule_id: wanted.schedule_id,
+          }),
         );
       }
       return scheduleView(schedule);

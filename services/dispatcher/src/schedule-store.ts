@@ -11,7 +11,10 @@ export class ScheduleStore {
   constructor(readonly kv: KV) {}
 
   static keyOf(owner: Owner, scheduleId: string): string {
-    return `s_${createHash('sha256').update(JSON.stringify([owner.team, owner.user_id, scheduleId])).digest('hex').slice(0, 40)}`;
+    return `s_${createHash('sha256')
+      .update(JSON.stringify([owner.team, owner.user_id, scheduleId]))
+      .digest('hex')
+      .slice(0, 40)}`;
   }
 
   async get(owner: Owner, scheduleId: string): Promise<Schedule | undefined> {

@@ -78,11 +78,20 @@ export class Scheduler {
     if (!s || !due) return;
     let lastTaskId: string | undefined;
     for (const at of due.fire) {
-      const { taskId, duplicate } = await submitTask(this.o.bus, { ...s.task, user_id: s.user_id }, { team: owner.team, source: SCHEDULE_SOURCE, id: firingId(s, at) });
+      const { taskId, duplicate } = await submitTask(
+        this.o.bus,
+        { ...s.task, user_id: s.user_id },
+        { team: owner.team, source: SCHEDULE_SOURCE, id: firingId(s, at) },
+      );
       lastTaskId = taskId;
-      if (!duplicate) this.o.logger.info({ schedule_id: s.schedule_id, team: owner.team, user_id: s.user_id, fire_at: at.toISOString(), task_id: taskId }, 'schedule fired');
+      if (!duplicate)
+        this.o.logger.info({ schedule_id: s.schedule_id, team: owner.team, user_id: s.user_id, fire_at: at.toISOString(), task_id: taskId }, 'schedule fired');
     }
-    if (due.skipped > 0) this.o.logger.warn({ schedule_id: s.schedule_id, team: owner.team, user_id: s.user_id, skipped: due.skipped, missed: s.missed }, 'missed firings dropped by the schedule\'s policy');
+    if (due.skipped > 0)
+      this.o.logger.warn(
+        { schedule_id: s.schedule_id, team: owner.team, user_id: s.user_id, skipped: due.skipped, missed: s.missed },
+        "missed firings dropped by the schedule's policy",
+      );
     const through = due.through.toISOString();
     await this.o.store.update(owner, s.schedule_id, (cur) => {
       if (cur.fired_through >= through) return undefined;

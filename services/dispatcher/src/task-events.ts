@@ -8,7 +8,13 @@ export type TaskRef = { readonly task_id: string; readonly team?: string | undef
 export const taskEventsSubject = (bus: Bus, task: TaskRef): string => bus.subjects.taskEvents(ownerOf({ ...task, user_id: '' }).team, task.task_id);
 
 /** Publishes a dispatcher event on the task's subject, de-duplicated by a stable event id. */
-export async function emitTaskEvent<K extends TaskEventKind>(bus: Bus, kind: K, task: TaskRef, data: TaskEventDataByKind[K], id = `${task.task_id}:${kind}`): Promise<void> {
+export async function emitTaskEvent<K extends TaskEventKind>(
+  bus: Bus,
+  kind: K,
+  task: TaskRef,
+  data: TaskEventDataByKind[K],
+  id = `${task.task_id}:${kind}`,
+): Promise<void> {
   await bus.publish(contracts.taskEvents, makeTaskEvent(kind, { id, source: bus.eventSource('dispatcher'), taskId: task.task_id, data }), {
     subject: taskEventsSubject(bus, task),
     msgId: id,
@@ -38,4 +44,3 @@ export async function taskEventsPublished(bus: Bus, task: TaskRef): Promise<{ an
   if (!last) return { any: false };
   return { any: true, lastKind: taskEventKind(last.event) };
 }
-

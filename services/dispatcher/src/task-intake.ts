@@ -135,7 +135,14 @@ export class TaskIntake {
    * request, `duplicate`, is not: nothing is wrong with it), so ops find what was refused and why
    * with `hermes deadletter list`, and can replay it once the publisher is fixed.
    */
-  private async reject(msg: JsMsg, team: string, ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean } = {}): Promise<void> {
+  private async reject(
+    msg: JsMsg,
+    team: string,
+    ref: { source?: string; id?: string },
+    submission: Submission,
+    why: { error: WireError; issues: ValidationIssue[] },
+    opts: { taskExists?: boolean } = {},
+  ): Promise<void> {
     await this.announceRejection(team, ref, submission, why, opts);
     if (why.error.code !== 'duplicate') await deadLetter(this.o.bus, msg, why.error);
   }
@@ -150,7 +157,13 @@ export class TaskIntake {
     await deadLetter(this.o.bus, msg, error);
   }
 
-  private async announceRejection(team: string, ref: { source?: string; id?: string }, submission: Submission, why: { error: WireError; issues: ValidationIssue[] }, opts: { taskExists?: boolean }): Promise<void> {
+  private async announceRejection(
+    team: string,
+    ref: { source?: string; id?: string },
+    submission: Submission,
+    why: { error: WireError; issues: ValidationIssue[] },
+    opts: { taskExists?: boolean },
+  ): Promise<void> {
     const taskId = ref.source && ref.id ? taskIdFor(team, ref.source, ref.id) : undefined;
     this.o.logger.warn({ task_id: taskId, source_event: ref, code: why.error.code, issues: why.issues, submission }, 'submission rejected');
     const data = { ...(taskId ? { task_id: taskId } : {}), source_event: ref, error: why.error, issues: why.issues, submission };
@@ -160,7 +173,9 @@ export class TaskIntake {
       return;
     }
     const eventId = `${taskId ?? 'unknown'}:rejected:${submission.stream_seq}`;
-    const event = makeTaskEvent('rejected', { id: eventId, source: this.o.bus.eventSource('dispatcher'), taskId: taskId ?? 'unknown', data }) as Static<typeof TaskRejectedEvent>;
+    const event = makeTaskEvent('rejected', { id: eventId, source: this.o.bus.eventSource('dispatcher'), taskId: taskId ?? 'unknown', data }) as Static<
+      typeof TaskRejectedEvent
+    >;
     await this.o.bus.publish(contracts.taskRejected, event, { subject: this.o.bus.subjects.taskRejected(team), msgId: eventId });
   }
 }
@@ -183,7 +198,10 @@ function acceptSpan(event: TaskSubmitEvent, taskId: string, fn: () => Promise<vo
   const eventTrace = fromEvent ? trace.getSpanContext(fromEvent)?.traceId : undefined;
   const joinEvent = fromEvent !== undefined && eventTrace !== undefined && eventTrace !== delivery?.traceId;
   const parent = withTaskFields(joinEvent ? fromEvent : context.active(), { task_id: taskId, user_id: event.data.user_id });
-  const options = { attributes: { 'hermes.task.id': taskId, 'enduser.id': event.data.user_id }, ...(joinEvent && delivery ? { links: [{ context: delivery }] } : {}) };
+  const options = {
+    attributes: { 'hermes.task.id': taskId, 'enduser.id': event.data.user_id },
+    ...(joinEvent && delivery ? { links: [{ context: delivery }] } : {}),
+  };
   return inSpan('accept task', options, fn, parent);
 }
 

@@ -17,14 +17,20 @@ export class TaskMetrics {
 
   constructor() {
     const m = hermesMeter();
-    this.submitted = m.createCounter('hermes.tasks.submitted', { unit: '{task}', description: 'tasks accepted (new task ids; duplicates and rejections not counted)' });
+    this.submitted = m.createCounter('hermes.tasks.submitted', {
+      unit: '{task}',
+      description: 'tasks accepted (new task ids; duplicates and rejections not counted)',
+    });
     this.ended = m.createCounter('hermes.tasks.ended', { unit: '{task}', description: 'tasks that ended, by status and error code' });
     this.duration = m.createHistogram('hermes.task.duration', {
       unit: 's',
       description: 'time from acceptance to the end of a task, by status',
       advice: { explicitBucketBoundaries: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600] },
     });
-    this.jobs = m.createCounter('hermes.jobs.dispatched', { unit: '{job}', description: 'runtime jobs published, by kind (plan, agent: a subtask, compose) and whether a retry' });
+    this.jobs = m.createCounter('hermes.jobs.dispatched', {
+      unit: '{job}',
+      description: 'runtime jobs published, by kind (plan, agent: a subtask, compose) and whether a retry',
+    });
     this.results = m.createCounter('hermes.jobs.results', { unit: '{job}', description: 'runtime job results received, by outcome and error code' });
     this.replans = m.createCounter('hermes.task.replans', { unit: '{replan}', description: 're-plans after subtasks failed for good' });
     // Per-user token totals: the user id is an attribute, so keep the number of users in mind.

@@ -1,4 +1,17 @@
-import { isTerminalStatus, ownerOf, taskEventData, teamField, teamOfSubject, wireError, type Owner, type TaskEvent, type TaskGetRequest, type TaskListReply, type TaskListRequest, type TaskView } from '@hermes/contracts';
+import {
+  isTerminalStatus,
+  ownerOf,
+  taskEventData,
+  teamField,
+  teamOfSubject,
+  wireError,
+  type Owner,
+  type TaskEvent,
+  type TaskGetRequest,
+  type TaskListReply,
+  type TaskListRequest,
+  type TaskView,
+} from '@hermes/contracts';
 import { ReplyError } from '@hermes/bus';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
@@ -46,7 +59,8 @@ export async function listTasks(store: TaskStore, index: TaskIndex, req: TaskLis
   const owner = req.user_id === null ? null : ownerOf({ user_id: req.user_id, ...(team ? { team } : {}) });
   for (const id of await index.tasksOf(owner === null ? (team === undefined ? null : { team }) : owner)) {
     const found = await store.get(id);
-    if (found && visibleTo(found.view, owner?.user_id, team ?? owner?.team) && (req.status === undefined || found.view.status === req.status)) views.push(found.view);
+    if (found && visibleTo(found.view, owner?.user_id, team ?? owner?.team) && (req.status === undefined || found.view.status === req.status))
+      views.push(found.view);
   }
   const order = (v: TaskView) => `${v.created_at}|${v.task_id}`;
   views.sort((a, b) => (order(a) < order(b) ? 1 : order(a) > order(b) ? -1 : 0));
@@ -55,7 +69,15 @@ export async function listTasks(store: TaskStore, index: TaskIndex, req: TaskLis
   const page = rest.slice(0, limit);
   const last = page.at(-1);
   return {
-    tasks: page.map((v) => ({ task_id: v.task_id, user_id: v.user_id, ...teamField(ownerOf(v).team), goal: v.goal, status: v.status, created_at: v.created_at, updated_at: v.updated_at })),
+    tasks: page.map((v) => ({
+      task_id: v.task_id,
+      user_id: v.user_id,
+      ...teamField(ownerOf(v).team),
+      goal: v.goal,
+      status: v.status,
+      created_at: v.created_at,
+      updated_at: v.updated_at,
+    })),
     ...(rest.length > limit && last ? { next_cursor: Buffer.from(order(last), 'utf8').toString('base64url') } : {}),
   };
 }

@@ -45,10 +45,14 @@ describe('a dead-lettered submission', () => {
     const { event, taskId } = submission();
     await bus.publish(contracts.taskSubmit, event, { subject: bus.subjects.taskSubmit(DEFAULT_TEAM), msgId: taskId });
 
-    const [rejected] = await eventually(async () => {
-      const events = await taskEvents(bus, taskId);
-      return events.length > 0 ? events : undefined;
-    }, 10_000, 'the rejected event');
+    const [rejected] = await eventually(
+      async () => {
+        const events = await taskEvents(bus, taskId);
+        return events.length > 0 ? events : undefined;
+      },
+      10_000,
+      'the rejected event',
+    );
     expect(kinds([rejected!])).toEqual(['rejected']);
     const data = taskEventData(rejected!, 'rejected');
     const record = (await deadLetters()).find((d) => d.headers['Nats-Msg-Id']?.[0] === taskId);
@@ -67,10 +71,14 @@ describe('a dead-lettered submission', () => {
     await natsHandles(bus).js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ user_id: 'u_alice', goal: 'binary' }), { headers: h });
 
     const taskId = taskIdFor(DEFAULT_TEAM, '/binary', 'b-1');
-    const events = await eventually(async () => {
-      const e = await taskEvents(bus, taskId);
-      return e.length > 0 ? e : undefined;
-    }, 10_000, 'the rejected event');
+    const events = await eventually(
+      async () => {
+        const e = await taskEvents(bus, taskId);
+        return e.length > 0 ? e : undefined;
+      },
+      10_000,
+      'the rejected event',
+    );
     expect(kinds(events)).toEqual(['rejected']);
   });
 
@@ -80,15 +88,25 @@ describe('a dead-lettered submission', () => {
     await bus.publish(contracts.taskSubmit, event, { subject: bus.subjects.taskSubmit(DEFAULT_TEAM), msgId: taskId });
     await natsHandles(bus).js.publish(bus.subjects.taskSubmit(DEFAULT_TEAM), encodeJson({ specversion: '1.0', data: {} }), { msgID: 'nameless' });
 
-    await eventually(async () => {
-      const d = await deadLetters();
-      return d.some((x) => x.headers['Nats-Msg-Id']?.[0] === taskId) && d.some((x) => x.headers['Nats-Msg-Id']?.[0] === 'nameless') ? true : undefined;
-    }, 10_000, 'both dead letters');
+    await eventually(
+      async () => {
+        const d = await deadLetters();
+        return d.some((x) => x.headers['Nats-Msg-Id']?.[0] === taskId) && d.some((x) => x.headers['Nats-Msg-Id']?.[0] === 'nameless') ? true : undefined;
+      },
+      10_000,
+      'both dead letters',
+    );
     expect(await taskEvents(bus, taskId)).toEqual([]);
-    const answers = await eventually(async () => {
-      const r = (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) => taskEventData(m.value as TaskEvent, 'rejected')!);
-      return r.length === 2 ? r : undefined;
-    }, 10_000, 'two answers on the rejected subject');
+    const answers = await eventually(
+      async () => {
+        const r = (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) =>
+          taskEventData(m.value as TaskEvent, 'rejected')!,
+        );
+        return r.length === 2 ? r : undefined;
+      },
+      10_000,
+      'two answers on the rejected subject',
+    );
     expect(answers.map((a) => [a.task_id, a.submission?.msg_id, a.error.code])).toEqual(
       expect.arrayContaining([
         [taskId, taskId, 'internal'],

@@ -67,19 +67,25 @@ const deepBinary = fc.tuple(depth, structure).map(([n, kind]): HostileSubmission
   };
 });
 
-const wideArray = fc.integer({ min: 10_001, max: 60_000 }).map((n) => limitCase(`wide array ${n}`, 'maxArrayLength', `{"user_id":"u_fuzz","goal":"g","inputs":{"list":[${'0,'.repeat(n - 1)}0]}}`));
+const wideArray = fc
+  .integer({ min: 10_001, max: 60_000 })
+  .map((n) => limitCase(`wide array ${n}`, 'maxArrayLength', `{"user_id":"u_fuzz","goal":"g","inputs":{"list":[${'0,'.repeat(n - 1)}0]}}`));
 
 const wideObject = fc
   .integer({ min: 1_001, max: 5_000 })
-  .map((n) => limitCase(`wide object ${n}`, 'maxKeys', `{"user_id":"u_fuzz","goal":"g","inputs":{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}}`));
+  .map((n) =>
+    limitCase(`wide object ${n}`, 'maxKeys', `{"user_id":"u_fuzz","goal":"g","inputs":{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(',')}}}`),
+  );
 
 const hugeString = fc
   .integer({ min: 256 * 1024 + 1, max: 600 * 1024 })
   .map((n) => limitCase(`huge string ${n}`, 'maxStringLength', `{"user_id":"u_fuzz","goal":"g","inputs":{"doc":"${'x'.repeat(n)}"}}`));
 
-const manyMetadata = fc.integer({ min: 65, max: 500 }).map((n) =>
-  limitCase(`metadata keys ${n}`, 'maxKeys', `{"user_id":"u_fuzz","goal":"g","metadata":{${Array.from({ length: n }, (_, i) => `"m${i}":"v"`).join(',')}}}`),
-);
+const manyMetadata = fc
+  .integer({ min: 65, max: 500 })
+  .map((n) =>
+    limitCase(`metadata keys ${n}`, 'maxKeys', `{"user_id":"u_fuzz","goal":"g","metadata":{${Array.from({ length: n }, (_, i) => `"m${i}":"v"`).join(',')}}}`),
+  );
 
 /** __proto__, constructor and prototype anywhere in inputs (JSON.parse keeps them as own keys). */
 const pollution = fc
@@ -95,7 +101,12 @@ const badUtf8Structured = badBytes.map((bytes): HostileSubmission => {
   const { text } = structured('{"user_id":"u_fuzz","goal":"@@"}');
   const [before, after] = text.split('@@') as [string, string];
   // Not JSON-readable as a whole, so no task can be named: the catch-all subject.
-  return { kind: `bad utf-8 ${bytes.join(',')}`, body: Uint8Array.from([...encoder.encode(before), ...bytes, ...encoder.encode(after)]), headers: {}, code: 'invalid_task_event' };
+  return {
+    kind: `bad utf-8 ${bytes.join(',')}`,
+    body: Uint8Array.from([...encoder.encode(before), ...bytes, ...encoder.encode(after)]),
+    headers: {},
+    code: 'invalid_task_event',
+  };
 });
 const badUtf8Binary = badBytes.map((bytes): HostileSubmission => {
   const id = nextId();
@@ -130,13 +141,22 @@ const wrongTypes = fc
     const data: Record<string, unknown> = { user_id: 'u_fuzz', goal: 'g', [field]: value };
     if (drop) delete data[field === 'goal' ? 'user_id' : 'goal'];
     const { text, taskId } = structured(JSON.stringify(data));
-    return { kind: `wrong type ${field}=${JSON.stringify(value)}${drop ? ' (a required member dropped)' : ''}`, body: encoder.encode(text), headers: {}, taskId, code: 'invalid_task_event' };
+    return {
+      kind: `wrong type ${field}=${JSON.stringify(value)}${drop ? ' (a required member dropped)' : ''}`,
+      body: encoder.encode(text),
+      headers: {},
+      taskId,
+      code: 'invalid_task_event',
+    };
   });
 
 /** Bodies that are JSON but not a CloudEvent object, or not JSON at all. */
 const notAnEvent = fc
   .oneof(
-    fc.jsonValue({ maxDepth: 3 }).filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => JSON.stringify(v)),
+    fc
+      .jsonValue({ maxDepth: 3 })
+      .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+      .map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 40 }).filter((s) => {
       try {
         JSON.parse(s);
@@ -160,7 +180,18 @@ const binaryHeaders = fc
     time: fc.option(printable, { nil: undefined }),
   })
   // Valid except perhaps for content type or time: make sure something is wrong.
-  .filter((h) => !(h.specversion === '1.0' && h.type === TASK_SUBMIT_TYPE && h.sourceLength > 0 && h.sourceLength <= 30 && h.body === '{"user_id":"u_fuzz","goal":"g"}' && (h.contentType === undefined || h.contentType.startsWith('application/json')) && h.time === undefined))
+  .filter(
+    (h) =>
+      !(
+        h.specversion === '1.0' &&
+        h.type === TASK_SUBMIT_TYPE &&
+        h.sourceLength > 0 &&
+        h.sourceLength <= 30 &&
+        h.body === '{"user_id":"u_fuzz","goal":"g"}' &&
+        (h.contentType === undefined || h.contentType.startsWith('application/json')) &&
+        h.time === undefined
+      ),
+  )
   .map((h): HostileSubmission => {
     const id = nextId();
     const source = 's'.repeat(h.sourceLength);

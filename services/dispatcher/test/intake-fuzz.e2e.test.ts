@@ -63,7 +63,9 @@ describe('dispatcher intake under hostile submissions', () => {
     await natsHandles(bus).nc.flush();
 
     await publishAll(hostile);
-    await eventually(() => rejections.size >= byTask.size && unnamed.length >= catchAll.length, 60_000, 'a rejection for every hostile submission').catch(() => undefined);
+    await eventually(() => rejections.size >= byTask.size && unnamed.length >= catchAll.length, 60_000, 'a rejection for every hostile submission').catch(
+      () => undefined,
+    );
 
     const missing = [...byTask].filter(([taskId]) => !rejections.has(taskId)).map(([, h]) => h.kind);
     expect(missing.slice(0, 10), `${missing.length} submissions got no rejection`).toEqual([]);
@@ -86,11 +88,19 @@ describe('dispatcher intake under hostile submissions', () => {
     expect(dispatcher.logs.join('\n')).not.toMatch(/RangeError|Maximum call stack|uncaught/i);
 
     // Nothing hostile is left in the intake's ack-pending slots, and a normal task goes through.
-    const good = await submitTask(bus, { user_id: 'u_good', goal: 'a normal task after the storm', inputs: { n: 1 } }, { team: DEFAULT_TEAM, source: 'urn:fuzz-good' });
-    const accepted = await eventually(async () => {
-      const events = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(DEFAULT_TEAM, good.taskId));
-      return events.find((m) => (m.value as TaskEvent).type.endsWith('.accepted'));
-    }, 30_000, 'the good task accepted');
+    const good = await submitTask(
+      bus,
+      { user_id: 'u_good', goal: 'a normal task after the storm', inputs: { n: 1 } },
+      { team: DEFAULT_TEAM, source: 'urn:fuzz-good' },
+    );
+    const accepted = await eventually(
+      async () => {
+        const events = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(DEFAULT_TEAM, good.taskId));
+        return events.find((m) => (m.value as TaskEvent).type.endsWith('.accepted'));
+      },
+      30_000,
+      'the good task accepted',
+    );
     expect(accepted).toBeDefined();
     const jobs = await storedMessages(bus, bus.subjects.streams.runtimeJobs);
     expect(jobs.some((m) => (m.value as { task_id?: string }).task_id === good.taskId)).toBe(true);
@@ -99,6 +109,8 @@ describe('dispatcher intake under hostile submissions', () => {
     anonymous.unsubscribe();
     const pending = await natsHandles(bus).jsm.consumers.info(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
     expect(pending.num_ack_pending).toBe(0);
-    console.info(`intake fuzz: ${hostile.length} hostile submissions (seed ${SEED}: ${byTask.size} naming a task, ${catchAll.length} not) rejected in ${Date.now() - started} ms`);
+    console.info(
+      `intake fuzz: ${hostile.length} hostile submissions (seed ${SEED}: ${byTask.size} naming a task, ${catchAll.length} not) rejected in ${Date.now() - started} ms`,
+    );
   }, 120_000);
 });

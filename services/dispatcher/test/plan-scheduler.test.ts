@@ -17,10 +17,17 @@ function result(job: RuntimeJob, r: Partial<RuntimeResult>): RuntimeResult {
   return { job_id: job.job_id, task_id: job.task_id, subtask_id: job.subtask_id, attempt: 1, outcome: 'succeeded', usage, ...r };
 }
 
-const diamond = { subtasks: [{ id: 'a', intent: 'A', depends_on: [] }, { id: 'b', intent: 'B', depends_on: ['a'] }, { id: 'c', intent: 'C', depends_on: ['a'] }, { id: 'd', intent: 'D', depends_on: ['b', 'c'] }] };
+const diamond = {
+  subtasks: [
+    { id: 'a', intent: 'A', depends_on: [] },
+    { id: 'b', intent: 'B', depends_on: ['a'] },
+    { id: 'c', intent: 'C', depends_on: ['a'] },
+    { id: 'd', intent: 'D', depends_on: ['b', 'c'] },
+  ],
+};
 
 describe('plan scheduler', () => {
-  it('runs a diamond: A, then B and C together with A\'s output, then D with both, and D answers', () => {
+  it("runs a diamond: A, then B and C together with A's output, then D with both, and D answers", () => {
     let v = planned();
     const planJob = { job_id: v.plan!.job!.job_id, task_id: v.task_id, subtask_id: 'plan' } as RuntimeJob;
     let step = applyResult(v, result(planJob, { plan: diamond }), ctx());
@@ -57,7 +64,12 @@ describe('plan scheduler', () => {
 
   it('an invalid plan goes back to the planner once with the errors, then the task fails plan_invalid', () => {
     const v = planned();
-    const cyclic = { subtasks: [{ id: 'a', intent: 'A', depends_on: ['b'] }, { id: 'b', intent: 'B', depends_on: ['a'] }] };
+    const cyclic = {
+      subtasks: [
+        { id: 'a', intent: 'A', depends_on: ['b'] },
+        { id: 'b', intent: 'B', depends_on: ['a'] },
+      ],
+    };
     const first = applyResult(v, result({ job_id: v.plan!.job!.job_id, task_id: v.task_id, subtask_id: 'plan' } as RuntimeJob, { plan: cyclic }), ctx());
     const [again] = jobs(first.actions);
     expect(again!.kind).toBe('plan');
@@ -86,9 +98,19 @@ describe('plan scheduler', () => {
     const [replan] = jobs(step.actions);
     expect(replan!.kind).toBe('plan');
     expect(replan!.inputs).toMatchObject({ replan: { replace: ['b', 'd'], completed: { a: { output: 'out-a' }, c: { output: 'out-c' } } } });
-    expect(step.view.plan!.subtasks.map((s) => [s.id, s.status])).toEqual([['a', 'succeeded'], ['b', 'failed'], ['c', 'succeeded'], ['d', 'skipped']]);
+    expect(step.view.plan!.subtasks.map((s) => [s.id, s.status])).toEqual([
+      ['a', 'succeeded'],
+      ['b', 'failed'],
+      ['c', 'succeeded'],
+      ['d', 'skipped'],
+    ]);
 
-    const replacement = { subtasks: [{ id: 'b_alt', intent: 'B another way', depends_on: ['a'] }, { id: 'd2', intent: 'D', depends_on: ['b_alt', 'c'] }] };
+    const replacement = {
+      subtasks: [
+        { id: 'b_alt', intent: 'B another way', depends_on: ['a'] },
+        { id: 'd2', intent: 'D', depends_on: ['b_alt', 'c'] },
+      ],
+    };
     step = applyResult(step.view, result(replan!, { plan: replacement }), ctx());
     expect(step.actions.map((a) => a.kind)).toEqual(['planned', 'job']);
     expect(jobs(step.actions).map((j) => j.subtask_id)).toEqual(['b_alt']);
@@ -108,7 +130,12 @@ describe('plan scheduler', () => {
 
   it('two sinks are composed by a compose job', () => {
     const v = planned();
-    const twoSinks = { subtasks: [{ id: 'x', intent: 'X', depends_on: [] }, { id: 'y', intent: 'Y', depends_on: [] }] };
+    const twoSinks = {
+      subtasks: [
+        { id: 'x', intent: 'X', depends_on: [] },
+        { id: 'y', intent: 'Y', depends_on: [] },
+      ],
+    };
     let step = applyResult(v, result({ job_id: v.plan!.job!.job_id, task_id: v.task_id, subtask_id: 'plan' } as RuntimeJob, { plan: twoSinks }), ctx());
     const [x, y] = jobs(step.actions);
     step = applyResult(step.view, result(x!, { output: 'X!' }), ctx());
@@ -128,12 +155,19 @@ describe('plan scheduler', () => {
 });
 
 describe('one path for every task', () => {
-  const single = () => taskView({ task_id: 't_one', status: 'accepted', plan: singlePlan('summarise the release notes'), options: { inputs: { repo: 'hermes' } } });
+  const single = () =>
+    taskView({ task_id: 't_one', status: 'accepted', plan: singlePlan('summarise the release notes'), options: { inputs: { repo: 'hermes' } } });
 
   it('a single-mode task starts as one agent job with the goal and the raw inputs, after its accepted event', () => {
     const step = begin(single(), ctx())!;
     expect(step.actions.map((a) => a.kind)).toEqual(['accepted', 'job']);
-    expect(jobs(step.actions)[0]).toMatchObject({ job_id: 't_one-main-1', subtask_id: 'main', goal: 'summarise the release notes', kind: 'agent', inputs: { repo: 'hermes' } });
+    expect(jobs(step.actions)[0]).toMatchObject({
+      job_id: 't_one-main-1',
+      subtask_id: 'main',
+      goal: 'summarise the release notes',
+      kind: 'agent',
+      inputs: { repo: 'hermes' },
+    });
     expect(step.view.status).toBe('running');
     expect(begin(step.view, ctx())).toBeUndefined();
   });
@@ -172,7 +206,11 @@ describe('one path for every task', () => {
 
   it('a task an older dispatcher stored without a plan takes its single job result as its one-node plan', () => {
     const legacy = taskView({ task_id: 't_old', status: 'running', attempts: 1 });
-    const step = applyResult(legacy, { job_id: 't_old-main', task_id: 't_old', subtask_id: 'main', attempt: 1, outcome: 'succeeded', output: 'done', usage }, ctx());
+    const step = applyResult(
+      legacy,
+      { job_id: 't_old-main', task_id: 't_old', subtask_id: 'main', attempt: 1, outcome: 'succeeded', output: 'done', usage },
+      ctx(),
+    );
     expect(step.view).toMatchObject({ status: 'completed', result: { output: 'done' } });
     expect(step.actions.map((a) => a.kind)).toEqual(['completed']);
   });

@@ -38,7 +38,9 @@ describe('checkPlan', () => {
 
   it('rejects tools outside the task allow-list, and accepts any tool without one', () => {
     const plan = { subtasks: [node('a', [], { tools: ['web_search', 'delete_everything'] })] };
-    expect(errorsOf(plan, { maxSubtasks: 12, allowedTools: ['web_search'] })).toEqual(['subtask "a" suggests tools outside the task\'s allow-list: delete_everything']);
+    expect(errorsOf(plan, { maxSubtasks: 12, allowedTools: ['web_search'] })).toEqual([
+      'subtask "a" suggests tools outside the task\'s allow-list: delete_everything',
+    ]);
     expect(errorsOf(plan)).toEqual([]);
   });
 
@@ -56,6 +58,8 @@ describe('checkPlan', () => {
     ];
     expect(errorsOf({ subtasks: [node('b2', ['a'])] }, { maxSubtasks: 12, existing })).toEqual([]);
     expect(errorsOf({ subtasks: [node('a', [])] }, { maxSubtasks: 12, existing })).toEqual([expect.stringMatching(/"a" is already taken/)]);
-    expect(errorsOf({ subtasks: [node('b2', ['b'])] }, { maxSubtasks: 12, existing })).toEqual([expect.stringMatching(/depends on "b", which did not succeed/)]);
+    expect(errorsOf({ subtasks: [node('b2', ['b'])] }, { maxSubtasks: 12, existing })).toEqual([
+      expect.stringMatching(/depends on "b", which did not succeed/),
+    ]);
   });
 });

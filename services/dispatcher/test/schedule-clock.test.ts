@@ -37,7 +37,8 @@ describe('dueFirings', () => {
     expect(dueFirings(schedule({ missed: 'skip' }), now, 1000)).toMatchObject({ fire: [], skipped: 4 });
     expect(isoOf(dueFirings(schedule({ missed: 'run_once' }), now, 1000))).toEqual(['00:00:40']);
     expect(isoOf(dueFirings(schedule({ missed: 'catch_up' }), now, 1000))).toEqual(['00:00:10', '00:00:20', '00:00:30', '00:00:40']);
-    for (const missed of ['skip', 'run_once', 'catch_up'] as const) expect(dueFirings(schedule({ missed }), now, 1000)?.through.toISOString()).toBe('2026-12-01T00:00:40.000Z');
+    for (const missed of ['skip', 'run_once', 'catch_up'] as const)
+      expect(dueFirings(schedule({ missed }), now, 1000)?.through.toISOString()).toBe('2026-12-01T00:00:40.000Z');
   });
 
   it('counts a late firing within the grace as on time, so a short outage loses nothing even under skip', () => {

@@ -48,7 +48,8 @@ async function intakeFixture() {
     },
     jobs: async () => (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, headers: m.headers })),
     deadLetters: async () => (await storedMessages(bus, bus.subjects.streams.deadLetters)).map((m) => m.value as DeadLetter),
-    rejectedCatchAll: async () => (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) => m.value as TaskEvent),
+    rejectedCatchAll: async () =>
+      (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) => m.value as TaskEvent),
     events: (taskId: string) => taskEvents(bus, taskId),
   };
 }
@@ -244,7 +245,9 @@ describe('TaskIntake', () => {
     expect(await f.store.get(taskId)).toBeUndefined();
     expect(await f.jobs()).toEqual([]);
     // Kept for ops with its reason, and gone from the submit queue.
-    expect(await f.deadLetters()).toMatchObject([{ stream: f.bus.subjects.streams.taskSubmit, stream_seq: data.submission!.stream_seq, error: { code: 'invalid_task_event' } }]);
+    expect(await f.deadLetters()).toMatchObject([
+      { stream: f.bus.subjects.streams.taskSubmit, stream_seq: data.submission!.stream_seq, error: { code: 'invalid_task_event' } },
+    ]);
     expect((await natsHandles(f.bus).jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages).toBe(0);
   });
 
@@ -341,16 +344,26 @@ describe('TaskIntake', () => {
     const submitterTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
     const { event, taskId } = submission({}, { traceparent: `00-${submitterTrace}-00f067aa0ba902b7-01` });
     // The NATS message itself carries another trace, so the test tells the two sources apart.
-    const transport = trace.setSpanContext(ROOT_CONTEXT, { traceId: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', spanId: 'bbbbbbbbbbbbbbbb', traceFlags: TraceFlags.SAMPLED });
+    const transport = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+      spanId: 'bbbbbbbbbbbbbbbb',
+      traceFlags: TraceFlags.SAMPLED,
+    });
     await context.with(transport, () => f.submit(event));
     consumers.push(
-      await startWorkConsumer(f.bus, { stream: f.bus.subjects.streams.taskSubmit, durable: f.bus.subjects.consumers.dispatcherIntake }, (msg) => f.intake.handle(msg)),
+      await startWorkConsumer(f.bus, { stream: f.bus.subjects.streams.taskSubmit, durable: f.bus.subjects.consumers.dispatcherIntake }, (msg) =>
+        f.intake.handle(msg),
+      ),
     );
 
-    const [job] = await eventually(async () => {
-      const jobs = await f.jobs();
-      return jobs.length > 0 ? jobs : undefined;
-    }, 5_000, 'the runtime job');
+    const [job] = await eventually(
+      async () => {
+        const jobs = await f.jobs();
+        return jobs.length > 0 ? jobs : undefined;
+      },
+      5_000,
+      'the runtime job',
+    );
 
     expect(job!.job.task_id).toBe(taskId);
     expect(job!.headers.get('traceparent').split('-')[1]).toBe(submitterTrace);
@@ -359,18 +372,28 @@ describe('TaskIntake', () => {
   it('submissions published with submitTask are taken by the intake work consumer and acknowledged', async () => {
     const f = await intakeFixture();
     consumers.push(
-      await startWorkConsumer(f.bus, { stream: f.bus.subjects.streams.taskSubmit, durable: f.bus.subjects.consumers.dispatcherIntake }, (msg) => f.intake.handle(msg)),
+      await startWorkConsumer(f.bus, { stream: f.bus.subjects.streams.taskSubmit, durable: f.bus.subjects.consumers.dispatcherIntake }, (msg) =>
+        f.intake.handle(msg),
+      ),
     );
 
     const a = await submitTask(f.bus, { user_id: 'u_bob', goal: 'first' }, { team: DEFAULT_TEAM, source: '/team/wired', id: 'w-1' });
     const b = await submitTask(f.bus, { user_id: 'u_bob', goal: 'second' }, { team: DEFAULT_TEAM, source: '/team/wired', id: 'w-2' });
 
-    const jobs = await eventually(async () => {
-      const all = await f.jobs();
-      return all.length === 2 ? all : undefined;
-    }, 5_000, 'two jobs');
+    const jobs = await eventually(
+      async () => {
+        const all = await f.jobs();
+        return all.length === 2 ? all : undefined;
+      },
+      5_000,
+      'two jobs',
+    );
     expect(jobs.map((j) => j.job.task_id).sort()).toEqual([a.taskId, b.taskId].sort());
     // Work-queue retention: acknowledged submissions leave the stream.
-    await eventually(async () => ((await natsHandles(f.bus).jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages === 0 ? true : undefined), 5_000, 'acks');
+    await eventually(
+      async () => ((await natsHandles(f.bus).jsm.streams.info(f.bus.subjects.streams.taskSubmit)).state.messages === 0 ? true : undefined),
+      5_000,
+      'acks',
+    );
   });
 });

@@ -138,10 +138,14 @@ describe('task results', () => {
 
     await f.bus.publish(contracts.runtimeResults, result('t_wired', { output: 'over the bus' }));
 
-    const view = await eventually(async () => {
-      const v = (await f.store.get('t_wired'))?.view;
-      return v?.status === 'completed' ? v : undefined;
-    }, 5_000, 'the task to complete');
+    const view = await eventually(
+      async () => {
+        const v = (await f.store.get('t_wired'))?.view;
+        return v?.status === 'completed' ? v : undefined;
+      },
+      5_000,
+      'the task to complete',
+    );
     expect(view.result).toEqual({ output: 'over the bus' });
   });
 });

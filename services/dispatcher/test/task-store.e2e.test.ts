@@ -131,8 +131,16 @@ describe('TaskStore reading stored tasks', () => {
     await kv.put('t_bad', JSON.stringify({ ...taskView({ task_id: 't_bad' }), status: 'finished' }));
     const changes: unknown[] = [];
 
-    const onGet = await store.get('t_bad').then(() => undefined, (e: unknown) => e);
-    const onUpdate = await store.update('t_bad', (v) => (changes.push(v), v)).then(() => undefined, (e: unknown) => e);
+    const onGet = await store.get('t_bad').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const onUpdate = await store
+      .update('t_bad', (v) => (changes.push(v), v))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
 
     for (const err of [onGet, onUpdate]) {
       expect(err).toBeInstanceOf(StoredStateError);

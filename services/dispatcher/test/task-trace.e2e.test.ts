@@ -36,7 +36,8 @@ async function plannerFixture() {
   const coordinator = new PlanCoordinator({ bus, store, index, logger: silentLogger, settings, rolesOf: () => ['user'] });
   const intake = new TaskIntake({ bus, store, logger: silentLogger, index, coordinator, planMode: 'auto' });
   const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
-  const jobs = async () => (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, traceparent: m.headers.get('traceparent') }));
+  const jobs = async () =>
+    (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, traceparent: m.headers.get('traceparent') }));
   return { bus, store, intake, coordinator, consumer, jobs };
 }
 
@@ -61,14 +62,32 @@ describe('a task keeps its trace', () => {
     expect(traceOf(planJob!.traceparent)).toBe(submitterTrace);
 
     // The plan's result arrives with no trace at all (as from a sweep or a timer): the subtask jobs still join the task's trace.
-    const plan = { subtasks: [{ id: 'a', intent: 'first', depends_on: [] }, { id: 'b', intent: 'second', depends_on: [] }] };
+    const plan = {
+      subtasks: [
+        { id: 'a', intent: 'first', depends_on: [] },
+        { id: 'b', intent: 'second', depends_on: [] },
+      ],
+    };
     await context.with(ROOT_CONTEXT, () =>
-      f.coordinator.onResult({ job_id: planJob!.job.job_id, task_id: taskId, subtask_id: planJob!.job.subtask_id, attempt: 1, outcome: 'succeeded', usage: { input_tokens: 1, output_tokens: 1 }, output: JSON.stringify(plan), plan }),
+      f.coordinator.onResult({
+        job_id: planJob!.job.job_id,
+        task_id: taskId,
+        subtask_id: planJob!.job.subtask_id,
+        attempt: 1,
+        outcome: 'succeeded',
+        usage: { input_tokens: 1, output_tokens: 1 },
+        output: JSON.stringify(plan),
+        plan,
+      }),
     );
-    const subtaskJobs = await eventually(async () => {
-      const all = (await f.jobs()).filter((j) => j.job.kind !== 'plan');
-      return all.length === 2 ? all : undefined;
-    }, 5_000, 'the subtask jobs');
+    const subtaskJobs = await eventually(
+      async () => {
+        const all = (await f.jobs()).filter((j) => j.job.kind !== 'plan');
+        return all.length === 2 ? all : undefined;
+      },
+      5_000,
+      'the subtask jobs',
+    );
     expect(subtaskJobs.map((j) => traceOf(j.traceparent))).toEqual([submitterTrace, submitterTrace]);
     // They carry the task and user as baggage too, so every service's log lines for them name the task.
     const baggage = (await storedMessages(f.bus, f.bus.subjects.streams.runtimeJobs)).map((m) => m.headers.get('baggage')).at(-1);
@@ -90,12 +109,25 @@ describe('a task keeps its trace', () => {
     const [planJob] = await f.jobs();
     const plan = { subtasks: [{ id: 'a', intent: 'only', depends_on: [] }] };
 
-    await f.coordinator.onResult({ job_id: planJob!.job.job_id, task_id: taskId, subtask_id: 'plan', attempt: 1, outcome: 'succeeded', usage: { input_tokens: 1, output_tokens: 1 }, output: '', plan });
+    await f.coordinator.onResult({
+      job_id: planJob!.job.job_id,
+      task_id: taskId,
+      subtask_id: 'plan',
+      attempt: 1,
+      outcome: 'succeeded',
+      usage: { input_tokens: 1, output_tokens: 1 },
+      output: '',
+      plan,
+    });
 
-    const jobs = await eventually(async () => {
-      const all = (await f.jobs()).filter((j) => j.job.kind !== 'plan');
-      return all.length === 1 ? all : undefined;
-    }, 5_000, 'the subtask job');
+    const jobs = await eventually(
+      async () => {
+        const all = (await f.jobs()).filter((j) => j.job.kind !== 'plan');
+        return all.length === 1 ? all : undefined;
+      },
+      5_000,
+      'the subtask job',
+    );
     expect(jobs[0]!.job.subtask_id).toBe('a');
     expect(jobs[0]!.traceparent).toBe('');
   });

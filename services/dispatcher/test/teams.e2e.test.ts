@@ -19,10 +19,15 @@ async function teamsFixture() {
   await bus.ensureConsumers(['dispatcherIntake']);
   const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({
     bus,
-    config: dispatcherConfig({ PLAN_MODE: 'single', HERMES_USER_ROLES: JSON.stringify({ default: ['user'], users: { alice: ['admin'], 'team-b/alice': ['finance'] } }) }),
+    config: dispatcherConfig({
+      PLAN_MODE: 'single',
+      HERMES_USER_ROLES: JSON.stringify({ default: ['user'], users: { alice: ['admin'], 'team-b/alice': ['finance'] } }),
+    }),
     logger: silentLogger,
   });
-  consumers.push(await startWorkConsumer(bus, { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake }, (msg) => intake.handle(msg)));
+  consumers.push(
+    await startWorkConsumer(bus, { stream: bus.subjects.streams.taskSubmit, durable: bus.subjects.consumers.dispatcherIntake }, (msg) => intake.handle(msg)),
+  );
   const s = bus.subjects;
   subscriptions.push(...serveTaskQueries(bus, { store, index, coordinator, rolesOf }));
   const submit = (team: string, event: TaskSubmitEvent) => bus.publish(contracts.taskSubmit, event, { subject: s.taskSubmit(team) });
@@ -60,10 +65,14 @@ describe('tasks of teams', () => {
     // Nothing of either task went out on the default team's subjects.
     expect(await taskEvents(f.bus, idA)).toEqual([]);
 
-    const jobs = await eventually(async () => {
-      const all = await f.jobs();
-      return all.length >= 2 ? all : undefined;
-    }, 10_000, 'two jobs');
+    const jobs = await eventually(
+      async () => {
+        const all = await f.jobs();
+        return all.length >= 2 ? all : undefined;
+      },
+      10_000,
+      'two jobs',
+    );
     // The roles of user "alice" of the default team (admin) go to neither: a user id means something only in its team.
     expect(jobs.find((j) => j.task_id === idA)).toMatchObject({ team: 'team-a', user_id: 'alice', roles: ['user'] });
     expect(jobs.find((j) => j.task_id === idB)).toMatchObject({ team: 'team-b', user_id: 'alice', roles: ['finance'] });
@@ -76,7 +85,11 @@ describe('tasks of teams', () => {
     await natsHandles(f.bus).js.publish(f.bus.subjects.taskSubmit('team-a'), new TextEncoder().encode(JSON.stringify(claiming)));
     const taskId = taskIdFor('team-a', event.source, event.id);
 
-    const rejected = await eventually(async () => (await taskEvents(f.bus, taskId, 'team-a')).map((e) => taskEventData(e, 'rejected')).find(Boolean), 10_000, 'rejected');
+    const rejected = await eventually(
+      async () => (await taskEvents(f.bus, taskId, 'team-a')).map((e) => taskEventData(e, 'rejected')).find(Boolean),
+      10_000,
+      'rejected',
+    );
     expect(rejected?.error.code).toBe('invalid_task_event');
     expect(rejected?.issues.map((i) => i.path)).toContain('/data/team');
     expect(await f.store.get(taskId)).toBeUndefined();
@@ -97,7 +110,10 @@ describe('tasks of teams', () => {
       const missing = await rejectionOf(request(f.bus, contracts.teamTaskGet, { task_id: `${taskId}x` }, { subject: s.teamTaskGet(team) }), RemoteError);
       expect(foreign.wire.code).toBe('not_found');
       expect(foreign.wire.message.replace(taskId, 'ID')).toBe(missing.wire.message.replace(`${taskId}x`, 'ID'));
-      const cancel = await rejectionOf(request(f.bus, contracts.teamTaskCancel, { task_id: taskId, reason: 'not yours' }, { subject: s.teamTaskCancel(team) }), RemoteError);
+      const cancel = await rejectionOf(
+        request(f.bus, contracts.teamTaskCancel, { task_id: taskId, reason: 'not yours' }, { subject: s.teamTaskCancel(team) }),
+        RemoteError,
+      );
       expect(cancel.wire.code).toBe('not_found');
       // Neither one user nor every user of another team lists it.
       for (const user_id of ['bob', null]) {
@@ -109,7 +125,12 @@ describe('tasks of teams', () => {
 
     const own = await request(f.bus, contracts.teamTaskList, { user_id: null }, { subject: s.teamTaskList('team-b') });
     expect(own.tasks).toEqual([expect.objectContaining({ task_id: taskId, user_id: 'bob', team: 'team-b' })]);
-    const cancelled = await request(f.bus, contracts.teamTaskCancel, { task_id: taskId, user_id: 'bob', reason: 'done' }, { subject: s.teamTaskCancel('team-b') });
+    const cancelled = await request(
+      f.bus,
+      contracts.teamTaskCancel,
+      { task_id: taskId, user_id: 'bob', reason: 'done' },
+      { subject: s.teamTaskCancel('team-b') },
+    );
     expect(cancelled.status).toBe('cancelled');
   });
 

@@ -8,7 +8,6 @@ import type { SseStream } from './sse.js';
 import { readJsonBody } from './json-body.js';
 import { getTask, taskIdParam, type RouteHandler } from './task-routes.js';
 
-
 export interface ApprovalRouteDeps {
   bus: Bus;
   maxBodyBytes: number;
@@ -50,7 +49,11 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
       const callId = callIdParam(params[1]);
       const body = validate(ApprovalDecisionBody, await readJsonBody(req, deps.maxBodyBytes));
       if (!body.ok) {
-        throw new HttpError(400, { code: 'invalid_payload', message: 'the body must be { "decision": "approve" | "deny", "reason"?: string }', issues: body.issues });
+        throw new HttpError(400, {
+          code: 'invalid_payload',
+          message: 'the body must be { "decision": "approve" | "deny", "reason"?: string }',
+          issues: body.issues,
+        });
       }
       // Only the task's owner (or an admin) decides; anyone else gets the same 404 as for no task.
       await getTask(deps.bus, taskId, caller);

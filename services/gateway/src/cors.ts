@@ -41,7 +41,10 @@ export function createCors(origins: readonly string[]): Cors {
     preflight(req, res, allow) {
       if (req.method !== 'OPTIONS' || req.headers['access-control-request-method'] === undefined) return false;
       if (originOf(req) === undefined) {
-        throw new HttpError(403, { code: 'origin_not_allowed', message: `origin ${String(req.headers.origin ?? '(none)')} may not call this API from a browser` });
+        throw new HttpError(403, {
+          code: 'origin_not_allowed',
+          message: `origin ${String(req.headers.origin ?? '(none)')} may not call this API from a browser`,
+        });
       }
       res.writeHead(204, {
         'access-control-allow-methods': allow.join(', '),

@@ -1,6 +1,15 @@
 import type { ServerResponse } from 'node:http';
 import { PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
-import { limitValidationIssues, PROBLEM_JSON, problemTitle, problemType, type LimitIssue, type ProblemDetails, type ValidationIssue, type WireError } from '@hermes/contracts';
+import {
+  limitValidationIssues,
+  PROBLEM_JSON,
+  problemTitle,
+  problemType,
+  type LimitIssue,
+  type ProblemDetails,
+  type ValidationIssue,
+  type WireError,
+} from '@hermes/contracts';
 
 /** What a handler says about a failure; answered as RFC 9457 problem details (`problemOf`). */
 export interface HttpErrorBody {
@@ -74,7 +83,13 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
 /** A payload_limit error as the HTTP answer: 413 for size, 400 for every other limit (its details name limit and path); never retryable. */
 export function httpErrorForLimit(wire: WireError, options?: { cause?: unknown }): HttpError {
   const limits = Array.isArray(wire.details?.issues) ? (wire.details.issues as LimitIssue[]) : [];
-  const body = { code: wire.code, message: wire.message, retryable: false, issues: limitValidationIssues(limits), ...(wire.details ? { details: wire.details } : {}) };
+  const body = {
+    code: wire.code,
+    message: wire.message,
+    retryable: false,
+    issues: limitValidationIssues(limits),
+    ...(wire.details ? { details: wire.details } : {}),
+  };
   return new HttpError(wire.details?.limit === 'maxBytes' ? 413 : 400, body, {}, options);
 }
 

@@ -58,7 +58,12 @@ export interface GatewayServer {
 const ANONYMOUS = { user_id: 'anonymous', team: DEFAULT_TEAM, roles: [], isAdmin: false } as const;
 
 /** The span attribute for each log field a route or handler names. */
-const SPAN_ATTRIBUTES: Record<string, string> = { task_id: 'hermes.task.id', call_id: 'hermes.tool.call_id', session_id: 'hermes.session.id', schedule_id: 'hermes.schedule.id' };
+const SPAN_ATTRIBUTES: Record<string, string> = {
+  task_id: 'hermes.task.id',
+  call_id: 'hermes.tool.call_id',
+  session_id: 'hermes.session.id',
+  schedule_id: 'hermes.schedule.id',
+};
 
 /** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
 export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
@@ -111,7 +116,8 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     deleteSchedule: schedules.remove,
     pauseSchedule: schedules.pause,
     resumeSchedule: schedules.resume,
-    whoAmI: async ({ res, caller }) => sendJson(res, 200, { user_id: caller.user_id, team: caller.team, roles: [...caller.roles], is_admin: caller.isAdmin } satisfies CallerView),
+    whoAmI: async ({ res, caller }) =>
+      sendJson(res, 200, { user_id: caller.user_id, team: caller.team, roles: [...caller.roles], is_admin: caller.isAdmin } satisfies CallerView),
     openApi: async ({ res }) => {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApiText);
     },
@@ -135,7 +141,11 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     cors.decorate(req, res);
     if (closing) {
       // A keep-alive connection may still send a request during shutdown: send it to another replica.
-      const err = new HttpError(503, { code: 'shutting_down', message: 'this gateway is shutting down; retry', retryable: true }, { connection: 'close', 'retry-after': '0' });
+      const err = new HttpError(
+        503,
+        { code: 'shutting_down', message: 'this gateway is shutting down; retry', retryable: true },
+        { connection: 'close', 'retry-after': '0' },
+      );
       return sendError(res, err);
     }
     inFlight++;
@@ -244,7 +254,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
       span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
-      logger.info({ method, route: template, status: res.statusCode, ms: Math.round(performance.now() - started), ...(caller ? { user_id: caller } : {}), ...fields }, 'request');
+      logger.info(
+        { method, route: template, status: res.statusCode, ms: Math.round(performance.now() - started), ...(caller ? { user_id: caller } : {}), ...fields },
+        'request',
+      );
     }
   });
 }

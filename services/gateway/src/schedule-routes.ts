@@ -9,7 +9,10 @@ import type { RouteHandler } from './task-routes.js';
  * `/v1/schedules`: a caller's schedules (docs/schedules.md). Schedules belong to the caller's team
  * and user; an admin of the team lists everyone's and reaches another user's with `?user=<id>`.
  */
-export function createScheduleRoutes(deps: { bus: Bus; maxBodyBytes: number }): Record<'create' | 'list' | 'get' | 'remove' | 'pause' | 'resume', RouteHandler> {
+export function createScheduleRoutes(deps: {
+  bus: Bus;
+  maxBodyBytes: number;
+}): Record<'create' | 'list' | 'get' | 'remove' | 'pause' | 'resume', RouteHandler> {
   const ask = async <T>(send: () => Promise<T>): Promise<T> => {
     try {
       return await send();
@@ -19,14 +22,21 @@ export function createScheduleRoutes(deps: { bus: Bus; maxBodyBytes: number }): 
     }
   };
   const bus = deps.bus;
-  const setPaused = (paused: boolean): RouteHandler => async ({ req, res, caller, params }) => {
-    const view = await ask(() => request(bus, contracts.scheduleUpdate, { ...ownerFor(req.url, caller), schedule_id: scheduleIdParam(params[0]), paused }));
-    sendJson(res, 200, view);
-  };
+  const setPaused =
+    (paused: boolean): RouteHandler =>
+    async ({ req, res, caller, params }) => {
+      const view = await ask(() => request(bus, contracts.scheduleUpdate, { ...ownerFor(req.url, caller), schedule_id: scheduleIdParam(params[0]), paused }));
+      sendJson(res, 200, view);
+    };
   return {
     async create({ req, res, caller }) {
       const body = validate(ScheduleSpec, await readJsonBody(req, deps.maxBodyBytes));
-      if (!body.ok) throw new HttpError(400, { code: 'invalid_payload', message: 'the body must be a schedule: { "cron", "timezone"?, "missed"?, "schedule_id"?, "task": { "goal", ... } }', issues: body.issues });
+      if (!body.ok)
+        throw new HttpError(400, {
+          code: 'invalid_payload',
+          message: 'the body must be a schedule: { "cron", "timezone"?, "missed"?, "schedule_id"?, "task": { "goal", ... } }',
+          issues: body.issues,
+        });
       const view = await ask(() => request(bus, contracts.scheduleCreate, { user_id: caller.user_id, ...teamField(caller.team), spec: body.value }));
       sendJson(res, 201, view);
     },
@@ -63,6 +73,7 @@ function scheduleIdParam(raw: string | undefined): string {
   } catch {
     id = '';
   }
-  if (!validate(Id, id).ok) throw new HttpError(400, { code: 'invalid_schedule_id', message: 'schedule id must be 1-128 characters of letters, digits, _ : @ -' });
+  if (!validate(Id, id).ok)
+    throw new HttpError(400, { code: 'invalid_schedule_id', message: 'schedule id must be 1-128 characters of letters, digits, _ : @ -' });
   return id;
 }

@@ -43,7 +43,14 @@ export function createSessionRoutes(deps: { bus: Bus }): { list: RouteHandler; r
       if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000)) {
         throw new HttpError(400, { code: 'invalid_query', message: 'limit must be a whole number from 1 to 1000' });
       }
-      const reply = await ask(() => request(deps.bus, contracts.sessionRead, { user_id: userId, ...teamField(caller.team), session_id: sessionId, ...(limit !== undefined ? { limit } : {}) }));
+      const reply = await ask(() =>
+        request(deps.bus, contracts.sessionRead, {
+          user_id: userId,
+          ...teamField(caller.team),
+          session_id: sessionId,
+          ...(limit !== undefined ? { limit } : {}),
+        }),
+      );
       sendJson(res, 200, { session_id: sessionId, messages: reply.messages });
     },
 
@@ -61,7 +68,8 @@ export function createSessionRoutes(deps: { bus: Bus }): { list: RouteHandler; r
 /** The user a `/v1/users/:user/...` route acts for: the caller's own, or anyone's for an admin. */
 export function actingFor(raw: string | undefined, caller: Caller): string {
   const userId = idParam(raw, 'user');
-  if (!caller.isAdmin && caller.user_id !== userId) throw new HttpError(403, { code: 'forbidden', message: "only the user or an admin may act on a user's data" });
+  if (!caller.isAdmin && caller.user_id !== userId)
+    throw new HttpError(403, { code: 'forbidden', message: "only the user or an admin may act on a user's data" });
   return userId;
 }
 
@@ -72,6 +80,7 @@ function idParam(raw: string | undefined, what: 'user' | 'session'): string {
   } catch {
     // a malformed escape is an invalid id, reported below
   }
-  if (!validate(Id, id).ok) throw new HttpError(400, { code: `invalid_${what}_id`, message: `${what} id must be 1-128 characters of letters, digits, _ : @ -` });
+  if (!validate(Id, id).ok)
+    throw new HttpError(400, { code: `invalid_${what}_id`, message: `${what} id must be 1-128 characters of letters, digits, _ : @ -` });
   return id;
 }

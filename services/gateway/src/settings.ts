@@ -31,12 +31,27 @@ export const gatewaySettings = Type.Object(
       maxItems: 64,
       description: 'JSON array of origins ("https://console.example.com") whose pages may call the API from a browser; empty (the default) turns CORS off',
     }),
-    GATEWAY_HEADERS_TIMEOUT_MS: Type.Integer({ default: 10_000, minimum: 100, description: "time a client has to send a request's headers; then 408 and the connection closes" }),
-    GATEWAY_REQUEST_TIMEOUT_MS: Type.Integer({ default: 30_000, minimum: 100, description: 'time a client has to send a whole request (headers and body); event streams are responses and not bounded by it' }),
+    GATEWAY_HEADERS_TIMEOUT_MS: Type.Integer({
+      default: 10_000,
+      minimum: 100,
+      description: "time a client has to send a request's headers; then 408 and the connection closes",
+    }),
+    GATEWAY_REQUEST_TIMEOUT_MS: Type.Integer({
+      default: 30_000,
+      minimum: 100,
+      description: 'time a client has to send a whole request (headers and body); event streams are responses and not bounded by it',
+    }),
     HERMES_TRACE_URL_TEMPLATE: Type.Optional(
-      Type.String({ pattern: '\\{trace_id\\}', description: "the tracing UI's page of a trace, {trace_id} replaced (e.g. http://localhost:16686/trace/{trace_id}); the console links each task to it" }),
+      Type.String({
+        pattern: '\\{trace_id\\}',
+        description: "the tracing UI's page of a trace, {trace_id} replaced (e.g. http://localhost:16686/trace/{trace_id}); the console links each task to it",
+      }),
     ),
-    GATEWAY_MAX_CONNECTIONS: Type.Integer({ default: 1024, minimum: 1, description: 'open connections (event streams included) the gateway holds; one more is closed at once' }),
+    GATEWAY_MAX_CONNECTIONS: Type.Integer({
+      default: 1024,
+      minimum: 1,
+      description: 'open connections (event streams included) the gateway holds; one more is closed at once',
+    }),
   },
   {
     // There are no default keys: a gateway that nobody can call (or everybody can) is a misconfiguration.

@@ -50,7 +50,13 @@ const SUBMISSION_BODY_LIMITS = limitsAt(PAYLOAD_LIMITS.taskSubmission, '/data');
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,256}$/;
 
 /** `POST /v1/tasks`, `GET /v1/tasks/:id` and `GET /v1/tasks/:id/events`. */
-export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; list: RouteHandler; get: RouteHandler; plan: RouteHandler; events: RouteHandler } {
+export function createTaskRoutes(deps: TaskRouteDeps): {
+  submit: RouteHandler;
+  list: RouteHandler;
+  get: RouteHandler;
+  plan: RouteHandler;
+  events: RouteHandler;
+} {
   return {
     /** `GET /v1/tasks/:id/plan`: the plan DAG as the dispatcher holds it (null until planned). */
     async plan({ res, caller, params }) {
@@ -100,7 +106,8 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
       const source = `/hermes/gateway/${caller.user_id}`;
       const team = caller.team;
       // A retry of a task that exists is answered from it, without publishing again.
-      const existing = idempotencyKey === undefined ? false : await refuseConflictingRetry(deps, taskIdFor(team, source, idempotencyKey), checked.value, caller);
+      const existing =
+        idempotencyKey === undefined ? false : await refuseConflictingRetry(deps, taskIdFor(team, source, idempotencyKey), checked.value, caller);
       let submitted;
       try {
         submitted = existing
@@ -113,7 +120,8 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
         throw answer;
       }
       // Published in the window JetStream de-duplicates in: the task may not exist yet, so wait for it.
-      if (submitted.duplicate && !existing && idempotencyKey !== undefined) await refuseConflictingRetry(deps, submitted.taskId, checked.value, caller, { waitMs: deps.acceptWaitMs });
+      if (submitted.duplicate && !existing && idempotencyKey !== undefined)
+        await refuseConflictingRetry(deps, submitted.taskId, checked.value, caller, { waitMs: deps.acceptWaitMs });
       // The request's span roots the task's trace: the task id makes it findable by tag.
       annotate({ task_id: submitted.taskId });
       const self = `/v1/tasks/${submitted.taskId}`;
@@ -161,7 +169,13 @@ export function createTaskRoutes(deps: TaskRouteDeps): { submit: RouteHandler; l
  * would silently answer with a task that does something else, so it is refused (422). A task
  * stored before digests were kept (none) counts as the same request. True when the task exists.
  */
-async function refuseConflictingRetry(deps: TaskRouteDeps, taskId: string, requested: TaskRequest, caller: Caller, opts: { waitMs?: number } = {}): Promise<boolean> {
+async function refuseConflictingRetry(
+  deps: TaskRouteDeps,
+  taskId: string,
+  requested: TaskRequest,
+  caller: Caller,
+  opts: { waitMs?: number } = {},
+): Promise<boolean> {
   const deadline = Date.now() + (opts.waitMs ?? 0);
   let view: TaskView | undefined;
   for (;;) {
@@ -188,7 +202,12 @@ async function refuseConflictingRetry(deps: TaskRouteDeps, taskId: string, reque
 export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
   try {
     // A non-admin asking for another user's task gets not_found, so task ids cannot be probed.
-    return await request(bus, contracts.teamTaskGet, { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id }, { subject: bus.subjects.teamTaskGet(caller.team) });
+    return await request(
+      bus,
+      contracts.teamTaskGet,
+      { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id },
+      { subject: bus.subjects.teamTaskGet(caller.team) },
+    );
   } catch (err) {
     if (err instanceof OutgoingPayloadError) throw err;
     throw httpErrorFromBus(err);

@@ -7,7 +7,6 @@ import { openSse } from './support/sse-client.js';
 import { standInDispatcher } from './support/stand-in-dispatcher.js';
 import { ADMIN, ALICE, apiKeys, logger } from './support/test-keys.js';
 
-
 let natsUrl: string;
 let bus: Bus;
 let gateway: GatewayServer;
@@ -158,10 +157,13 @@ describe('GET /v1/approvals/events', () => {
     requested_at: new Date().toISOString(),
     expires_at: new Date(Date.now() + 60_000).toISOString(),
   });
-  const notify = (team: string, call_id: string) => bus.publish(contracts.toolApprovalChanged, { task_id: `t_${call_id}`, call_id, status: 'pending' }, { subject: bus.subjects.toolApprovalChanged(team) });
+  const notify = (team: string, call_id: string) =>
+    bus.publish(contracts.toolApprovalChanged, { task_id: `t_${call_id}`, call_id, status: 'pending' }, { subject: bus.subjects.toolApprovalChanged(team) });
 
   it("sends the caller's list at once and again on each change notice of the team (the periodic refresh is set out of reach)", async () => {
-    serve(bus, contracts.toolApprovalList, async (req) => ({ approvals: waiting.filter((a) => a.team === req.team && (req.user_id === null || a.user_id === req.user_id)) }));
+    serve(bus, contracts.toolApprovalList, async (req) => ({
+      approvals: waiting.filter((a) => a.team === req.team && (req.user_id === null || a.user_id === req.user_id)),
+    }));
     const other = createGatewayServer({ bus, apiKeys, logger, approvalRefreshMs: 600_000 });
     const { port } = await other.listen({ port: 0, host: '127.0.0.1' });
     const sse = await openSse(`http://127.0.0.1:${port}/v1/approvals/events`, { authorization: `Bearer ${ALICE}` });

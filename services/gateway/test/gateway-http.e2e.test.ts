@@ -9,7 +9,6 @@ import { standInDispatcher } from './support/stand-in-dispatcher.js';
 import { ADMIN, ADMIN_OF_B, ALICE, ALICE_OF_B, BOB, apiKeys, logger } from './support/test-keys.js';
 import { natsHandles } from '@hermes/bus/internal';
 
-
 let natsUrl: string;
 let bus: Bus;
 let gateway: GatewayServer;
@@ -198,7 +197,7 @@ describe('POST /v1/tasks', () => {
       body: Uint8Array.from([...new TextEncoder().encode('{"goal":"'), 0xff, 0xfe, ...new TextEncoder().encode('"}')]),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as ApiBody)).toMatchObject({ code: 'invalid_json', retryable: false });
+    expect((await res.json()) as ApiBody).toMatchObject({ code: 'invalid_json', retryable: false });
   });
 
   it('answers 413 for an oversized chunked body without buffering it', async () => {
@@ -222,13 +221,15 @@ describe('POST /v1/tasks', () => {
 });
 
 describe('request log', () => {
-  it('names the caller (as user_id) and the task (the new one for a submission, the path\'s otherwise) on each request line', async () => {
+  it("names the caller (as user_id) and the task (the new one for a submission, the path's otherwise) on each request line", async () => {
     const lines: string[] = [];
     const captured = createLogger({ service: 'gateway-test', level: 'info', destination: { write: (l: string) => void lines.push(l) } });
     const other = createGatewayServer({ bus, apiKeys, logger: captured });
     const { port } = await other.listen({ port: 0, host: '127.0.0.1' });
     try {
-      const submitted = (await (await fetch(`http://127.0.0.1:${port}/v1/tasks`, { method: 'POST', headers: auth(ALICE), body: '{"goal":"log me"}' })).json()) as { task_id: string };
+      const submitted = (await (
+        await fetch(`http://127.0.0.1:${port}/v1/tasks`, { method: 'POST', headers: auth(ALICE), body: '{"goal":"log me"}' })
+      ).json()) as { task_id: string };
       dispatcher.addTask('t_log_1', 'alice');
       await fetch(`http://127.0.0.1:${port}/v1/tasks/t_log_1`, { headers: auth(ALICE) });
       await fetch(`http://127.0.0.1:${port}/v1/tasks/t_log_1/approvals/c_1`, { method: 'POST', headers: auth(ALICE), body: '{"decision":"approve"}' });
@@ -347,7 +348,8 @@ describe('GET /v1/tasks/:id/events', () => {
     const { port } = await other.listen({ port: 0, host: '127.0.0.1' });
     const id = 't_sse_7';
     dispatcher.addTask(id, 'alice');
-    const finished = () => lines.map((l) => JSON.parse(l) as { msg: string; route?: string }).filter((l) => l.msg === 'request' && l.route === '/v1/tasks/:id/events');
+    const finished = () =>
+      lines.map((l) => JSON.parse(l) as { msg: string; route?: string }).filter((l) => l.msg === 'request' && l.route === '/v1/tasks/:id/events');
     try {
       const sse = await openSse(`http://127.0.0.1:${port}/v1/tasks/${id}/events`, auth(ALICE));
       await dispatcher.publish('accepted', id, accepted(id));
@@ -442,7 +444,7 @@ describe('teams', () => {
     expect(await storedSubmissions(ofDefault.json.task_id)).toHaveLength(1);
   });
 
-  it("refuses a body naming a team: the key says which team", async () => {
+  it('refuses a body naming a team: the key says which team', async () => {
     const { res, json } = await post({ goal: 'g', team: 'default' }, auth(ALICE_OF_B));
     expect(res.status).toBe(400);
     expect(json.issues?.map((i) => i.path)).toContain('/team');

@@ -56,7 +56,9 @@ const auth = { authorization: `Bearer ${ALICE}` };
 describe('errors are RFC 9457 problem details', () => {
   // One request per documented operation, without a key: each must refuse with a problem (and so exists).
   const samples: Record<string, string> = { id: 't_x', call_id: 'c_1', user: 'alice' };
-  const routes = HTTP_OPERATIONS.filter((op) => !('public' in op)).map((op) => [op.method.toUpperCase(), op.path.replace(/\{([^}]+)\}/g, (_, name: string) => samples[name]!)] as const);
+  const routes = HTTP_OPERATIONS.filter((op) => !('public' in op)).map(
+    (op) => [op.method.toUpperCase(), op.path.replace(/\{([^}]+)\}/g, (_, name: string) => samples[name]!)] as const,
+  );
   it.each(routes)('%s %s without a key answers 401 unauthorized as a problem', async (method, path) => {
     const res = await fetch(`${base}${path}`, { method });
     expect(res.status).toBe(401);
@@ -71,7 +73,9 @@ describe('errors are RFC 9457 problem details', () => {
     const invalid = await problem(await fetch(`${base}/v1/tasks`, { method: 'POST', headers: auth, body: '{"goal":""}' }));
     expect(invalid).toMatchObject({ status: 400, code: 'invalid_payload', title: 'Invalid payload' });
     expect(invalid.issues?.map((i) => i.path)).toContain('/goal');
-    const tooDeep = await problem(await fetch(`${base}/v1/tasks`, { method: 'POST', headers: auth, body: `{"goal":"g","inputs":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}` }));
+    const tooDeep = await problem(
+      await fetch(`${base}/v1/tasks`, { method: 'POST', headers: auth, body: `{"goal":"g","inputs":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}` }),
+    );
     expect(tooDeep).toMatchObject({ status: 400, code: 'payload_limit', details: { limit: 'maxDepth' } });
   });
 
@@ -143,7 +147,10 @@ describe('the console at /console', () => {
 
 describe('CORS', () => {
   const preflight = (origin: string, at = base) =>
-    fetch(`${at}/v1/tasks`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    fetch(`${at}/v1/tasks`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
 
   it('answers a preflight from a configured origin with the methods and headers it may use, before authentication', async () => {
     const res = await preflight(CONSOLE_ORIGIN);
@@ -221,7 +228,9 @@ describe('slow clients and connection cap', () => {
     expect(await third.closed).toBe('');
     held[0]!.socket.destroy();
     await held[0]!.closed;
-    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/v1/tasks/${TASK}`, { headers: { ...auth, connection: 'close' } })).status, { timeout: 10_000 }).toBe(200);
+    await expect
+      .poll(async () => (await fetch(`http://127.0.0.1:${port}/v1/tasks/${TASK}`, { headers: { ...auth, connection: 'close' } })).status, { timeout: 10_000 })
+      .toBe(200);
     held[1]!.socket.destroy();
   }, 20_000);
 });

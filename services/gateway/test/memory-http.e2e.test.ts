@@ -6,7 +6,6 @@ import { createGatewayServer, type GatewayServer } from '../src/index.js';
 import { ADMIN, ALICE, apiKeys, logger } from './support/test-keys.js';
 import { natsHandles } from '@hermes/bus/internal';
 
-
 let bus: Bus;
 let gateway: GatewayServer;
 let base: string;
@@ -107,7 +106,7 @@ describe('GET /v1/users/:id/memory', () => {
 
   it("refuses another user's memories with 403 (an admin may read them) and a bad query with 400, without asking the memory service", async () => {
     expect(await list('/v1/users/bob/memory', ALICE)).toMatchObject({ status: 403, json: { code: 'forbidden' } });
-    expect((await list('/v1/users/alice/memory?status=gone', ALICE))).toMatchObject({ status: 400, json: { code: 'invalid_query' } });
+    expect(await list('/v1/users/alice/memory?status=gone', ALICE)).toMatchObject({ status: 400, json: { code: 'invalid_query' } });
     expect((await list('/v1/users/alice/memory?limit=0', ALICE)).status).toBe(400);
     expect(lists).toEqual([]);
     expect(await list('/v1/users/bob/memory', ADMIN)).toEqual({ status: 200, json: { memories: [] } });

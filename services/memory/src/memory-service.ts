@@ -43,7 +43,14 @@ export interface LongTermParts {
  * Serves every memory subject on `bus` (the long-term ones when `longTerm` is given); `stop`
  * drains them and waits for a running summary job.
  */
-export function startMemoryService(o: { bus: Bus; redis: Redis; llm: Pick<LlmClient, 'chat'>; logger: Logger; tuning: MemoryTuning; longTerm?: LongTermParts }) {
+export function startMemoryService(o: {
+  bus: Bus;
+  redis: Redis;
+  llm: Pick<LlmClient, 'chat'>;
+  logger: Logger;
+  tuning: MemoryTuning;
+  longTerm?: LongTermParts;
+}) {
   const { bus, redis, tuning: t } = o;
   const store = new SessionStore({ redis, keyPrefix: t.keyPrefix, encoding: t.encoding });
   const summaries = new SummaryStore({ redis, keyPrefix: t.keyPrefix });

@@ -8,7 +8,12 @@ import { scopeOf, type SessionNames } from './owner-scope.js';
 type Subscription = ReturnType<typeof serve>;
 
 /** Answers sessionAppend and sessionRead on the memory queue group; returns the subscriptions. */
-export function serveSessionHandlers(opts: { bus: Bus; store: SessionStore; names: SessionNames; onAppended?: (req: SessionAppendRequest, stored: { user: string; session: string }) => void }): Subscription[] {
+export function serveSessionHandlers(opts: {
+  bus: Bus;
+  store: SessionStore;
+  names: SessionNames;
+  onAppended?: (req: SessionAppendRequest, stored: { user: string; session: string }) => void;
+}): Subscription[] {
   const { bus, store, names } = opts;
   return [
     serve(bus, contracts.sessionAppend, async (req) => {
@@ -30,7 +35,9 @@ export function serveSessionDirectoryHandlers(opts: { bus: Bus; directory: Sessi
   return [
     serve(bus, contracts.sessionList, async (req) => {
       const sc = scopeOf(req);
-      const page = await answer(bus, () => directory.list(sc.user, { ...(req.limit !== undefined ? { limit: req.limit } : {}), ...(req.cursor !== undefined ? { cursor: req.cursor } : {}) }));
+      const page = await answer(bus, () =>
+        directory.list(sc.user, { ...(req.limit !== undefined ? { limit: req.limit } : {}), ...(req.cursor !== undefined ? { cursor: req.cursor } : {}) }),
+      );
       return { ...page, sessions: page.sessions.map((row) => ({ ...row, session_id: sc.sessionOnWire(row.session_id) })) };
     }),
     serve(bus, contracts.sessionDelete, (req) =>

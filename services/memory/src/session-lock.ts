@@ -88,7 +88,11 @@ export class SessionLock {
    * Takes the lock, waiting up to `waitMs` before SessionBusyError: woken by a release, else by
    * polling; not in arrival order.
    */
-  async acquire(userId: string, sessionId: string, opts: { leaseMs?: number; waitMs?: number; group?: string } = {}): Promise<{ token: string; leaseMs: number }> {
+  async acquire(
+    userId: string,
+    sessionId: string,
+    opts: { leaseMs?: number; waitMs?: number; group?: string } = {},
+  ): Promise<{ token: string; leaseMs: number }> {
     const random = randomBytes(16).toString('hex');
     const token = opts.group === undefined ? random : `${opts.group}${GROUP_SEPARATOR}${random}`;
     const leaseMs = opts.leaseMs ?? this.o.defaultLeaseMs;
@@ -130,7 +134,9 @@ export class SessionLock {
     const cut = token.lastIndexOf(GROUP_SEPARATOR);
     const group = cut < 0 ? token : token.slice(0, cut);
     const channel = releaseChannel(this.o.keyPrefix, sessionId);
-    const result = await this.call(operation, () => this.o.redis.eval(script, 3, keys.owner, keys.lock, keys.lockHolds, userId, token, leaseMs, group, channel));
+    const result = await this.call(operation, () =>
+      this.o.redis.eval(script, 3, keys.owner, keys.lock, keys.lockHolds, userId, token, leaseMs, group, channel),
+    );
     if (result === -1) throw new SessionForbiddenError({ sessionId });
     return Number(result);
   }

@@ -85,7 +85,13 @@ export class Summarizer {
       if (!(await this.o.summaries.saveSummary(sessionId, current?.coveredCount ?? 0, next))) break;
       current = next;
       folded += chunk.length;
-      pinsAdded += (await this.o.summaries.pin(userId, sessionId, parsed.pinned.map((p) => ({ ...p, source: 'summary' as const })))).length;
+      pinsAdded += (
+        await this.o.summaries.pin(
+          userId,
+          sessionId,
+          parsed.pinned.map((p) => ({ ...p, source: 'summary' as const })),
+        )
+      ).length;
     }
     return { summary: current?.text ?? null, covered_messages: current?.coveredCount ?? 0, folded_messages: folded, pins_added: pinsAdded };
   }
@@ -109,7 +115,13 @@ export class Summarizer {
       summary = parsed.summary;
       pinned.push(...parsed.pinned);
     }
-    return { summary: summary ?? '', pinned, folded_messages: messages.length, input_tokens: foldable.reduce((sum, m) => sum + m.tokens, 0), summarizer_calls: calls };
+    return {
+      summary: summary ?? '',
+      pinned,
+      folded_messages: messages.length,
+      input_tokens: foldable.reduce((sum, m) => sum + m.tokens, 0),
+      summarizer_calls: calls,
+    };
   }
 
   private async unchanged(sessionId: string, pinsAdded: number): Promise<SessionSummarizeReply> {
@@ -136,7 +148,8 @@ export class Summarizer {
   private render(m: Foldable): string {
     const calls = (m.tool_calls ?? []).map((c) => ` [calls ${c.name}(${c.arguments})]`).join('');
     let content = m.content ?? '';
-    if (m.role === 'tool' && m.tokens > this.o.toolResultMaxTokens) content = `${headTokens(content, this.o.toolResultMaxTokens, this.o.store.encoding)} [...truncated]`;
+    if (m.role === 'tool' && m.tokens > this.o.toolResultMaxTokens)
+      content = `${headTokens(content, this.o.toolResultMaxTokens, this.o.store.encoding)} [...truncated]`;
     return `${m.created_at ? `[${m.created_at}] ` : ''}${m.role}: ${content}${calls}`;
   }
 }

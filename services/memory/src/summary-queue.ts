@@ -67,7 +67,10 @@ export class SummaryQueue {
         this.pending.delete(sessionId);
         try {
           const result = await this.o.summarizer.summarize(userId, sessionId);
-          this.o.logger.info({ session_id: sessionId, folded: result.folded_messages, covered: result.covered_messages, pins_added: result.pins_added }, 'session summary updated');
+          this.o.logger.info(
+            { session_id: sessionId, folded: result.folded_messages, covered: result.covered_messages, pins_added: result.pins_added },
+            'session summary updated',
+          );
         } catch (err) {
           // The next append or context request queues it again.
           this.o.logger.warn({ err: (err as Error).message, session_id: sessionId }, 'session summary failed');

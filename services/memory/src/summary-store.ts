@@ -52,7 +52,11 @@ export class SummaryStore {
   }
 
   /** Pins facts (claiming a new session for the user); facts already pinned with the same text are skipped. */
-  async pin(userId: string, sessionId: string, facts: readonly { kind: PinnedFact['kind']; text: string; source: PinnedFact['source'] }[]): Promise<PinnedFact[]> {
+  async pin(
+    userId: string,
+    sessionId: string,
+    facts: readonly { kind: PinnedFact['kind']; text: string; source: PinnedFact['source'] }[],
+  ): Promise<PinnedFact[]> {
     const existing = new Set((await this.pins(sessionId)).map((p) => normalise(p.text)));
     const now = new Date();
     const added: PinnedFact[] = [];

@@ -18,7 +18,9 @@ describe('context assembly', () => {
 
   it('keeps the latest messages verbatim within the budget, the summary and the pinned facts', () => {
     const messages = Array.from({ length: 40 }, (_, i) => message(i, i % 2 ? 'assistant' : 'user', `turn ${i}: ${'words '.repeat(20)}`));
-    const pins = [{ pin_id: 'p1', kind: 'deadline' as const, text: 'Report due Friday 17:00', source: 'user' as const, created_at: '2025-01-01T00:00:00.000Z' }];
+    const pins = [
+      { pin_id: 'p1', kind: 'deadline' as const, text: 'Report due Friday 17:00', source: 'user' as const, created_at: '2025-01-01T00:00:00.000Z' },
+    ];
     const ctx = assembleContext({ ...base, messages, summary: 'Earlier: the user asked about DNS.', pins, budget: 300 });
     expect(ctx.tokens).toBeLessThanOrEqual(300);
     expect(ctx.tokens).toBe(ctx.messages.reduce((s, m) => s + m.tokens, 0));

@@ -43,7 +43,11 @@ describe('the embedded store data directory has one owner', () => {
   it('refuses a directory another live process holds, naming it, and takes it at once when that process was killed', async () => {
     const dir = await dataDir();
     const other = await otherProcessHolding(dir);
-    await expect(store(dir).init()).rejects.toMatchObject({ code: 'vector_store_locked', owner: { pid: other.pid }, message: expect.stringContaining('QDRANT_URL') });
+    await expect(store(dir).init()).rejects.toMatchObject({
+      code: 'vector_store_locked',
+      owner: { pid: other.pid },
+      message: expect.stringContaining('QDRANT_URL'),
+    });
 
     other.kill('SIGKILL');
     await once(other, 'exit');

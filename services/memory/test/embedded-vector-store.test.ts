@@ -153,8 +153,16 @@ describe('EmbeddedVectorStore on disk', () => {
     // An "old format" index with a matching checksum: only the engine tag can keep it from being
     // loaded (usearch would crash the process on it).
     const files = await readdir(join(dir, 'users'));
-    const index = join(dir, 'users', files.find((f) => f.endsWith('.usearch'))!);
-    const metaPath = join(dir, 'users', files.find((f) => f.endsWith('.usearch.json'))!);
+    const index = join(
+      dir,
+      'users',
+      files.find((f) => f.endsWith('.usearch'))!,
+    );
+    const metaPath = join(
+      dir,
+      'users',
+      files.find((f) => f.endsWith('.usearch.json'))!,
+    );
     await writeFile(index, 'an index in some older format');
     const meta = JSON.parse(await readFile(metaPath, 'utf8')) as Record<string, unknown>;
     const sha256 = createHash('sha256').update('an index in some older format').digest('hex');

@@ -85,7 +85,9 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     const found = await recall('alice', 'does the user prefer green tea or coffee?');
     expect(found.memories.map((m) => m.memory.memory_id)).toEqual([tea.memory_id]);
     expect(found.memories[0]!.score).toBeGreaterThanOrEqual(0.35);
-    expect(found.background).toContain(`(${tea.created_at.slice(0, 10)}, preference, confidence 0.90, from conversation) The user prefers green tea over coffee.`);
+    expect(found.background).toContain(
+      `(${tea.created_at.slice(0, 10)}, preference, confidence 0.90, from conversation) The user prefers green tea over coffee.`,
+    );
     expect((await list('alice'))[0]!.last_recalled_at).toBeDefined();
 
     const other = await recall('bob', 'does the user prefer green tea or coffee?');
@@ -99,7 +101,9 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
       when: /switched to coffee/,
       answer: (prompt) => {
         const held = /- id (m_[0-9a-f]+) \(preference[^)]*\): The user prefers green tea/.exec(prompt)?.[1];
-        return JSON.stringify({ memories: [{ type: 'correction', content: 'The user now prefers coffee over green tea.', confidence: 0.95, supersedes: held }] });
+        return JSON.stringify({
+          memories: [{ type: 'correction', content: 'The user now prefers coffee over green tea.', confidence: 0.95, supersedes: held }],
+        });
       },
     });
     await say('alice', 'a-2', ['user', 'I have switched to coffee, no more tea for me.']);
@@ -121,7 +125,9 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     expect(restore.code).toBe('not_found');
     // alice's session id names mallory's own (empty) session when he uses it.
     expect((await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 'a-1' })).messages).toEqual([]);
-    expect((await request(client, contracts.sessionContext, { user_id: 'mallory', session_id: 'a-1', model: 'gpt-4o', context_limit: 8000 })).messages).toEqual([]);
+    expect((await request(client, contracts.sessionContext, { user_id: 'mallory', session_id: 'a-1', model: 'gpt-4o', context_limit: 8000 })).messages).toEqual(
+      [],
+    );
     expect((await remoteError(request(client, contracts.sessionMessage, { user_id: 'mallory', session_id: 'a-1', message_id: 'x' }))).code).toBe('not_found');
     expect((await request(client, contracts.sessionList, { user_id: 'mallory' })).sessions).toEqual([]);
     expect(await request(client, contracts.sessionDelete, { user_id: 'mallory', session_id: 'a-1' })).toEqual({ deleted: false, messages: 0 });

@@ -44,7 +44,14 @@ describe('renderBackground', () => {
   });
 
   it('says where a memory came from when that is known: a tool result names its tool', () => {
-    const base = { user_id: 'u', type: 'fact', confidence: 1, status: 'active', created_at: '2026-10-02T09:00:00.000Z', updated_at: '2026-10-02T09:00:00.000Z' } as const;
+    const base = {
+      user_id: 'u',
+      type: 'fact',
+      confidence: 1,
+      status: 'active',
+      created_at: '2026-10-02T09:00:00.000Z',
+      updated_at: '2026-10-02T09:00:00.000Z',
+    } as const;
     const text = renderBackground([
       { ...base, memory_id: 'm_1', content: 'The user banks with EvilBank.', provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1' } },
       { ...base, memory_id: 'm_2', content: 'The user likes tea.', provenance: { kind: 'model', task_id: 't_2' } },
@@ -58,7 +65,9 @@ describe('renderBackground', () => {
 
 describe('parseJudgeAnswer', () => {
   it('reads the JSON object out of fences or prose', () => {
-    const parsed = parseJudgeAnswer('Here you go:\n```json\n{"memories": [{"type": "preference", "content": "The user likes vim.", "confidence": 0.8, "supersedes": null}]}\n```');
+    const parsed = parseJudgeAnswer(
+      'Here you go:\n```json\n{"memories": [{"type": "preference", "content": "The user likes vim.", "confidence": 0.8, "supersedes": null}]}\n```',
+    );
     expect(parsed).toEqual({ ok: true, answer: { memories: [{ type: 'preference', content: 'The user likes vim.', confidence: 0.8, supersedes: null }] } });
   });
 

@@ -32,7 +32,14 @@ export async function startLongTermStack(o: { responder: Responder; keyPrefix: s
   const embedder = new HashingEmbedder();
   const store = new EmbeddedVectorStore({ dataDir, dimensions: embedder.dimensions, durable: false });
   await store.init();
-  const memory = startMemoryService({ bus: service, redis, llm: opened.llm, logger, tuning: testTuning({ keyPrefix: o.keyPrefix }), longTerm: { store, embedder, tuning: testLongTermTuning(o.tuning) } });
+  const memory = startMemoryService({
+    bus: service,
+    redis,
+    llm: opened.llm,
+    logger,
+    tuning: testTuning({ keyPrefix: o.keyPrefix }),
+    longTerm: { store, embedder, tuning: testLongTermTuning(o.tuning) },
+  });
   await memory.longTerm!.ready;
   return {
     redis,

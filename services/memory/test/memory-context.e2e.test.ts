@@ -93,7 +93,9 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
       expect(await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group', token: a.token })).toEqual({ released: true });
       // b still holds it: renewable, and other groups still wait.
       await request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-group', token: b.token });
-      expect((await remoteError(request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-group', token: a.token }))).code).toBe('session_lock_lost');
+      expect((await remoteError(request(client, contracts.sessionRenew, { user_id: 'u1', session_id: 's-group', token: a.token }))).code).toBe(
+        'session_lock_lost',
+      );
       expect((await remoteError(lock('task-2'))).code).toBe('session_busy');
       expect(await request(client, contracts.sessionUnlock, { user_id: 'u1', session_id: 's-group', token: b.token })).toEqual({ released: true });
       const c = await lock('task-2');
@@ -101,7 +103,8 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     });
 
     it("frees a group's lock when a member died and the others released", async () => {
-      const lock = (group: string, lease_ms?: number) => request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-group-dead', group, ...(lease_ms ? { lease_ms } : {}) });
+      const lock = (group: string, lease_ms?: number) =>
+        request(client, contracts.sessionLock, { user_id: 'u1', session_id: 's-group-dead', group, ...(lease_ms ? { lease_ms } : {}) });
       await lock('task-1', 1000); // never renewed nor released: its holder "died"
       const alive = await lock('task-1', 3000);
       await new Promise((r) => setTimeout(r, 1200));
@@ -137,7 +140,14 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     expect(full.message.message_id).toBe(appended.messages[1]!.message_id);
     for (let i = 0; i < 30; i++) await say('u2', session, i % 2 ? 'assistant' : 'user', `message ${i}: ${'lorem ipsum '.repeat(15)}`);
 
-    const ctx = await request(client, contracts.sessionContext, { user_id: 'u2', session_id: session, model: 'gpt-4o', context_limit: 1500, reserve_output: 300, reserve_tools: 200 });
+    const ctx = await request(client, contracts.sessionContext, {
+      user_id: 'u2',
+      session_id: session,
+      model: 'gpt-4o',
+      context_limit: 1500,
+      reserve_output: 300,
+      reserve_tools: 200,
+    });
     expect(ctx.budget).toBe(1000);
     expect(ctx.tokens).toBeLessThanOrEqual(1000);
     const pinned = ctx.messages.find((m) => m.kind === 'pinned');
@@ -152,14 +162,22 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     const session = 's-sum';
     await memory.queue.idle();
     llm.resetStats();
-    llm.enqueue({ content: JSON.stringify({ summary: 'SUMMARY-ONE: user plans a migration on 2025-03-01.', pinned: [{ kind: 'deadline', text: 'Migration must finish by 2025-03-01.' }] }) });
+    llm.enqueue({
+      content: JSON.stringify({
+        summary: 'SUMMARY-ONE: user plans a migration on 2025-03-01.',
+        pinned: [{ kind: 'deadline', text: 'Migration must finish by 2025-03-01.' }],
+      }),
+    });
     // Each part is one append: appended one by one, a loaded machine can start the job (20 ms after
     // the threshold is crossed) before the last messages are in, and those then stay verbatim.
     const part = (name: string) =>
       request(client, contracts.sessionAppend, {
         user_id: 'u3',
         session_id: session,
-        messages: Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? ('assistant' as const) : ('user' as const), content: `${name} part ${i}: ${'detail '.repeat(30)}` })),
+        messages: Array.from({ length: 12 }, (_, i) => ({
+          role: i % 2 ? ('assistant' as const) : ('user' as const),
+          content: `${name} part ${i}: ${'detail '.repeat(30)}`,
+        })),
       });
     const started = Date.now();
     await part('first');
@@ -214,7 +232,11 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
   it("another user naming alice's session id reaches a session of their own on every subject: nothing of alice's is seen, changed or blocked, and nothing tells the id is taken", async () => {
     const { messages } = await say('alice', 's-private', 'user', 'secret');
     // What mallory gets for alice's id, next to what he gets for an id nobody ever used.
-    const outcome = (p: Promise<unknown>) => p.then((value) => ({ value }), (err: unknown) => ({ error: (err as RemoteError).code }));
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        (value) => ({ value }),
+        (err: unknown) => ({ error: (err as RemoteError).code }),
+      );
     const probe = (session_id: string) => {
       const id = { user_id: 'mallory', session_id };
       return [
@@ -243,7 +265,10 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
     expect(own.messages.map((m) => m.content).join('\n')).not.toMatch(/injected/);
     // Each lists the id as their own session.
     expect((await request(client, contracts.sessionList, { user_id: 'mallory' })).sessions.map((s) => s.session_id)).toContain('s-private');
-    expect((await request(client, contracts.sessionList, { user_id: 'alice' })).sessions.find((s) => s.session_id === 's-private')).toMatchObject({ message_count: 1, pinned: 0 });
+    expect((await request(client, contracts.sessionList, { user_id: 'alice' })).sessions.find((s) => s.session_id === 's-private')).toMatchObject({
+      message_count: 1,
+      pinned: 0,
+    });
   });
 
   describe('session list, read, delete', () => {
@@ -288,10 +313,16 @@ describe('memory: locks, context within a budget, summaries, working memory', ()
 
     it('deletes a session with every key it has; refuses another user and a locked session', async () => {
       await say('deleter', 'ls-del', 'user', 'to be deleted');
-      await request(client, contracts.sessionAppend, { user_id: 'deleter', session_id: 'ls-del', messages: [{ role: 'tool', content: 'x'.repeat(5000), tool_call_id: 'c1' }] });
+      await request(client, contracts.sessionAppend, {
+        user_id: 'deleter',
+        session_id: 'ls-del',
+        messages: [{ role: 'tool', content: 'x'.repeat(5000), tool_call_id: 'c1' }],
+      });
       await request(client, contracts.sessionPin, { user_id: 'deleter', session_id: 'ls-del', kind: 'constraint', text: 'never on Sundays' });
       await request(client, contracts.sessionSummarize, { user_id: 'deleter', session_id: 'ls-del', keep_recent: 0 }, { timeoutMs: 10_000 });
-      expect(await redis.keys('hermes-test:session:{deleter/ls-del}:*')).toEqual(expect.arrayContaining(['hermes-test:session:{deleter/ls-del}:summary', 'hermes-test:session:{deleter/ls-del}:pins']));
+      expect(await redis.keys('hermes-test:session:{deleter/ls-del}:*')).toEqual(
+        expect.arrayContaining(['hermes-test:session:{deleter/ls-del}:summary', 'hermes-test:session:{deleter/ls-del}:pins']),
+      );
 
       // Another user's delete of that id reaches their own (absent) session: nothing deleted.
       expect(await request(client, contracts.sessionDelete, { user_id: 'mallory', session_id: 'ls-del' })).toEqual({ deleted: false, messages: 0 });

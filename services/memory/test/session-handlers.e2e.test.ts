@@ -69,7 +69,10 @@ describe('memory session handlers over NATS', () => {
     const decoded = decodeJson(msg.data);
     expect(decoded).toMatchObject({
       ok: true,
-      value: { ok: false, error: { code: 'invalid_payload', retryable: false, details: { issues: expect.arrayContaining([expect.objectContaining({ path: '/session_id' })]) } } },
+      value: {
+        ok: false,
+        error: { code: 'invalid_payload', retryable: false, details: { issues: expect.arrayContaining([expect.objectContaining({ path: '/session_id' })]) } },
+      },
     });
     expect((await append('u1', 's-after-invalid', 'still here')).messages).toHaveLength(1);
   });
@@ -82,25 +85,31 @@ describe('memory session handlers over NATS', () => {
       [deep, 'maxDepth', `/messages/0/x${'/0'.repeat(33)}`],
     ] as const) {
       const msg = await natsHandles(client).nc.request(client.subjects.sessionAppend, new TextEncoder().encode(body), { timeout: 5000 });
-      expect(decodeJson(msg.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit, path } } } });
+      expect(decodeJson(msg.data)).toMatchObject({
+        ok: true,
+        value: { ok: false, error: { code: 'payload_limit', retryable: false, details: { limit, path } } },
+      });
     }
     expect((await request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-limits' })).messages).toEqual([]);
     expect((await append('u1', 's-limits', 'within limits')).messages).toHaveLength(1);
   });
 
-  const contents = async (user_id: string, session_id: string) => (await request(client, contracts.sessionRead, { user_id, session_id })).messages.map((m) => m.content);
+  const contents = async (user_id: string, session_id: string) =>
+    (await request(client, contracts.sessionRead, { user_id, session_id })).messages.map((m) => m.content);
 
   it("another user naming the same session id gets a session of their own: empty, never alice's, and not refused", async () => {
     await append('alice', 's-alice', 'mine');
     // Exactly the answer of an id nobody used: nothing tells mallory that alice has an s-alice.
-    expect(await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-alice' })).toEqual(await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-nobody' }));
+    expect(await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-alice' })).toEqual(
+      await request(client, contracts.sessionRead, { user_id: 'mallory', session_id: 's-nobody' }),
+    );
     const theirs = await append('mallory', 's-alice', 'injected');
     expect(theirs.messages[0]).toMatchObject({ user_id: 'mallory', session_id: 's-alice' });
     expect(await contents('alice', 's-alice')).toEqual(['mine']);
     expect(await contents('mallory', 's-alice')).toEqual(['injected']);
   });
 
-  it('a session written before sessions were the owner\'s (a bare id) is read through for its owner only', async () => {
+  it("a session written before sessions were the owner's (a bare id) is read through for its owner only", async () => {
     // As the release before stored it: under the bare id, claimed by alice.
     await store.append('alice', 's-legacy', [{ role: 'user', content: 'written before the upgrade' }]);
     expect(await contents('alice', 's-legacy')).toEqual(['written before the upgrade']);
@@ -124,7 +133,16 @@ describe('memory session handlers over NATS', () => {
     } finally {
       process.kill(redisServer.pid, 'SIGCONT');
     }
-    await expect.poll(() => append('u1', 's-thawed', 'back').then(() => true, () => false), { timeout: 10_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          append('u1', 's-thawed', 'back').then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 10_000, interval: 200 },
+      )
+      .toBe(true);
   });
 
   it('answers with a retryable error while Redis is down, and works again after it restarts', async () => {
@@ -137,7 +155,16 @@ describe('memory session handlers over NATS', () => {
     expect((await remoteError(request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-outage' }))).retryable).toBe(true);
 
     await redisServer.restart();
-    await expect.poll(() => append('u1', 's-outage', 'back').then(() => true, () => false), { timeout: 10_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          append('u1', 's-outage', 'back').then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 10_000, interval: 200 },
+      )
+      .toBe(true);
     const read = await request(client, contracts.sessionRead, { user_id: 'u1', session_id: 's-outage' });
     expect(read.messages.map((m) => m.content)).toEqual(['back']);
   });

@@ -16,7 +16,14 @@ describe('memory of teams: a user id means something only inside its team', () =
   let client: Bus;
 
   const say = (owner: { user_id: string; team?: string }, session_id: string, content: string) =>
-    request(client, contracts.sessionAppend, { ...owner, session_id, messages: [{ role: 'user', content }, { role: 'assistant', content: 'noted' }] });
+    request(client, contracts.sessionAppend, {
+      ...owner,
+      session_id,
+      messages: [
+        { role: 'user', content },
+        { role: 'assistant', content: 'noted' },
+      ],
+    });
   const read = async (owner: { user_id: string; team?: string }, session_id: string) =>
     (await request(client, contracts.sessionRead, { ...owner, session_id })).messages.map((m) => m.content);
 
@@ -58,7 +65,10 @@ describe('memory of teams: a user id means something only inside its team', () =
     const lock = await request(client, contracts.sessionLock, { ...ALICE_A, session_id: 'plans', wait_ms: 0 });
     const other = await request(client, contracts.sessionLock, { ...ALICE_B, session_id: 'plans', wait_ms: 0 });
     expect(other.token).not.toBe(lock.token);
-    for (const [owner, token] of [[ALICE_A, lock.token], [ALICE_B, other.token]] as const) {
+    for (const [owner, token] of [
+      [ALICE_A, lock.token],
+      [ALICE_B, other.token],
+    ] as const) {
       expect((await request(client, contracts.sessionUnlock, { ...owner, session_id: 'plans', token })).released).toBe(true);
     }
   });

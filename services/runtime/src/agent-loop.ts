@@ -80,7 +80,10 @@ export class AgentLoop {
         const budget = job.budget?.max_tokens;
         const used = cp.usage.input_tokens + cp.usage.output_tokens;
         if (budget !== undefined && used >= budget) {
-          return this.stop(cp, wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }));
+          return this.stop(
+            cp,
+            wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }),
+          );
         }
         if (cp.pending) await this.runPendingTools(job, cp, timer, { resumed, ...(o.signal ? { signal: o.signal } : {}), ...(sent ? { sent } : {}) });
         sent = undefined;
@@ -199,14 +202,21 @@ export class AgentLoop {
    * records hold them). A runtime that lost the job to another may so make one more LLM call
    * before its next checkpoint write fails; it never runs a tool for it.
    */
-  private async runPendingTools(job: RuntimeJob, cp: Checkpoint, timer: StepTimer, o: CallOptions & { sent?: Map<number, Promise<ToolCallReply>> }): Promise<void> {
+  private async runPendingTools(
+    job: RuntimeJob,
+    cp: Checkpoint,
+    timer: StepTimer,
+    o: CallOptions & { sent?: Map<number, Promise<ToolCallReply>> },
+  ): Promise<void> {
     const calls = pendingCalls(cp);
-    const replies = await timer.time('tools', () => Promise.all(
-      calls.map((c, index) => {
-        if (c.type !== 'function') return undefined;
-        return o.sent?.get(index) ?? this.callTool(job, cp.step, index, c, o);
-      }),
-    ));
+    const replies = await timer.time('tools', () =>
+      Promise.all(
+        calls.map((c, index) => {
+          if (c.type !== 'function') return undefined;
+          return o.sent?.get(index) ?? this.callTool(job, cp.step, index, c, o);
+        }),
+      ),
+    );
     calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
     cp.pending = false;
   }

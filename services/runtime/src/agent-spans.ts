@@ -83,10 +83,17 @@ export function traceApprovalWait<T>(req: ToolCallRequest, callId: string, fn: (
 }
 
 /** A span for assembling the opening context from the session (memory service): the memory recall. */
-export function traceMemoryContext<T extends { messages: unknown[]; tokens: number; summary_used: boolean }>(job: RuntimeJob, fn: () => Promise<T>): Promise<T> {
+export function traceMemoryContext<T extends { messages: unknown[]; tokens: number; summary_used: boolean }>(
+  job: RuntimeJob,
+  fn: () => Promise<T>,
+): Promise<T> {
   return inSpan('memory context', { attributes: { 'gen_ai.conversation.id': job.session_id } }, async (span) => {
     const reply = await fn();
-    span.setAttributes({ 'hermes.memory.messages': reply.messages.length, 'hermes.memory.tokens': reply.tokens, 'hermes.memory.summary_used': reply.summary_used });
+    span.setAttributes({
+      'hermes.memory.messages': reply.messages.length,
+      'hermes.memory.tokens': reply.tokens,
+      'hermes.memory.summary_used': reply.summary_used,
+    });
     return reply;
   });
 }

@@ -13,7 +13,10 @@ export type Checkpoint = Omit<StoredCheckpoint, 'messages'> & { messages: ChatCo
 /** Another runtime wrote the checkpoint since we read it: it has taken the job over. */
 export class CheckpointConflictError extends Error {
   readonly code = 'checkpoint_conflict';
-  constructor(readonly jobId: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly jobId: string,
+    options?: { cause?: unknown },
+  ) {
     super(`job ${jobId} was taken over by another runtime`, options);
     this.name = new.target.name;
   }

@@ -65,7 +65,10 @@ export function compactedConversation(split: CompactionSplit, reply: Pick<Sessio
 /** A message of the conversation as the memory service's summariser reads it. */
 export function toFoldable(m: ChatCompletionMessageParam): NewSessionMessage {
   const content = m.content === undefined || m.content === null ? null : typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-  const calls = m.role === 'assistant' ? (m.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ tool_call_id: c.id, name: c.function.name, arguments: c.function.arguments }] : [])) : [];
+  const calls =
+    m.role === 'assistant'
+      ? (m.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ tool_call_id: c.id, name: c.function.name, arguments: c.function.arguments }] : []))
+      : [];
   return {
     role: m.role === 'developer' || m.role === 'function' ? 'system' : m.role,
     content: content === null ? null : content.slice(0, MAX_CONTENT_CHARS),
@@ -79,9 +82,20 @@ export function memoryCompactor(o: { bus: Bus; waitOut: WaitOut }): Compactor {
     const split = splitForCompaction(messages);
     if (split.fold.length === 0) return undefined;
     const reply = await o.waitOut('memory', () =>
-      request(o.bus, contracts.sessionCompact, { ...ownerFields(job), session_id: job.session_id, messages: split.fold.map(toFoldable) }, { timeoutMs: COMPACT_TIMEOUT_MS }),
+      request(
+        o.bus,
+        contracts.sessionCompact,
+        { ...ownerFields(job), session_id: job.session_id, messages: split.fold.map(toFoldable) },
+        { timeoutMs: COMPACT_TIMEOUT_MS },
+      ),
     );
     const compacted = compactedConversation(split, reply);
-    return { messages: compacted, folded: reply.folded_messages, kept: compacted.length, inputTokens: reply.input_tokens, summarizerCalls: reply.summarizer_calls };
+    return {
+      messages: compacted,
+      folded: reply.folded_messages,
+      kept: compacted.length,
+      inputTokens: reply.input_tokens,
+      summarizerCalls: reply.summarizer_calls,
+    };
   };
 }

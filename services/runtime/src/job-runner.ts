@@ -1,6 +1,17 @@
 import { setMaxListeners } from 'node:events';
 import type { JsMsg } from '@nats-io/jetstream';
-import { contracts, ERROR_CODES, makeTaskEvent, ownerFields, ownerOf, Plan, type RuntimeJob, type RuntimeResult, type ToolDefinition, type WireError } from '@hermes/contracts';
+import {
+  contracts,
+  ERROR_CODES,
+  makeTaskEvent,
+  ownerFields,
+  ownerOf,
+  Plan,
+  type RuntimeJob,
+  type RuntimeResult,
+  type ToolDefinition,
+  type WireError,
+} from '@hermes/contracts';
 import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type HandlerOutcome } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
@@ -44,7 +55,6 @@ export interface JobRunnerOptions {
   sessions?: SessionHolds;
 }
 
-
 /**
  * Runs one job from the queue: resumes its checkpoint (or starts one from the session), runs the
  * agent loop, writes the final turn to the session and reports the result to the dispatcher.
@@ -67,10 +77,18 @@ export class JobRunner {
   async run(job: RuntimeJob, msg: JsMsg): Promise<JobDisposition> {
     const current = this.running.get(job.job_id);
     if (current) {
-      this.o.logger.warn({ task_id: job.task_id, job_id: job.job_id, attempt: msg.info.deliveryCount }, 'job redelivered while this process runs it; following that run');
+      this.o.logger.warn(
+        { task_id: job.task_id, job_id: job.job_id, attempt: msg.info.deliveryCount },
+        'job redelivered while this process runs it; following that run',
+      );
       return current;
     }
-    const run = runInAgentSpan(job, msg.info.deliveryCount, { model: this.o.llm.modelFor(job.model_role), provider: this.o.llm.providerFor(job.model_role) }, () => this.runJob(job, msg));
+    const run = runInAgentSpan(
+      job,
+      msg.info.deliveryCount,
+      { model: this.o.llm.modelFor(job.model_role), provider: this.o.llm.providerFor(job.model_role) },
+      () => this.runJob(job, msg),
+    );
     this.running.set(job.job_id, run);
     try {
       return await run;
@@ -209,11 +227,22 @@ export class JobRunner {
     const tools = await prefetched.tools;
     const reserveTools = toolReserveTokens(job, tools.tools, this.o.llm.modelFor(job.model_role));
     const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut, reserveTools));
-    if (checkpoint.step === 0) assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job, reserveTools), maxTokens: job.budget?.max_tokens });
-    const stream = job.stream ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) }) : undefined;
+    if (checkpoint.step === 0)
+      assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job, reserveTools), maxTokens: job.budget?.max_tokens });
+    const stream = job.stream
+      ? new TokenStream({ intervalMs: 100, publish: (text, index, step) => events.tokenDelta(job, attempt, step, index, text) })
+      : undefined;
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
     const compact = memoryCompactor({ bus: this.o.bus, waitOut });
-    const loop = new AgentLoop({ llm: this.o.llm, tools: this.o.tools, checkpoints: prefetched.checkpoint, events, waitOut, compact, ...(timer ? { timer } : {}) });
+    const loop = new AgentLoop({
+      llm: this.o.llm,
+      tools: this.o.tools,
+      checkpoints: prefetched.checkpoint,
+      events,
+      waitOut,
+      compact,
+      ...(timer ? { timer } : {}),
+    });
     const outcome = await loop.run({
       job,
       checkpoint,
@@ -240,7 +269,9 @@ export class JobRunner {
     }
     // The opening check counts the last message; the system prompt before it is kept free.
     const encoding = encodingFor(this.o.llm.modelFor(job.model_role));
-    const before = messages.slice(0, -1).reduce((sum, m) => sum + countMessage({ content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }, encoding), 0);
+    const before = messages
+      .slice(0, -1)
+      .reduce((sum, m) => sum + countMessage({ content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }, encoding), 0);
     assertOpeningFits({ messages, ...this.openingLimits(job, before) });
     // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
     const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
@@ -261,7 +292,9 @@ export class JobRunner {
   }
 
   private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut, reserveTools: number): Promise<Checkpoint> {
-    const background = traceMemoryRecall(() => recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }));
+    const background = traceMemoryRecall(() =>
+      recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }),
+    );
     const history = await traceMemoryContext(job, () =>
       waitOut('memory', () =>
         request(this.o.bus, contracts.sessionContext, {
@@ -287,14 +320,16 @@ export class JobRunner {
 
   private async writeSession(job: RuntimeJob, fence: JobCheckpoint, cp: Checkpoint, output: string, waitOut: WaitOut): Promise<void> {
     if (cp.session_written) return;
-    await waitOut('memory', () => request(this.o.bus, contracts.sessionAppend, {
-      ...ownerFields(job),
-      session_id: job.session_id,
-      messages: [
-        { role: 'user', content: job.goal },
-        { role: 'assistant', content: output },
-      ],
-    }));
+    await waitOut('memory', () =>
+      request(this.o.bus, contracts.sessionAppend, {
+        ...ownerFields(job),
+        session_id: job.session_id,
+        messages: [
+          { role: 'user', content: job.goal },
+          { role: 'assistant', content: output },
+        ],
+      }),
+    );
     cp.session_written = true;
     await fence.save(cp);
   }
@@ -303,7 +338,12 @@ export class JobRunner {
     const id = `${job.job_id}:started:${attempt}`;
     await this.o.bus.publish(
       contracts.taskEvents,
-      makeTaskEvent('started', { id, source: this.o.bus.eventSource('runtime'), taskId: job.task_id, data: { task_id: job.task_id, subtask_id: job.subtask_id, attempt } }),
+      makeTaskEvent('started', {
+        id,
+        source: this.o.bus.eventSource('runtime'),
+        taskId: job.task_id,
+        data: { task_id: job.task_id, subtask_id: job.subtask_id, attempt },
+      }),
       { subject: this.o.bus.subjects.taskEvents(ownerOf(job).team, job.task_id), msgId: id },
     );
   }

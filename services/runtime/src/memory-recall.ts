@@ -14,7 +14,12 @@ const RECALL_TIMEOUT_MS = 2000;
  */
 export async function recallBackground(o: { bus: Bus; job: RuntimeJob; logger: Logger }): Promise<string> {
   try {
-    const reply = await request(o.bus, contracts.memoryRecall, { ...ownerFields(o.job), query: o.job.goal.slice(0, 4000), k: RECALL_K }, { timeoutMs: RECALL_TIMEOUT_MS });
+    const reply = await request(
+      o.bus,
+      contracts.memoryRecall,
+      { ...ownerFields(o.job), query: o.job.goal.slice(0, 4000), k: RECALL_K },
+      { timeoutMs: RECALL_TIMEOUT_MS },
+    );
     return reply.background;
   } catch (err) {
     o.logger.warn({ err: (err as Error).message }, 'long-term memory recall failed; starting without background');

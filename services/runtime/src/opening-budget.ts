@@ -43,18 +43,25 @@ export function assertOpeningFits(opts: OpeningBudgetOptions): void {
   const inputTokens = estimateTokens(opening ? [opening] : []);
   if (text.endsWith(CUT_MARKER) || inputTokens > windowTokens) {
     throw new OpeningBudgetError(
-      wireError('input_too_large', `the task's goal and inputs (~${inputTokens} tokens) do not fit into the model's window of ${windowTokens} tokens (MODEL_CONTEXT_TOKENS less reserves)`, {
-        estimated_tokens: inputTokens,
-        window_tokens: windowTokens,
-        ...(text.endsWith(CUT_MARKER) ? { cut: true } : {}),
-      }),
+      wireError(
+        'input_too_large',
+        `the task's goal and inputs (~${inputTokens} tokens) do not fit into the model's window of ${windowTokens} tokens (MODEL_CONTEXT_TOKENS less reserves)`,
+        {
+          estimated_tokens: inputTokens,
+          window_tokens: windowTokens,
+          ...(text.endsWith(CUT_MARKER) ? { cut: true } : {}),
+        },
+      ),
     );
   }
   if (opts.maxTokens === undefined) return;
   const estimate = estimateTokens(opts.messages);
   if (estimate > opts.maxTokens) {
     throw new OpeningBudgetError(
-      wireError('budget_exceeded', `the prompt alone (~${estimate} tokens) exceeds the task budget of ${opts.maxTokens} tokens`, { estimated_tokens: estimate, max_tokens: opts.maxTokens }),
+      wireError('budget_exceeded', `the prompt alone (~${estimate} tokens) exceeds the task budget of ${opts.maxTokens} tokens`, {
+        estimated_tokens: estimate,
+        max_tokens: opts.maxTokens,
+      }),
     );
   }
 }

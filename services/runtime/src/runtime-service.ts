@@ -15,33 +15,56 @@ const settings = Type.Object({
   ...llmSettings,
   RUNTIME_CONCURRENCY: Type.Integer({ default: 8, minimum: 1, description: 'jobs one replica runs at once' }),
   RUNTIME_ACK_WAIT_MS: Type.Integer({ default: 30_000, minimum: 1000, description: 'a job held this long without a heartbeat is redelivered' }),
-  RUNTIME_MAX_ATTEMPTS: Type.Integer({ default: 3, minimum: 1, description: 'deliveries of one job within which a retryable failure (LLM 5xx, a timeout) is retried; on the last one it fails the job' }),
+  RUNTIME_MAX_ATTEMPTS: Type.Integer({
+    default: 3,
+    minimum: 1,
+    description: 'deliveries of one job within which a retryable failure (LLM 5xx, a timeout) is retried; on the last one it fails the job',
+  }),
   RUNTIME_MAX_DELIVERIES: Type.Integer({
     default: 10,
     minimum: 1,
-    description: "deliveries of one job, counting those a runtime died or stalled during, before it is dead-lettered (max_deliveries_exceeded): the job consumer's bound, in place of HERMES_MAX_DELIVERIES; at least RUNTIME_MAX_ATTEMPTS",
+    description:
+      "deliveries of one job, counting those a runtime died or stalled during, before it is dead-lettered (max_deliveries_exceeded): the job consumer's bound, in place of HERMES_MAX_DELIVERIES; at least RUNTIME_MAX_ATTEMPTS",
   }),
   RUNTIME_STALL_AFTER_MS: Type.Integer({
     default: 900_000,
     minimum: 1000,
-    description: '/healthz answers 503 when the runtime has held a job this long and finished none meanwhile; longer than any legitimate job (the dispatcher gives one up after SUBTASK_TIMEOUT_MS)',
+    description:
+      '/healthz answers 503 when the runtime has held a job this long and finished none meanwhile; longer than any legitimate job (the dispatcher gives one up after SUBTASK_TIMEOUT_MS)',
   }),
   AGENT_MAX_STEPS: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'LLM calls per job unless the task sets budget.max_steps' }),
   AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
-  TOOL_CALL_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1000, description: 'bound on one toolCall request (tools have their own, shorter timeouts)' }),
+  TOOL_CALL_TIMEOUT_MS: Type.Integer({
+    default: 120_000,
+    minimum: 1000,
+    description: 'bound on one toolCall request (tools have their own, shorter timeouts)',
+  }),
   TOOL_REPLY_WAIT_MS: Type.Integer({
     default: 10_000,
     minimum: 100,
-    description: 'a tool call whose reply has not come within this is asked again under its key (a toolbus that died mid-call); TOOL_CALL_TIMEOUT_MS still bounds the whole call',
+    description:
+      'a tool call whose reply has not come within this is asked again under its key (a toolbus that died mid-call); TOOL_CALL_TIMEOUT_MS still bounds the whole call',
   }),
   APPROVAL_POLL_MS: Type.Integer({ default: 2000, minimum: 100, description: 'while a call waits for approval, ask the toolbus again this often' }),
-  MODEL_CONTEXT_TOKENS: Type.Integer({ default: 128_000, minimum: 1024, description: "the worker model's context window; the session context sent to it is fitted into this" }),
+  MODEL_CONTEXT_TOKENS: Type.Integer({
+    default: 128_000,
+    minimum: 1024,
+    description: "the worker model's context window; the session context sent to it is fitted into this",
+  }),
   RUNTIME_SESSION_BUSY: Type.Union([Type.Literal('wait'), Type.Literal('fail')], {
     default: 'wait',
     description: "when another task's loop holds the session: wait for it (up to RUNTIME_SESSION_WAIT_MS), or fail the job at once with session_busy",
   }),
-  RUNTIME_SESSION_WAIT_MS: Type.Integer({ default: 120_000, minimum: 0, maximum: 3_600_000, description: 'with RUNTIME_SESSION_BUSY=wait: how long a job waits for its busy session before failing with session_busy' }),
-  RUNTIME_STEP_TIMING: Type.Boolean({ default: false, description: 'log how long each phase of every agent step took (debug level), to see where the time goes' }),
+  RUNTIME_SESSION_WAIT_MS: Type.Integer({
+    default: 120_000,
+    minimum: 0,
+    maximum: 3_600_000,
+    description: 'with RUNTIME_SESSION_BUSY=wait: how long a job waits for its busy session before failing with session_busy',
+  }),
+  RUNTIME_STEP_TIMING: Type.Boolean({
+    default: false,
+    description: 'log how long each phase of every agent step took (debug level), to see where the time goes',
+  }),
 });
 
 export type RuntimeConfig = ServiceContext<typeof settings.static>['config'];
@@ -71,7 +94,12 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
     maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
     outage: { budgetMs: config.HERMES_OUTAGE_BUDGET_MS },
     checkpoints: new CheckpointStore(await bus.kv('checkpoints')),
-    tools: new ToolCaller({ bus, requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS, replyWaitMs: config.TOOL_REPLY_WAIT_MS, approvalPollMs: config.APPROVAL_POLL_MS }),
+    tools: new ToolCaller({
+      bus,
+      requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
+      replyWaitMs: config.TOOL_REPLY_WAIT_MS,
+      approvalPollMs: config.APPROVAL_POLL_MS,
+    }),
     limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
     stepTiming: config.RUNTIME_STEP_TIMING,
     contextTokens: config.MODEL_CONTEXT_TOKENS,
@@ -106,7 +134,10 @@ export const runtimeService: HostServiceOptions<typeof settings> = {
       },
       (job, msg) => runner.run(job, msg),
     );
-    logger.info({ models: { worker: llm.modelFor('worker'), planner: llm.modelFor('planner') }, pool: llm.poolFor('worker'), base_url: config.OPENAI_BASE_URL }, 'runtime consuming jobs');
+    logger.info(
+      { models: { worker: llm.modelFor('worker'), planner: llm.modelFor('planner') }, pool: llm.poolFor('worker'), base_url: config.OPENAI_BASE_URL },
+      'runtime consuming jobs',
+    );
     return {
       stop: async (timeoutMs) => {
         await consumer.stop(timeoutMs);

@@ -70,7 +70,12 @@ export class SessionHolds {
   /** Takes a vanished lock again for a job already holding it, if nobody else took it since (no wait). */
   private async retake(job: RuntimeJob): Promise<{ token: string } | undefined> {
     try {
-      return await request(this.o.bus, contracts.sessionLock, { ...ownerFields(job), session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: 0 }, { timeoutMs: 5000 });
+      return await request(
+        this.o.bus,
+        contracts.sessionLock,
+        { ...ownerFields(job), session_id: job.session_id, group: job.task_id, holder: job.job_id, wait_ms: 0 },
+        { timeoutMs: 5000 },
+      );
     } catch (err) {
       if (err instanceof RemoteError && err.code === 'session_busy') return undefined;
       throw err;
@@ -93,7 +98,9 @@ export class SessionHold {
 
   private token: string;
 
-  constructor(private readonly o: { bus: Bus; logger: Logger; job: RuntimeJob; token: string; leaseMs: number; retake?: () => Promise<{ token: string } | undefined> }) {
+  constructor(
+    private readonly o: { bus: Bus; logger: Logger; job: RuntimeJob; token: string; leaseMs: number; retake?: () => Promise<{ token: string } | undefined> },
+  ) {
     this.token = o.token;
     this.schedule();
   }

@@ -29,7 +29,9 @@ export function planMessages(job: RuntimeJob, tools: readonly ToolDefinition[]):
     replan
       ? 'This is a RE-PLAN: one subtask failed for good. Produce replacement subtasks for the ids in replan.replace only. New ids must differ from every existing id; they may depend on completed subtasks by id. Completed subtasks are never run again.'
       : '',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
   return [
     { role: 'system', content: system },
     { role: 'user', content: `${job.goal}${jsonSection('Planning context', inputs)}` },

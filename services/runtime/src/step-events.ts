@@ -68,13 +68,22 @@ export class StepEvents {
 
   /** The model said the conversation outgrew its window, and it was folded into a summary before the step's call was asked again. */
   compacted(job: RuntimeJob, step: number, c: Compaction): void {
-    this.o.logger.info({ task_id: job.task_id, step, compacted: true, folded_messages: c.folded, kept_messages: c.kept, folded_tokens: c.inputTokens }, 'conversation compacted after context_too_long');
+    this.o.logger.info(
+      { task_id: job.task_id, step, compacted: true, folded_messages: c.folded, kept_messages: c.kept, folded_tokens: c.inputTokens },
+      'conversation compacted after context_too_long',
+    );
     this.publish(job, `${job.job_id}:step:${step}:compacted`, {
       task_id: job.task_id,
       subtask_id: job.subtask_id,
       step,
       kind: 'compacted',
-      detail: { reason: 'context_too_long', folded_messages: c.folded, kept_messages: c.kept, folded_tokens: c.inputTokens, summarizer_calls: c.summarizerCalls },
+      detail: {
+        reason: 'context_too_long',
+        folded_messages: c.folded,
+        kept_messages: c.kept,
+        folded_tokens: c.inputTokens,
+        summarizer_calls: c.summarizerCalls,
+      },
     });
   }
 
@@ -89,21 +98,22 @@ export class StepEvents {
   }
 
   toolResult(job: RuntimeJob, step: number, index: number, tool: string, reply: ToolCallReply): void {
-    const send = () => void this.publish(job, `${job.job_id}:step:${step}:result:${index}`, {
-      task_id: job.task_id,
-      subtask_id: job.subtask_id,
-      step,
-      kind: 'tool_result',
-      detail: {
-        call_id: reply.call_id,
-        tool,
-        status: reply.status,
-        ...(reply.error ? { error: reply.error.code } : {}),
-        ...(reply.result !== undefined ? { result: preview(JSON.stringify(reply.result)) } : {}),
-        ...(reply.replayed ? { replayed: true } : {}),
-        ...(reply.cached ? { cached: true } : {}),
-      },
-    });
+    const send = () =>
+      void this.publish(job, `${job.job_id}:step:${step}:result:${index}`, {
+        task_id: job.task_id,
+        subtask_id: job.subtask_id,
+        step,
+        kind: 'tool_result',
+        detail: {
+          call_id: reply.call_id,
+          tool,
+          status: reply.status,
+          ...(reply.error ? { error: reply.error.code } : {}),
+          ...(reply.result !== undefined ? { result: preview(JSON.stringify(reply.result)) } : {}),
+          ...(reply.replayed ? { replayed: true } : {}),
+          ...(reply.cached ? { cached: true } : {}),
+        },
+      });
     if (this.holdMs <= 0) return send();
     this.held.push(send);
     this.holdTimer ??= setTimeout(() => this.release(), this.holdMs);

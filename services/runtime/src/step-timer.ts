@@ -45,7 +45,13 @@ export function stepTimer(report: (t: StepTiming) => void): StepTimer {
     const total = performance.now() - current.started;
     const phases = Object.fromEntries(Object.entries(current.phases).map(([k, v]) => [`${k}_ms`, round(v)]));
     const busy = Object.values(current.phases).reduce((a, v) => a + v, 0);
-    report({ step: current.step, started_at: round(performance.timeOrigin + current.started), total_ms: round(total), ...phases, other_ms: round(total - busy) });
+    report({
+      step: current.step,
+      started_at: round(performance.timeOrigin + current.started),
+      total_ms: round(total),
+      ...phases,
+      other_ms: round(total - busy),
+    });
     current = undefined;
   };
   return {

@@ -1,7 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contracts, toolCallIdFor, type ToolCallReply } from '@hermes/contracts';
-import { cleanupAll, defaultResponder, eventually, startNatsServer, startScriptedLlm, type ChatMessage, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
+import {
+  cleanupAll,
+  defaultResponder,
+  eventually,
+  startNatsServer,
+  startScriptedLlm,
+  type ChatMessage,
+  type NatsServerHandle,
+  type ScriptedLlm,
+} from '@hermes/testkit';
 import {
   MODEL,
   makeJob as job,
@@ -53,7 +62,7 @@ afterAll(async () => {
 });
 
 describe('the agent loop', () => {
-  it('sends side-effect-free calls alongside their turn\'s checkpoint, and calls with side effects only once it is stored', async () => {
+  it("sends side-effect-free calls alongside their turn's checkpoint, and calls with side effects only once it is stored", async () => {
     const seen: { tool: string; turnStored: boolean }[] = [];
     // Opened once the fixture exists; read by its toolbus stand-in, which is defined before.
     const checkpoints: { kv?: Awaited<ReturnType<RuntimeFixture['bus']['kv']>> } = {};
@@ -303,7 +312,10 @@ describe('the agent loop', () => {
   it('stops with budget_exceeded before step 2 when step 1 used up budget.max_tokens', async () => {
     const f = await runtimeFixture();
     const j = job({ budget: { max_tokens: 50 } });
-    llm.enqueue({ toolCalls: [{ name: 'web_search', arguments: { q: 'dns' } }], usage: { prompt_tokens: 40, completion_tokens: 20 } }, { content: 'over budget' });
+    llm.enqueue(
+      { toolCalls: [{ name: 'web_search', arguments: { q: 'dns' } }], usage: { prompt_tokens: 40, completion_tokens: 20 } },
+      { content: 'over budget' },
+    );
     const msg = await f.deliver(j);
 
     await f.runner.run(j, msg);

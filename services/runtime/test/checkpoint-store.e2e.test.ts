@@ -20,7 +20,9 @@ async function stores() {
 
 /** A checkpoint as a runtime of the previous release wrote it (libs/contracts keeps the fixtures). */
 const historical = (): Checkpoint =>
-  JSON.parse(readFileSync(new URL('../../../libs/contracts/test/fixtures/stored.checkpoint.v1.resumed-with-tool-results.json', import.meta.url), 'utf8')) as Checkpoint;
+  JSON.parse(
+    readFileSync(new URL('../../../libs/contracts/test/fixtures/stored.checkpoint.v1.resumed-with-tool-results.json', import.meta.url), 'utf8'),
+  ) as Checkpoint;
 
 beforeAll(async () => {
   nats = await startNatsServer();
@@ -49,10 +51,13 @@ describe('CheckpointStore', () => {
     const { kv, store, bucket } = await stores();
     await kv.put('job.j_bad', JSON.stringify({ v: 1, job_id: 'j_bad', step: 2, messages: 'lost' }));
 
-    const err = await store.open('j_bad').load().then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await store
+      .open('j_bad')
+      .load()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
 
     expect(err).toBeInstanceOf(StoredStateError);
     expect(err).toMatchObject({ code: 'corrupt_state', retryable: false, bucket, key: 'job.j_bad' });

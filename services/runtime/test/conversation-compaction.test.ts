@@ -36,6 +36,10 @@ describe('compaction split', () => {
   });
 
   it('sends tool calls in the session message shape', () => {
-    expect(toFoldable(turn('c1', 1)[0]!)).toEqual({ role: 'assistant', content: null, tool_calls: [{ tool_call_id: 'c1', name: 'date_add', arguments: '{"months":1}' }] });
+    expect(toFoldable(turn('c1', 1)[0]!)).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ tool_call_id: 'c1', name: 'date_add', arguments: '{"months":1}' }],
+    });
   });
 });

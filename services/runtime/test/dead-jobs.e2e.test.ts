@@ -2,7 +2,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeJson, serve, type Bus } from '@hermes/bus';
 import { contracts, type DeadLetter, type RuntimeJob, type RuntimeResult } from '@hermes/contracts';
-import { cleanupAll, freePort, startChildService, startNatsServer, startScriptedLlm, type ChildService, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
+import {
+  cleanupAll,
+  freePort,
+  startChildService,
+  startNatsServer,
+  startScriptedLlm,
+  type ChildService,
+  type NatsServerHandle,
+  type ScriptedLlm,
+} from '@hermes/testkit';
 import { MODEL, makeJob } from './runtime-fixture.js';
 import { connectBus, eventually, storedPayloads, uniquePrefix } from './support.js';
 import { natsHandles } from '@hermes/bus/internal';
@@ -20,8 +29,7 @@ const crashed = makeJob({ goal: 'a job that crashed its runtime every time' });
 
 const results = async () => (await storedPayloads(bus, bus.subjects.streams.runtimeResults)) as RuntimeResult[];
 const deadLetters = async () => (await storedPayloads(bus, bus.subjects.streams.deadLetters).catch(() => [])) as DeadLetter[];
-const resultOf = (jobId: string) =>
-  eventually(async () => (await results()).find((r) => r.job_id === jobId), 20_000, `the result of ${jobId}`);
+const resultOf = (jobId: string) => eventually(async () => (await results()).find((r) => r.job_id === jobId), 20_000, `the result of ${jobId}`);
 const askedModelAbout = (goal: string) => llm.requests.some((r) => JSON.stringify(r.body).includes(goal));
 
 beforeAll(async () => {
@@ -32,7 +40,14 @@ beforeAll(async () => {
   await bus.ensureStreams(['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters']);
   await bus.ensureConsumers(['runtimeJobs']);
   // Memory and toolbus stand-ins: only the model fails.
-  serve(bus, contracts.sessionContext, async (req) => ({ messages: [], tokens: 0, budget: req.context_limit, summary_used: false, truncated_tool_results: 0, dropped_messages: 0 }));
+  serve(bus, contracts.sessionContext, async (req) => ({
+    messages: [],
+    tokens: 0,
+    budget: req.context_limit,
+    summary_used: false,
+    truncated_tool_results: 0,
+    dropped_messages: 0,
+  }));
   serve(bus, contracts.toolsList, async () => ({ tools: [] }));
   serve(bus, contracts.sessionLock, async (req) => ({ token: `lock-${req.session_id}`, lease_ms: 30_000 }));
   serve(bus, contracts.sessionRenew, async (req) => ({ token: req.token, lease_ms: 30_000 }));
@@ -81,15 +96,32 @@ describe('runtime dead letters', () => {
     expect(result).toMatchObject({ outcome: 'failed', attempt: MAX_ATTEMPTS, error: { code: 'llm_unavailable', retryable: true } });
     expect(llm.requests.filter((r) => JSON.stringify(r.body).includes(j.goal))).toHaveLength(MAX_ATTEMPTS);
     // The runner reported it on its last attempt, so it was handled, not dropped.
-    expect((await deadLetters()).some((d) => Buffer.from(d.payload ?? '', 'base64').toString().includes(j.job_id))).toBe(false);
+    expect(
+      (await deadLetters()).some((d) =>
+        Buffer.from(d.payload ?? '', 'base64')
+          .toString()
+          .includes(j.job_id),
+      ),
+    ).toBe(false);
   });
 
   it('a job past its delivery bound is dead-lettered without calling the model, and its subtask fails with the reason', async () => {
     const result = await resultOf(crashed.job_id);
 
-    expect(result).toMatchObject({ task_id: crashed.task_id, subtask_id: 'main', outcome: 'failed', attempt: MAX_ATTEMPTS + 1, error: { code: 'max_deliveries_exceeded', retryable: false } });
+    expect(result).toMatchObject({
+      task_id: crashed.task_id,
+      subtask_id: 'main',
+      outcome: 'failed',
+      attempt: MAX_ATTEMPTS + 1,
+      error: { code: 'max_deliveries_exceeded', retryable: false },
+    });
     expect(await deadLetters()).toContainEqual(
-      expect.objectContaining({ stream: bus.subjects.streams.runtimeJobs, stream_seq: 1, consumer: bus.subjects.consumers.runtimeJobs, deliveries: MAX_ATTEMPTS + 1 }),
+      expect.objectContaining({
+        stream: bus.subjects.streams.runtimeJobs,
+        stream_seq: 1,
+        consumer: bus.subjects.consumers.runtimeJobs,
+        deliveries: MAX_ATTEMPTS + 1,
+      }),
     );
     expect(askedModelAbout(crashed.goal)).toBe(false);
   });
@@ -100,10 +132,14 @@ describe('runtime dead letters', () => {
 
     const result = await resultOf(broken.job_id);
     expect(result).toMatchObject({ outcome: 'failed', attempt: 1, error: { code: 'invalid_payload', retryable: false } });
-    const letters = await eventually(async () => {
-      const d = await deadLetters();
-      return d.some((x) => x.error.code === 'invalid_payload') ? d : undefined;
-    }, 10_000, 'the dead letter');
+    const letters = await eventually(
+      async () => {
+        const d = await deadLetters();
+        return d.some((x) => x.error.code === 'invalid_payload') ? d : undefined;
+      },
+      10_000,
+      'the dead letter',
+    );
     expect(letters.find((x) => x.error.code === 'invalid_payload')).toMatchObject({ deliveries: 1, subject: bus.subjects.runtimeJobs });
   });
 

@@ -21,7 +21,7 @@ describe('waitOutOutage', () => {
     ]);
   });
 
-  it("lets the outage error stand once the budget is spent", async () => {
+  it('lets the outage error stand once the budget is spent', async () => {
     let calls = 0;
     const err = await waitOutOutage({ budgetMs: 60, baseDelayMs: 10, maxDelayMs: 10, service: 'memory' }, async () => {
       calls++;

@@ -4,7 +4,16 @@ import { contracts, taskEventData, wireError, type SessionMessage } from '@herme
 import { cleanupAll, defaultResponder, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm } from '@hermes/testkit';
 import { systemPrompt } from '../src/prompt-builder.js';
 import { toolReserveTokens } from '../src/tool-reserve.js';
-import { MODEL, makeJob as job, okReply, toolDefinition, rejectionOf, runtimeFixture as startFixture, type FixtureOptions, type RuntimeFixture } from './runtime-fixture.js';
+import {
+  MODEL,
+  makeJob as job,
+  okReply,
+  toolDefinition,
+  rejectionOf,
+  runtimeFixture as startFixture,
+  type FixtureOptions,
+  type RuntimeFixture,
+} from './runtime-fixture.js';
 import { eventually, kinds } from './support.js';
 
 let nats: NatsServerHandle;
@@ -86,7 +95,16 @@ describe('JobRunner', () => {
         ],
       },
     ]);
-    expect(f.reads).toEqual([{ user_id: 'u_alice', session_id: 'sess_1', model: MODEL, context_limit: 128_000, reserve_output: 4096, reserve_tools: toolReserveTokens(j, [toolDefinition('web_search')], MODEL) }]);
+    expect(f.reads).toEqual([
+      {
+        user_id: 'u_alice',
+        session_id: 'sess_1',
+        model: MODEL,
+        context_limit: 128_000,
+        reserve_output: 4096,
+        reserve_tools: toolReserveTokens(j, [toolDefinition('web_search')], MODEL),
+      },
+    ]);
     expect(f.toolLists).toEqual([{ user_id: 'u_alice', roles: ['user'], allow: ['web_search'] }]);
     expect(f.toolCalls).toEqual([]);
   });
@@ -125,7 +143,9 @@ describe('JobRunner', () => {
       ['assistant', 'the DNS resolver'],
       ['user', 'write the postmortem'],
     ]);
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'web_search', description: 'the web_search tool', parameters: { type: 'object', properties: {} } } }]);
+    expect(body.tools).toEqual([
+      { type: 'function', function: { name: 'web_search', description: 'the web_search tool', parameters: { type: 'object', properties: {} } } },
+    ]);
   });
 
   it('an LLM 500 with attempts left throws so the job is redelivered, and publishes no result', async () => {
@@ -223,8 +243,9 @@ describe('JobRunner', () => {
     expect(await f.results()).toEqual([]);
   });
 
-  it("the opening context starts with the background long-term memory recalled for the goal", async () => {
-    const background = 'Background: what you remember about this user from earlier conversations.\n- (2026-11-01, preference, confidence 0.90) The user wants summaries as bullet points.';
+  it('the opening context starts with the background long-term memory recalled for the goal', async () => {
+    const background =
+      'Background: what you remember about this user from earlier conversations.\n- (2026-11-01, preference, confidence 0.90) The user wants summaries as bullet points.';
     const f = await runtimeFixture({ onRecall: async () => ({ memories: [], background }) });
     const j = job();
     await f.runner.run(j, await f.deliver(j));
@@ -272,7 +293,12 @@ describe('JobRunner', () => {
     await f.runner.run(j, msg);
 
     expect(await f.results()).toMatchObject([
-      { outcome: 'failed', attempt: 1, usage: { input_tokens: 0, output_tokens: 0 }, error: { code: 'budget_exceeded', retryable: false, details: { max_tokens: 5 } } },
+      {
+        outcome: 'failed',
+        attempt: 1,
+        usage: { input_tokens: 0, output_tokens: 0 },
+        error: { code: 'budget_exceeded', retryable: false, details: { max_tokens: 5 } },
+      },
     ]);
     expect(llm.requests).toHaveLength(0);
     expect(f.appends).toEqual([]);
@@ -308,7 +334,15 @@ describe('JobRunner', () => {
     llm.setResponder(async () => {
       // Another runtime got the redelivered job and checkpointed it while this one waited on the model.
       await other.load(j.job_id);
-      await other.save({ v: 1, job_id: j.job_id, step: 0, messages: [{ role: 'user', content: 'taken over' }], usage: { input_tokens: 0, output_tokens: 0 }, calls: [], pending: false });
+      await other.save({
+        v: 1,
+        job_id: j.job_id,
+        step: 0,
+        messages: [{ role: 'user', content: 'taken over' }],
+        usage: { input_tokens: 0, output_tokens: 0 },
+        calls: [],
+        pending: false,
+      });
       return { content: 'a stale answer' };
     });
     const msg = await f.deliver(j);
@@ -379,10 +413,14 @@ describe('JobRunner', () => {
 
     await f.bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
 
-    const [result] = await eventually(async () => {
-      const r = await f.results();
-      return r.length > 0 ? r : undefined;
-    }, 10_000, 'the result');
+    const [result] = await eventually(
+      async () => {
+        const r = await f.results();
+        return r.length > 0 ? r : undefined;
+      },
+      10_000,
+      'the result',
+    );
     expect(result).toMatchObject({ outcome: 'succeeded', attempt: 2, output: 'second time lucky', usage: { input_tokens: 5, output_tokens: 3 } });
     expect(llm.requests).toHaveLength(2);
     const events = await f.events(j.task_id);
@@ -401,10 +439,14 @@ describe('JobRunner', () => {
 
     await f.bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
 
-    const [result] = await eventually(async () => {
-      const r = await f.results();
-      return r.length > 0 ? r : undefined;
-    }, 10_000, 'the result');
+    const [result] = await eventually(
+      async () => {
+        const r = await f.results();
+        return r.length > 0 ? r : undefined;
+      },
+      10_000,
+      'the result',
+    );
     expect(result).toMatchObject({ outcome: 'failed', attempt: 2, error: { code: 'llm_unavailable', details: { status: 503 } } });
     expect(llm.requests).toHaveLength(2);
     await eventually(async () => ((await f.pendingJobs()) === 0 ? true : undefined), 5_000, 'the ack');

@@ -42,7 +42,11 @@ describe('findLoop', () => {
 
 describe('toolMessage', () => {
   it('gives the model the result of a call that worked, flagging truncation', () => {
-    expect(JSON.parse(toolMessage({ call_id: 'c1', status: 'ok', result: { n: 1 }, truncated: true }))).toEqual({ ok: true, result: { n: 1 }, truncated: true });
+    expect(JSON.parse(toolMessage({ call_id: 'c1', status: 'ok', result: { n: 1 }, truncated: true }))).toEqual({
+      ok: true,
+      result: { n: 1 },
+      truncated: true,
+    });
   });
 
   it('gives the model the error of a call that failed, with a hint not to invent a result', () => {

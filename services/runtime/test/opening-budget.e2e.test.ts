@@ -50,7 +50,7 @@ describe('the opening prompt within the window and the budget', () => {
     expect(runtime.llm.requests).toHaveLength(0);
   });
 
-  it("dependency outputs too large together for the window fail the subtask that reads them with input_too_large, and the model gets no request", async () => {
+  it('dependency outputs too large together for the window fail the subtask that reads them with input_too_large, and the model gets no request', async () => {
     const f = await runtime.start({ contextTokens: SMALL_WINDOW });
     // As the dispatcher builds it: each output within its 64k-character cap, together over the window.
     const dependencies = { fetch_a: 'log line\n'.repeat(4_000), fetch_b: 'log line\n'.repeat(4_000) };
@@ -71,7 +71,9 @@ describe('the opening prompt within the window and the budget', () => {
 
     await f.runner.run(j, msg);
 
-    expect(await f.results()).toMatchObject([{ outcome: 'failed', attempt: 1, error: { code: 'budget_exceeded', retryable: false, details: { max_tokens: 200 } } }]);
+    expect(await f.results()).toMatchObject([
+      { outcome: 'failed', attempt: 1, error: { code: 'budget_exceeded', retryable: false, details: { max_tokens: 200 } } },
+    ]);
     expect(runtime.llm.requests).toHaveLength(0);
   });
 
@@ -96,7 +98,12 @@ describe('the opening prompt within the window and the budget', () => {
     const big = (i: number): ToolDefinition => ({
       name: `crm_update_${i}`,
       description: `Updates record kind ${i} in the CRM.`,
-      parameters: { type: 'object', properties: Object.fromEntries(Array.from({ length: 30 }, (_, k) => [`field_${k}`, { type: 'string', description: `the value of field ${k} of the record` }])) },
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 30 }, (_, k) => [`field_${k}`, { type: 'string', description: `the value of field ${k} of the record` }]),
+        ),
+      },
       idempotent: false,
     });
     const many = Array.from({ length: 40 }, (_, i) => big(i));
@@ -117,7 +124,9 @@ describe('the opening prompt within the window and the budget', () => {
     // The session context was asked to leave exactly the tools' and system prompt's tokens free.
     expect(reserve).toBe(toolReserveTokens(refused, many, MODEL));
     expect(reserve).toBeGreaterThan(oneTool + 10_000);
-    expect(await crowded.results()).toMatchObject([{ outcome: 'failed', error: { code: 'input_too_large', details: { window_tokens: SMALL_WINDOW - RESERVE_OUTPUT_TOKENS - reserve } } }]);
+    expect(await crowded.results()).toMatchObject([
+      { outcome: 'failed', error: { code: 'input_too_large', details: { window_tokens: SMALL_WINDOW - RESERVE_OUTPUT_TOKENS - reserve } } },
+    ]);
     expect(runtime.llm.requests).toHaveLength(1);
   });
 });

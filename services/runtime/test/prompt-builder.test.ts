@@ -46,7 +46,12 @@ describe('openingMessages', () => {
   });
 
   it('replays user and assistant turns of the session in order before the goal', () => {
-    const history = [message('user', 'first question'), message('assistant', 'first answer'), message('user', 'second question'), message('assistant', 'second answer')];
+    const history = [
+      message('user', 'first question'),
+      message('assistant', 'first answer'),
+      message('user', 'second question'),
+      message('assistant', 'second answer'),
+    ];
 
     expect(openingMessages(job(), history)).toEqual([
       { role: 'user', content: 'first question' },
@@ -59,7 +64,8 @@ describe('openingMessages', () => {
 
   it('puts recalled long-term memory first, as a system message before the session, and leaves it out when empty', () => {
     const history = [message('user', 'first question'), message('assistant', 'first answer')];
-    const background = 'Background: what you remember about this user from earlier conversations.\n- (2026-11-01, fact, confidence 0.80) The user is on the billing team.';
+    const background =
+      'Background: what you remember about this user from earlier conversations.\n- (2026-11-01, fact, confidence 0.80) The user is on the billing team.';
 
     expect(openingMessages(job(), history, background)).toEqual([
       { role: 'system', content: background },

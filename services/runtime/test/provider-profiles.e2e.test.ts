@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCRIPTED_PROFILES, cleanupAll, startNatsServer, startScriptedLlm, type NatsServerHandle, type ScriptedLlm, type ScriptedProfile } from '@hermes/testkit';
+import {
+  SCRIPTED_PROFILES,
+  cleanupAll,
+  startNatsServer,
+  startScriptedLlm,
+  type NatsServerHandle,
+  type ScriptedLlm,
+  type ScriptedProfile,
+} from '@hermes/testkit';
 import { MODEL, makeJob as job, runtimeFixture, toolDefinition, type RuntimeFixture } from './runtime-fixture.js';
 
 let nats: NatsServerHandle;
@@ -47,7 +55,12 @@ describe.each(SCRIPTED_PROFILES.map((p) => [p] as [ScriptedProfile]))('an agent 
     expect(JSON.stringify(f.appends)).toContain('Wrote hello.py and world.py.');
     expect(JSON.stringify(f.appends)).not.toMatch(/think|say so/);
     const steps = await f.steps(j.task_id);
-    expect(steps.filter((d) => d.kind === 'token_delta').map((d) => d.detail?.text).join('')).not.toMatch(/think|say so/);
+    expect(
+      steps
+        .filter((d) => d.kind === 'token_delta')
+        .map((d) => d.detail?.text)
+        .join(''),
+    ).not.toMatch(/think|say so/);
     const calls = steps.filter((d) => d.kind === 'llm_call');
     expect(calls).toHaveLength(2);
     for (const c of calls) expect((c.usage?.input_tokens ?? 0) + (c.usage?.output_tokens ?? 0)).toBeGreaterThan(0);

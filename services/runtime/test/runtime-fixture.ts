@@ -119,8 +119,21 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       arrivals.push({ request: 'sessionContext', at: Date.now() });
       reads.push(req);
       if (opts.sessionContextDelayMs) await sleep(opts.sessionContextDelayMs);
-      const messages = (opts.history ?? []).map((m) => ({ role: m.role, content: m.content, message_id: m.message_id, kind: 'message' as const, tokens: m.tokens }));
-      return { messages, tokens: messages.reduce((sum, m) => sum + m.tokens, 0), budget: req.context_limit, summary_used: false, truncated_tool_results: 0, dropped_messages: 0 };
+      const messages = (opts.history ?? []).map((m) => ({
+        role: m.role,
+        content: m.content,
+        message_id: m.message_id,
+        kind: 'message' as const,
+        tokens: m.tokens,
+      }));
+      return {
+        messages,
+        tokens: messages.reduce((sum, m) => sum + m.tokens, 0),
+        budget: req.context_limit,
+        summary_used: false,
+        truncated_tool_results: 0,
+        dropped_messages: 0,
+      };
     });
     serve(bus, contracts.sessionAppend, async (req) => {
       await opts.onSessionAppend?.(req);
@@ -320,4 +333,3 @@ export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
     (err: unknown) => err,
   );
 }
-

@@ -22,7 +22,13 @@ afterAll(async () => {
   await cleanupAll();
 });
 
-const answer: ChatResult = { content: null, toolCalls: [{ id: 'c1', name: 'echo', arguments: '{}' }], finishReason: 'tool_calls', model: 'm', usage: { input_tokens: 3, output_tokens: 2 } };
+const answer: ChatResult = {
+  content: null,
+  toolCalls: [{ id: 'c1', name: 'echo', arguments: '{}' }],
+  finishReason: 'tool_calls',
+  model: 'm',
+  usage: { input_tokens: 3, output_tokens: 2 },
+};
 const reply = (step: number) => ({ call_id: `call-${step}`, status: 'ok' as const, result: { step } });
 
 /** `step` events of the job's task as stored: "<kind>:<step>", oldest first. */

@@ -1,5 +1,17 @@
 import type { Static } from '@sinclair/typebox';
-import { currentTraceparent, contracts, makeTaskEvent, ownerOf, type ApprovalDecision, type ApprovalListReply, type ApprovalListRequest, type PendingApproval, type ApprovalDecisionReply as ApprovalDecisionReplySchema, type ToolCallReply, wireError } from '@hermes/contracts';
+import {
+  currentTraceparent,
+  contracts,
+  makeTaskEvent,
+  ownerOf,
+  type ApprovalDecision,
+  type ApprovalListReply,
+  type ApprovalListRequest,
+  type PendingApproval,
+  type ApprovalDecisionReply as ApprovalDecisionReplySchema,
+  type ToolCallReply,
+  wireError,
+} from '@hermes/contracts';
 import { ReplyError, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { ApprovalIndex } from './approval-index.js';
@@ -18,7 +30,6 @@ export interface ApprovalDeskOptions {
   logger: Logger;
 }
 
-
 // The contracts export only the schema of this reply, not its type.
 type ApprovalDecisionReply = Static<typeof ApprovalDecisionReplySchema>;
 
@@ -34,7 +45,12 @@ export class ApprovalDesk {
   /** The pending record for a new call (written by the caller with create-if-absent). */
   pendingRecord(base: CallRecord): CallRecord {
     const traceparent = currentTraceparent();
-    return { ...base, state: 'pending_approval', approval: { expires_at: new Date(Date.now() + this.o.approvalTimeoutMs).toISOString() }, ...(traceparent ? { traceparent } : {}) };
+    return {
+      ...base,
+      state: 'pending_approval',
+      approval: { expires_at: new Date(Date.now() + this.o.approvalTimeoutMs).toISOString() },
+      ...(traceparent ? { traceparent } : {}),
+    };
   }
 
   /** The reply while a call waits; the same for every repeated request. */
@@ -81,9 +97,11 @@ export class ApprovalDesk {
     const key = d.call_id;
     for (let i = 0; i < 20; i++) {
       const current = isRecordKey(key) ? await this.o.store.get(key) : undefined;
-      if (!current || current.record.origin.task_id !== d.task_id) throw refuse('not_found', `task ${d.task_id} has no tool call ${d.call_id}`, { reason: 'unknown_call' });
+      if (!current || current.record.origin.task_id !== d.task_id)
+        throw refuse('not_found', `task ${d.task_id} has no tool call ${d.call_id}`, { reason: 'unknown_call' });
       const { record } = current;
-      if (record.state !== 'pending_approval') throw refuse('not_found', alreadyDecided(record), { reason: record.approval?.decision === 'timeout' ? 'approval_expired' : 'already_decided' });
+      if (record.state !== 'pending_approval')
+        throw refuse('not_found', alreadyDecided(record), { reason: record.approval?.decision === 'timeout' ? 'approval_expired' : 'already_decided' });
       if (Date.parse(record.approval?.expires_at ?? '') <= Date.now()) {
         await this.expire(key);
         throw refuse('not_found', `tool call ${d.call_id} is no longer waiting: its approval time ran out`, { reason: 'approval_expired' });
@@ -153,8 +171,8 @@ export class ApprovalDesk {
     const { record } = current;
     // The decision is durable now; the call runs here (its audit record names the approver) and
     // the loop is woken once the result is recorded.
-    void inParkedCallTrace(running, () => this.o.runner.run(key, { record: running, revision }).then(() => this.settle(key, record, 'approved'))).catch((err: unknown) =>
-      this.o.logger.error({ err, call_id: record.call_id }, 'approved tool call failed to run'),
+    void inParkedCallTrace(running, () => this.o.runner.run(key, { record: running, revision }).then(() => this.settle(key, record, 'approved'))).catch(
+      (err: unknown) => this.o.logger.error({ err, call_id: record.call_id }, 'approved tool call failed to run'),
     );
     return { call_id: record.call_id, status: 'approved' };
   }
@@ -177,15 +195,19 @@ export class ApprovalDesk {
   private changed(record: CallRecord, status: 'pending' | ApprovalDecisionReply['status']): void {
     const subject = this.o.bus.subjects.toolApprovalChanged(ownerOf(record.origin).team);
     // A lost notice only delays a watcher until its next refresh; it must not fail the decision.
-    this.o.bus.publish(contracts.toolApprovalChanged, { task_id: record.origin.task_id, call_id: record.call_id, status }, { subject }).catch((err: unknown) =>
-      this.o.logger.warn({ err, call_id: record.call_id }, 'could not announce an approval change'),
-    );
+    this.o.bus
+      .publish(contracts.toolApprovalChanged, { task_id: record.origin.task_id, call_id: record.call_id, status }, { subject })
+      .catch((err: unknown) => this.o.logger.warn({ err, call_id: record.call_id }, 'could not announce an approval change'));
   }
 
   private async settle(key: string, record: CallRecord, status: ApprovalDecisionReply['status']): Promise<void> {
     await this.o.index.remove(key);
     this.changed(record, status);
-    await this.o.bus.publish(contracts.toolCallSettled, { call_id: record.call_id, status }, { subject: this.o.bus.subjects.toolCallSettled(record.origin.task_id) });
+    await this.o.bus.publish(
+      contracts.toolCallSettled,
+      { call_id: record.call_id, status },
+      { subject: this.o.bus.subjects.toolCallSettled(record.origin.task_id) },
+    );
   }
 }
 

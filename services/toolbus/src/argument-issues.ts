@@ -29,7 +29,12 @@ function toIssue(e: ErrorObject): ArgumentIssue {
     case 'required': {
       const name = String(params.missingProperty);
       const props = (parent.properties ?? {}) as Record<string, unknown>;
-      return { path: `${e.instancePath}/${escapePointer(name)}`, message: 'is required', expected: describeSchema(props[name]) ?? 'a value', got: 'nothing (missing)' };
+      return {
+        path: `${e.instancePath}/${escapePointer(name)}`,
+        message: 'is required',
+        expected: describeSchema(props[name]) ?? 'a value',
+        got: 'nothing (missing)',
+      };
     }
     case 'additionalProperties': {
       const name = String(params.additionalProperty);
@@ -43,11 +48,26 @@ function toIssue(e: ErrorObject): ArgumentIssue {
       };
     }
     case 'format':
-      return { path: e.instancePath, message: `must match format "${String(params.format)}"`, expected: describeSchema(parent) ?? 'a formatted string', got: preview(e.data) };
+      return {
+        path: e.instancePath,
+        message: `must match format "${String(params.format)}"`,
+        expected: describeSchema(parent) ?? 'a formatted string',
+        got: preview(e.data),
+      };
     case 'enum':
-      return { path: e.instancePath, message: 'must be one of the allowed values', expected: describeSchema(parent) ?? 'an allowed value', got: preview(e.data) };
+      return {
+        path: e.instancePath,
+        message: 'must be one of the allowed values',
+        expected: describeSchema(parent) ?? 'an allowed value',
+        got: preview(e.data),
+      };
     default:
-      return { path: e.instancePath, message: e.message ?? 'is invalid', expected: describeSchema(parent) ?? `${e.keyword} ${JSON.stringify(e.schema)}`, got: preview(e.data) };
+      return {
+        path: e.instancePath,
+        message: e.message ?? 'is invalid',
+        expected: describeSchema(parent) ?? `${e.keyword} ${JSON.stringify(e.schema)}`,
+        got: preview(e.data),
+      };
   }
 }
 

@@ -30,7 +30,8 @@ export function parseArguments(raw: string, limits: PayloadLimits = PAYLOAD_LIMI
     } catch (err) {
       return notAnObject(raw, `arguments are not valid JSON and could not be repaired (${(err as Error).message})`);
     }
-    if (!fixed.ok) return fixed.reason === 'limit' ? overLimits(fixed) : notAnObject(raw, `arguments are not valid JSON and could not be repaired (${fixed.message})`);
+    if (!fixed.ok)
+      return fixed.reason === 'limit' ? overLimits(fixed) : notAnObject(raw, `arguments are not valid JSON and could not be repaired (${fixed.message})`);
     value = fixed.value;
     repaired = true;
   }

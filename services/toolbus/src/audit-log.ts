@@ -10,7 +10,10 @@ export const AUDIT_ARGUMENTS_BYTES = 4096;
 /** The text cut to at most `maxBytes` of UTF-8, never in the middle of a character. */
 export function truncateBytes(text: string, maxBytes: number): string {
   if (Buffer.byteLength(text) <= maxBytes) return text;
-  return Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD+$/, '');
+  return Buffer.from(text)
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 /** What one audit record says beyond who asked. */
@@ -63,7 +66,13 @@ function toAuditRecord(origin: CallOrigin, f: AuditFacts): ToolAuditRecord {
   const errorCode = reply?.error?.code;
   const outcome =
     f.outcome ??
-    (reply?.status === 'ok' ? 'ok' : reply?.status === 'pending_approval' ? 'pending_approval' : errorCode === 'tool_forbidden' || errorCode === 'approval_denied' ? 'denied' : 'error');
+    (reply?.status === 'ok'
+      ? 'ok'
+      : reply?.status === 'pending_approval'
+        ? 'pending_approval'
+        : errorCode === 'tool_forbidden' || errorCode === 'approval_denied'
+          ? 'denied'
+          : 'error');
   const summary = f.note ?? (reply?.status === 'ok' ? JSON.stringify(reply.result) : reply?.error?.message);
   return {
     time: new Date().toISOString(),

@@ -86,7 +86,11 @@ export class CallRecordStore {
   writeUnacknowledged(key: string, record: CallRecord, expected: number | undefined): void {
     const h = natsHeaders();
     h.set('Nats-Expected-Last-Subject-Sequence', String(expected ?? 0));
-    this.direct.nc.publish(`${this.direct.subjectPrefix}${key}`, this.encode(expected === undefined ? record : { ...record, updated_at: new Date().toISOString() }), { headers: h });
+    this.direct.nc.publish(
+      `${this.direct.subjectPrefix}${key}`,
+      this.encode(expected === undefined ? record : { ...record, updated_at: new Date().toISOString() }),
+      { headers: h },
+    );
   }
 
   /** Replaces the record if it is still at `revision`; undefined when someone wrote in between. */

@@ -122,7 +122,11 @@ export class CallRunner {
 
   private executeTool(record: CallRecord, tool: RegisteredTool | undefined): Promise<ExecOutcome & { duration_ms: number }> {
     if (!tool) {
-      return Promise.resolve({ ok: false, duration_ms: 0, error: { code: 'provider_unavailable', message: `tool "${record.origin.tool}" is not offered by any provider right now`, retryable: true } });
+      return Promise.resolve({
+        ok: false,
+        duration_ms: 0,
+        error: { code: 'provider_unavailable', message: `tool "${record.origin.tool}" is not offered by any provider right now`, retryable: true },
+      });
     }
     return this.o.executor.execute(tool, record.arguments ?? {}, {
       callId: record.call_id,
@@ -132,7 +136,12 @@ export class CallRunner {
   }
 
   /** The reply for the model and the `done` record that makes every later request replay it. */
-  private finalize(key: string, record: CallRecord, tool: RegisteredTool | undefined, outcome: ExecOutcome & { duration_ms: number }): { reply: ToolCallReply; done: CallRecord } {
+  private finalize(
+    key: string,
+    record: CallRecord,
+    tool: RegisteredTool | undefined,
+    outcome: ExecOutcome & { duration_ms: number },
+  ): { reply: ToolCallReply; done: CallRecord } {
     const reply: ToolCallReply = { call_id: record.call_id, status: outcome.ok ? 'ok' : 'error', duration_ms: outcome.duration_ms };
     let full: unknown;
     if (outcome.ok) {
@@ -144,7 +153,9 @@ export class CallRunner {
         full = normalized;
       }
       if (tool && ResultCache.applies(tool.spec)) {
-        this.o.cache.put(tool.spec, record.arguments ?? {}, normalized).catch((err: unknown) => this.o.logger.warn({ err, tool: tool.spec.name }, 'could not cache a result'));
+        this.o.cache
+          .put(tool.spec, record.arguments ?? {}, normalized)
+          .catch((err: unknown) => this.o.logger.warn({ err, tool: tool.spec.name }, 'could not cache a result'));
       }
     } else {
       reply.error = outcome.error;
@@ -154,7 +165,17 @@ export class CallRunner {
   }
 
   private audit(record: CallRecord, reply: ToolCallReply, note?: string, opts?: { acknowledged?: boolean }): void {
-    this.o.audit.record(record.origin, { call_id: record.call_id, provider: record.provider, reply, ...(record.approval?.decided_by ? { decided_by: record.approval.decided_by } : {}), ...(note ? { note } : {}) }, opts);
+    this.o.audit.record(
+      record.origin,
+      {
+        call_id: record.call_id,
+        provider: record.provider,
+        reply,
+        ...(record.approval?.decided_by ? { decided_by: record.approval.decided_by } : {}),
+        ...(note ? { note } : {}),
+      },
+      opts,
+    );
   }
 }
 
@@ -174,21 +195,24 @@ class Lease {
   ) {
     this.revision = held.revision;
     let record = held.record;
-    this.timer = setInterval(() => {
-      this.renewing = this.renewing.then(async () => {
-        if (this.lost) return;
-        const next = { ...record, lease_until: Date.now() + leaseMs };
-        const revision = await this.store.replace(this.key, next, this.revision).catch((err: unknown) => {
-          this.logger.warn({ err, call_id: key }, 'could not renew a tool call lease');
-          return null;
+    this.timer = setInterval(
+      () => {
+        this.renewing = this.renewing.then(async () => {
+          if (this.lost) return;
+          const next = { ...record, lease_until: Date.now() + leaseMs };
+          const revision = await this.store.replace(this.key, next, this.revision).catch((err: unknown) => {
+            this.logger.warn({ err, call_id: key }, 'could not renew a tool call lease');
+            return null;
+          });
+          if (revision === undefined) this.lost = true;
+          else if (revision !== null) {
+            this.revision = revision;
+            record = next;
+          }
         });
-        if (revision === undefined) this.lost = true;
-        else if (revision !== null) {
-          this.revision = revision;
-          record = next;
-        }
-      });
-    }, Math.max(50, Math.floor(leaseMs / 3)));
+      },
+      Math.max(50, Math.floor(leaseMs / 3)),
+    );
   }
 
   async release(): Promise<void> {

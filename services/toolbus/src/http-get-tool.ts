@@ -39,7 +39,9 @@ export function httpGetTool(o: HttpGetOptions): BuiltinTool {
     async run(args, ctx) {
       const url = new URL(String(args.url));
       if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-        throw new ToolArgumentError([{ path: '/url', message: 'must be an http or https URL', expected: 'string (http:// or https:// URL)', got: JSON.stringify(args.url) }]);
+        throw new ToolArgumentError([
+          { path: '/url', message: 'must be an http or https URL', expected: 'string (http:// or https:// URL)', got: JSON.stringify(args.url) },
+        ]);
       }
       const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
       checkAllowed(o.allowedHosts, hostname, url.host);
@@ -71,7 +73,8 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
     dnsLookup(hostname, { all: true, ...(options.family ? { family: options.family } : {}) }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
       const blocked = allowPrivate ? undefined : addresses.find((a) => isNonPublicAddress(a.address));
-      if (blocked) return callback(new ToolRefusedError(`refused: ${hostname} resolves to a private, loopback or link-local address (${blocked.address})`), '', 0);
+      if (blocked)
+        return callback(new ToolRefusedError(`refused: ${hostname} resolves to a private, loopback or link-local address (${blocked.address})`), '', 0);
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -83,8 +86,14 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
 function get(url: URL, lookup: LookupFunction, signal: AbortSignal): Promise<IncomingMessage> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'GET', lookup, signal, headers: { 'user-agent': 'hermes-toolbus/1 (+http_get tool)', accept: 'text/*, application/json;q=0.9, */*;q=0.5' } }, resolve);
-    req.on('error', (err) => reject(err instanceof ToolRefusedError ? err : new ToolRefusedError(`could not fetch ${url.href}: ${err.message}`, { cause: err })));
+    const req = send(
+      url,
+      { method: 'GET', lookup, signal, headers: { 'user-agent': 'hermes-toolbus/1 (+http_get tool)', accept: 'text/*, application/json;q=0.9, */*;q=0.5' } },
+      resolve,
+    );
+    req.on('error', (err) =>
+      reject(err instanceof ToolRefusedError ? err : new ToolRefusedError(`could not fetch ${url.href}: ${err.message}`, { cause: err })),
+    );
     req.end();
   });
 }

@@ -57,7 +57,8 @@ export function memoryTools(bus: Bus, o: { recallTimeoutMs?: number } = {}): Bui
   const recall: BuiltinTool = {
     spec: {
       name: 'recall',
-      description: 'Search what is remembered about the user (preferences, facts, earlier progress). Returns the closest memories with their dates and confidence.',
+      description:
+        'Search what is remembered about the user (preferences, facts, earlier progress). Returns the closest memories with their dates and confidence.',
       parameters: {
         type: 'object',
         properties: {

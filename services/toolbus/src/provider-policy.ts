@@ -18,13 +18,16 @@ export const ProviderPolicySetting = Type.Record(
   Type.Object(
     {
       tools: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'the only tool names it may offer; nobody else may offer them' })),
-      pin: Type.Optional(Type.Record(Type.String(), ToolPolicyPin, { description: 'per tool: require_confirm, roles, timeout_ms it always gets, whatever it announces' })),
+      pin: Type.Optional(
+        Type.Record(Type.String(), ToolPolicyPin, { description: 'per tool: require_confirm, roles, timeout_ms it always gets, whatever it announces' }),
+      ),
     },
     { additionalProperties: false },
   ),
   {
     default: {},
-    description: 'JSON: { "<provider>": { "tools": [names], "pin": { "<tool>": { "require_confirm", "roles", "timeout_ms" } } } } — what a remote provider cannot relax',
+    description:
+      'JSON: { "<provider>": { "tools": [names], "pin": { "<tool>": { "require_confirm", "roles", "timeout_ms" } } } } — what a remote provider cannot relax',
   },
 );
 export type ProviderPolicySetting = Static<typeof ProviderPolicySetting>;
@@ -80,7 +83,11 @@ export class ProviderPolicy {
     let watch = this.watches.get(provider);
     if (!watch) this.watches.set(provider, (watch = new ChangeWatch({ differs: relaxes })));
     const { detected } = watch.see(spec.name, this.policyOf(spec), true);
-    if (detected) this.o.logger?.warn({ provider, tool: spec.name }, 'tool provider relaxed the policy of a tool (require_confirm, roles or timeout_ms); held until approved (hermes mcp approve-change <provider>)');
+    if (detected)
+      this.o.logger?.warn(
+        { provider, tool: spec.name },
+        'tool provider relaxed the policy of a tool (require_confirm, roles or timeout_ms); held until approved (hermes mcp approve-change <provider>)',
+      );
   }
 
   /**

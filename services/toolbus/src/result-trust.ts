@@ -53,7 +53,13 @@ export class ResultTrust {
    */
   async provenanceOf(req: ToolCallRequest, callId: string): Promise<MemoryProvenance> {
     const records = await this.o.store.ofTask(req.task_id);
-    const tools = [...new Set(records.filter((r) => r.call_id !== callId && cameBefore(r, req) && returnedOutput(r) && !this.isTrusted({ name: r.origin.tool, provider: r.provider })).map((r) => r.origin.tool))].sort();
+    const tools = [
+      ...new Set(
+        records
+          .filter((r) => r.call_id !== callId && cameBefore(r, req) && returnedOutput(r) && !this.isTrusted({ name: r.origin.tool, provider: r.provider }))
+          .map((r) => r.origin.tool),
+      ),
+    ].sort();
     const base = { task_id: req.task_id, call_id: callId };
     return tools.length > 0 ? { kind: 'tool_result', tools, ...base } : { kind: 'model', ...base };
   }

@@ -42,7 +42,12 @@ export class TaskAuthority {
       throw new ReplyError(wireError('forbidden', `task ${req.task_id} is not a task of user ${req.user_id}`, { task_id: req.task_id }));
     }
     if (isTerminalStatus(task.status)) {
-      throw new ReplyError(wireError('task_ended', `task ${req.task_id} has already ended (${task.status}); its tools cannot be called any more`, { task_id: req.task_id, status: task.status }));
+      throw new ReplyError(
+        wireError('task_ended', `task ${req.task_id} has already ended (${task.status}); its tools cannot be called any more`, {
+          task_id: req.task_id,
+          status: task.status,
+        }),
+      );
     }
     const allow = narrowed(task.allow, req.allow);
     const { allow: _sent, team: _team, ...rest } = req;

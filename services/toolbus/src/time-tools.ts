@@ -59,7 +59,9 @@ export const dateAddTool: BuiltinTool = {
   },
   async run(args) {
     const input = parseDateInput(String(args.date), '/date');
-    const [months, days, hours, minutes] = (['months', 'days', 'hours', 'minutes'] as const).map((k) => (typeof args[k] === 'number' ? (args[k] as number) : 0));
+    const [months, days, hours, minutes] = (['months', 'days', 'hours', 'minutes'] as const).map((k) =>
+      typeof args[k] === 'number' ? (args[k] as number) : 0,
+    );
     let clock = addMonths(input.clockMs, months ?? 0);
     clock += (days ?? 0) * 86_400_000 + (hours ?? 0) * 3_600_000 + (minutes ?? 0) * 60_000;
     const dateOnly = input.dateOnly && !hours && !minutes;

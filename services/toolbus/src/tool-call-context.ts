@@ -29,6 +29,10 @@ export function inParkedCallTrace<T>(record: CallRecord, fn: () => Promise<T>): 
   const decision = trace.getSpanContext(context.active());
   const base = record.traceparent ? contextFromTraceparent(record.traceparent) : context.active();
   const parent = withTaskFields(base, { task_id: record.origin.task_id, user_id: record.origin.user_id }).setValue(TOOL_CALL_ID, record.origin.tool_call_id);
-  const attributes = { 'gen_ai.tool.name': record.origin.tool, 'hermes.tool.call_id': record.call_id, ...(record.approval?.decided_by ? { 'hermes.tool.decided_by': record.approval.decided_by } : {}) };
+  const attributes = {
+    'gen_ai.tool.name': record.origin.tool,
+    'hermes.tool.call_id': record.call_id,
+    ...(record.approval?.decided_by ? { 'hermes.tool.decided_by': record.approval.decided_by } : {}),
+  };
   return inSpan('run approved call', { attributes, ...(record.traceparent && decision ? { links: [{ context: decision }] } : {}) }, fn, parent);
 }

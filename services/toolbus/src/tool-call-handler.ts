@@ -104,7 +104,11 @@ export class ToolCallHandler {
       // Running on a live lease: wait for its result rather than run it twice.
       const tool = this.o.registry.resolve(record.origin.tool);
       if (Date.now() - started > (tool?.timeoutMs ?? 0) + 3 * this.o.leaseMs) {
-        return { call_id: record.call_id, status: 'error', error: { code: 'tool_timeout', message: 'the call is still running on another toolbus; ask again later', retryable: true } };
+        return {
+          call_id: record.call_id,
+          status: 'error',
+          error: { code: 'tool_timeout', message: 'the call is still running on another toolbus; ask again later', retryable: true },
+        };
       }
       await sleep(Math.min(pollMs, Math.max(10, (record.lease_until ?? 0) - Date.now() + 20)));
       pollMs = Math.min(pollMs * 2, 250);
@@ -124,7 +128,12 @@ export class ToolCallHandler {
     if (!tool) {
       if (this.o.registry.discovering()) throw notRunnableHere(req.tool);
       const away = this.o.registry.unavailable(req.tool);
-      if (away) return this.finish(o, base, { code: 'provider_unavailable', message: `the tool "${req.tool}" is unavailable for now: ${away}; try again shortly or do without it`, retryable: true });
+      if (away)
+        return this.finish(o, base, {
+          code: 'provider_unavailable',
+          message: `the tool "${req.tool}" is unavailable for now: ${away}; try again shortly or do without it`,
+          retryable: true,
+        });
       const names = this.o.registry.usableBy(access).map((t) => t.spec.name);
       const message = `there is no tool "${req.tool}"; ${names.length ? `tools you may use: ${names.join(', ')}` : 'no tools are available to you'}`;
       return this.finish(o, base, { code: 'tool_not_found', message, retryable: false });
@@ -171,7 +180,14 @@ export class ToolCallHandler {
 
   private async finishFromCache({ key, replacing }: NewCall, base: CallRecord, cached: unknown): Promise<ToolCallReply | undefined> {
     const shaped = shapeResult(cached, this.o.resultMaxChars, key);
-    const reply: ToolCallReply = { call_id: key, status: 'ok', result: shaped.result, cached: true, duration_ms: 0, ...(shaped.truncated ? { truncated: true, full_result_ref: key } : {}) };
+    const reply: ToolCallReply = {
+      call_id: key,
+      status: 'ok',
+      result: shaped.result,
+      cached: true,
+      duration_ms: 0,
+      ...(shaped.truncated ? { truncated: true, full_result_ref: key } : {}),
+    };
     const record: CallRecord = { ...base, state: 'done', replaceable: true, reply, ...(shaped.truncated ? { full_result: cached } : {}) };
     if ((await this.o.store.write(key, record, replacing)) === undefined) return undefined;
     this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
@@ -200,12 +216,21 @@ function originOf(req: ToolCallRequest): CallOrigin {
  * and asks again under the same key.
  */
 function notRunnableHere(tool: string): ReplyError {
-  return new ReplyError({ code: 'provider_unavailable', message: `this toolbus has not heard from the provider of "${tool}" yet; ask again shortly`, retryable: true });
+  return new ReplyError({
+    code: 'provider_unavailable',
+    message: `this toolbus has not heard from the provider of "${tool}" yet; ask again shortly`,
+    retryable: true,
+  });
 }
 
 function invalidArguments(tool: RegisteredTool, issues: ToolError['issues'] & object): ToolError {
   const summary = issues.map((i) => `${i.path || '(arguments)'} ${i.message}`).join('; ');
-  return { code: 'invalid_arguments', message: `the arguments for "${tool.spec.name}" are invalid: ${summary}. Fix them and call the tool again.`, retryable: false, issues };
+  return {
+    code: 'invalid_arguments',
+    message: `the arguments for "${tool.spec.name}" are invalid: ${summary}. Fix them and call the tool again.`,
+    retryable: false,
+    issues,
+  };
 }
 
 /**

@@ -12,7 +12,11 @@ const captureContent = genAiContentCapture();
 
 /** Runs calls of MCP tools (the toolbus's McpHost). */
 export interface McpCaller {
-  call(route: { server: string; tool: string }, args: ToolArguments, opts: { signal?: AbortSignal; timeoutMs: number; idempotencyKey?: string }): Promise<ExecOutcome>;
+  call(
+    route: { server: string; tool: string },
+    args: ToolArguments,
+    opts: { signal?: AbortSignal; timeoutMs: number; idempotencyKey?: string },
+  ): Promise<ExecOutcome>;
 }
 
 export interface ExecuteOptions {
@@ -120,16 +124,29 @@ export class ToolExecutor {
       const reply = await request(
         this.o.bus,
         contracts.toolExec,
-        { idempotency_key: opts.idempotencyKey, tool: tool.spec.name, arguments: args, context: { task_id: opts.context.task_id, user_id: opts.context.user_id, roles: opts.context.roles } },
+        {
+          idempotency_key: opts.idempotencyKey,
+          tool: tool.spec.name,
+          arguments: args,
+          context: { task_id: opts.context.task_id, user_id: opts.context.user_id, roles: opts.context.roles },
+        },
         { timeoutMs, subject: this.o.bus.subjects.toolExec(provider) },
       );
       return { ok: true, result: reply.result };
     } catch (err) {
-      if (!(err instanceof RemoteError)) return { ok: false, error: { code: 'tool_failed', message: `calling provider "${provider}" failed: ${(err as Error).message}`, retryable: true } };
+      if (!(err instanceof RemoteError))
+        return { ok: false, error: { code: 'tool_failed', message: `calling provider "${provider}" failed: ${(err as Error).message}`, retryable: true } };
       // Errors of the transport carry their cause; errors the provider answered with do not.
       const transport = err.cause !== undefined;
       if (transport && err.code === 'no_responders') {
-        return { ok: false, error: { code: 'provider_unavailable', message: `tool provider "${provider}" is not available right now (no instance is listening)`, retryable: true } };
+        return {
+          ok: false,
+          error: {
+            code: 'provider_unavailable',
+            message: `tool provider "${provider}" is not available right now (no instance is listening)`,
+            retryable: true,
+          },
+        };
       }
       if (transport && err.code === 'timeout') return { ok: false, error: timeoutError(tool) };
       // The provider's own timeout (its handler passed timeout_ms) means the same to the model as ours.

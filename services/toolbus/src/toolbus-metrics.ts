@@ -13,7 +13,10 @@ export class ToolMetrics {
 
   constructor() {
     const m = hermesMeter();
-    this.calls = m.createCounter('hermes.tool.calls', { unit: '{call}', description: 'tool call requests answered, by tool, outcome (ok, error, denied, pending_approval) and error code' });
+    this.calls = m.createCounter('hermes.tool.calls', {
+      unit: '{call}',
+      description: 'tool call requests answered, by tool, outcome (ok, error, denied, pending_approval) and error code',
+    });
     this.duration = m.createHistogram('hermes.tool.duration', {
       unit: 's',
       description: 'time a tool ran (calls that ran here; replays and cache hits excluded), by tool and outcome',
@@ -37,18 +40,29 @@ const MCP_STATES = ['connecting', 'ready', 'reconnecting', 'stopped'] as const;
  */
 export function observeToolbus(o: { approvalsPending: () => number; mcpStatus: () => McpHostStatus }): void {
   const m = hermesMeter();
-  m.createObservableGauge('hermes.tool.approvals.pending', { unit: '{call}', description: 'tool calls waiting for a person to approve or deny them' }).addCallback((r) => r.observe(o.approvalsPending()));
-  const state = m.createObservableGauge('hermes.mcp.server.state', { description: '1 for the state an MCP server is in (connecting, ready, reconnecting, stopped), 0 for the others' });
+  m.createObservableGauge('hermes.tool.approvals.pending', {
+    unit: '{call}',
+    description: 'tool calls waiting for a person to approve or deny them',
+  }).addCallback((r) => r.observe(o.approvalsPending()));
+  const state = m.createObservableGauge('hermes.mcp.server.state', {
+    description: '1 for the state an MCP server is in (connecting, ready, reconnecting, stopped), 0 for the others',
+  });
   const healthy = m.createObservableGauge('hermes.mcp.server.healthy', { description: 'MCP server health checks: 1 ok, 0 failing, -1 not checked yet' });
   const tools = m.createObservableGauge('hermes.mcp.server.tools', { unit: '{tool}', description: 'tools an MCP server offers to models' });
-  const restarts = m.createObservableCounter('hermes.mcp.server.restarts', { unit: '{restart}', description: 'times the supervisor restarted or reconnected an MCP server' });
-  m.addBatchObservableCallback((r) => {
-    for (const s of o.mcpStatus().servers) {
-      const server = { 'hermes.mcp.server': s.name };
-      for (const st of MCP_STATES) r.observe(state, s.state === st ? 1 : 0, { ...server, state: st });
-      r.observe(healthy, s.health === 'ok' ? 1 : s.health === 'failing' ? 0 : -1, server);
-      r.observe(tools, s.tools.length, server);
-      r.observe(restarts, s.restarts, server);
-    }
-  }, [state, healthy, tools, restarts]);
+  const restarts = m.createObservableCounter('hermes.mcp.server.restarts', {
+    unit: '{restart}',
+    description: 'times the supervisor restarted or reconnected an MCP server',
+  });
+  m.addBatchObservableCallback(
+    (r) => {
+      for (const s of o.mcpStatus().servers) {
+        const server = { 'hermes.mcp.server': s.name };
+        for (const st of MCP_STATES) r.observe(state, s.state === st ? 1 : 0, { ...server, state: st });
+        r.observe(healthy, s.health === 'ok' ? 1 : s.health === 'failing' ? 0 : -1, server);
+        r.observe(tools, s.tools.length, server);
+        r.observe(restarts, s.restarts, server);
+      }
+    },
+    [state, healthy, tools, restarts],
+  );
 }

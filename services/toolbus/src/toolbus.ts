@@ -70,7 +70,14 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const http = { allowedHosts: s.TOOL_HTTP_ALLOWED_HOSTS, allowPrivate: s.TOOL_HTTP_ALLOW_PRIVATE, maxBytes: s.TOOL_HTTP_MAX_BYTES };
   const providerPolicy = new ProviderPolicy({ pins: s.TOOL_PROVIDER_POLICY, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, logger });
   const builtins = [...builtinTools({ http }), ...memoryTools(bus), ...(o.extraBuiltins ?? [])];
-  const registry = new ToolRegistry({ validator, defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS, discoveryGraceMs: s.TOOL_DISCOVERY_GRACE_MS, builtins, providerPolicy, logger });
+  const registry = new ToolRegistry({
+    validator,
+    defaultTimeoutMs: s.TOOL_DEFAULT_TIMEOUT_MS,
+    discoveryGraceMs: s.TOOL_DISCOVERY_GRACE_MS,
+    builtins,
+    providerPolicy,
+    logger,
+  });
   const mcp = new McpHost({
     ...(s.MCP_CONFIG_FILE ? { configFile: s.MCP_CONFIG_FILE } : {}),
     watch: s.MCP_CONFIG_WATCH,
@@ -85,12 +92,34 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const executor = new ToolExecutor({ bus, mcp });
   const trust = new ResultTrust({ store, trusted: s.TOOL_TRUSTED_RESULTS, confirmUntrusted: s.TOOL_CONFIRM_UNTRUSTED_MEMORY });
   const untrusted = (tool: { spec: { name: string }; provider: string }): boolean => !trust.isTrusted({ name: tool.spec.name, provider: tool.provider });
-  const runner = new CallRunner({ store, registry, executor, cache, audit, instanceId, leaseMs: s.TOOL_CALL_LEASE_MS, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, untrusted, logger });
+  const runner = new CallRunner({
+    store,
+    registry,
+    executor,
+    cache,
+    audit,
+    instanceId,
+    leaseMs: s.TOOL_CALL_LEASE_MS,
+    resultMaxChars: s.TOOL_RESULT_MAX_CHARS,
+    untrusted,
+    logger,
+  });
 
   // The index's timers call back into the desk, which needs the index: bound late.
   const index = new ApprovalIndex({ kv: await bus.kv('toolApprovals'), onExpired: (key): Promise<void> => desk.expire(key), logger });
   const desk: ApprovalDesk = new ApprovalDesk({ bus, store, index, runner, audit, approvalTimeoutMs: s.TOOL_APPROVAL_TIMEOUT_MS, logger });
-  const calls = new ToolCallHandler({ store, registry, validator, runner, desk, cache, audit, trust, resultMaxChars: s.TOOL_RESULT_MAX_CHARS, leaseMs: s.TOOL_CALL_LEASE_MS });
+  const calls = new ToolCallHandler({
+    store,
+    registry,
+    validator,
+    runner,
+    desk,
+    cache,
+    audit,
+    trust,
+    resultMaxChars: s.TOOL_RESULT_MAX_CHARS,
+    leaseMs: s.TOOL_CALL_LEASE_MS,
+  });
   await index.start();
   observeToolbus({ approvalsPending: () => index.pending().size, mcpStatus: () => mcp.status() });
   // Servers connect in the background: their tools appear as each becomes ready.

@@ -2,7 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEAM, contracts, type ApprovalDecision, type TaskEvent } from '@hermes/contracts';
 import { RemoteError, request, type Bus } from '@hermes/bus';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
-import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, nextMessage, remoteTool, type StandInProvider, startStandInProvider, startTestToolbus, streamMessages, waitForTool } from './helpers.js';
+import {
+  auditRecords,
+  callRequest,
+  callTool,
+  connect,
+  freshPrefix,
+  natsForFile,
+  nextMessage,
+  remoteTool,
+  type StandInProvider,
+  startStandInProvider,
+  startTestToolbus,
+  streamMessages,
+  waitForTool,
+} from './helpers.js';
 
 const nats = natsForFile();
 const cleanups = nats.cleanups;
@@ -14,7 +28,9 @@ async function setup(settings: Partial<ToolbusSettings> = {}) {
   const toolbus = await startTestToolbus(bus, settings);
   const provider: StandInProvider = await startStandInProvider(bus, {
     provider: 'bank',
-    tools: [{ ...remoteTool('wire_money'), require_confirm: true, parameters: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] } }],
+    tools: [
+      { ...remoteTool('wire_money'), require_confirm: true, parameters: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] } },
+    ],
     run: async (r) => ({ sent: r.arguments.amount }),
   });
   let current = toolbus;
@@ -71,7 +87,11 @@ describe('approvals', () => {
     expect(await callTool(bus, req)).toMatchObject({ status: 'ok', result: { sent: 100 }, replayed: true });
     expect(provider.received).toHaveLength(1);
     const again = await decide({ call_id: pending.call_id, decision: 'deny' }).catch((e: unknown) => e);
-    expect((again as RemoteError).wire).toMatchObject({ code: 'not_found', message: expect.stringContaining('already approved by alice'), details: { reason: 'already_decided' } });
+    expect((again as RemoteError).wire).toMatchObject({
+      code: 'not_found',
+      message: expect.stringContaining('already approved by alice'),
+      details: { reason: 'already_decided' },
+    });
     await expect.poll(async () => (await auditRecords(bus, 't_pay')).map((a) => [a.outcome, a.decided_by ?? null])).toContainEqual(['ok', 'alice']);
   });
 
@@ -85,7 +105,9 @@ describe('approvals', () => {
     const reply = await callTool(bus, req);
     expect(reply.error).toMatchObject({ code: 'approval_denied', retryable: false, message: expect.stringContaining('too much at once') });
     expect(provider.received).toHaveLength(0);
-    await expect.poll(async () => (await auditRecords(bus, 't_pay')).map((a) => [a.outcome, a.error_code ?? null, a.decided_by ?? null])).toContainEqual(['denied', 'approval_denied', 'alice']);
+    await expect
+      .poll(async () => (await auditRecords(bus, 't_pay')).map((a) => [a.outcome, a.error_code ?? null, a.decided_by ?? null]))
+      .toContainEqual(['denied', 'approval_denied', 'alice']);
   });
 
   it('refuses a decision for another task or an unknown call with not_found', async () => {
@@ -105,7 +127,9 @@ describe('approvals', () => {
     expect(await settled.next).toEqual({ call_id: pending.call_id, status: 'denied' });
     expect((await callTool(bus, req)).error).toMatchObject({ code: 'approval_timeout', retryable: false });
     expect(provider.received).toHaveLength(0);
-    const late = await request(bus, contracts.toolApprovalDecide, { task_id: 't_pay', call_id: pending.call_id, decision: 'approve', decided_by: 'bob' }).catch((e: unknown) => e);
+    const late = await request(bus, contracts.toolApprovalDecide, { task_id: 't_pay', call_id: pending.call_id, decision: 'approve', decided_by: 'bob' }).catch(
+      (e: unknown) => e,
+    );
     expect((late as RemoteError).wire).toMatchObject({ code: 'not_found', details: { reason: 'approval_expired' } });
   });
 
@@ -146,7 +170,15 @@ describe('listing pending approvals', () => {
 
     await expect.poll(async () => (await list(DEFAULT_TEAM, null)).approvals.map((a) => a.call_id)).toEqual([alice.call_id, bob.call_id]);
     expect((await list(DEFAULT_TEAM, 'alice')).approvals).toEqual([
-      expect.objectContaining({ call_id: alice.call_id, task_id: 't_pay', team: DEFAULT_TEAM, user_id: 'alice', tool: 'wire_money', arguments: { amount: 1 }, expires_at: alice.approval_expires_at }),
+      expect.objectContaining({
+        call_id: alice.call_id,
+        task_id: 't_pay',
+        team: DEFAULT_TEAM,
+        user_id: 'alice',
+        tool: 'wire_money',
+        arguments: { amount: 1 },
+        expires_at: alice.approval_expires_at,
+      }),
     ]);
     expect((await list('team-b', 'alice')).approvals.map((a) => a.call_id)).toEqual([aliceOfB.call_id]);
     expect((await list('team-c', null)).approvals).toEqual([]);

@@ -69,7 +69,9 @@ describe('ArgumentValidator', () => {
       expected: 'integer (>= 1, <= 10)',
       got: '"3"',
     });
-    expect(validator.check(validate, { date: '2025-03-01', days: 11 })).toContainEqual(expect.objectContaining({ path: '/days', message: 'must be <= 10', got: '11' }));
+    expect(validator.check(validate, { date: '2025-03-01', days: 11 })).toContainEqual(
+      expect.objectContaining({ path: '/days', message: 'must be <= 10', got: '11' }),
+    );
   });
 
   it('lists the allowed values of an enum', () => {
@@ -79,7 +81,9 @@ describe('ArgumentValidator', () => {
   });
 
   it('refuses an impossible calendar date in the date-or-date-time format', () => {
-    expect(validator.check(validate, { date: '2025-03-01', when: '2025-02-30' })).toContainEqual(expect.objectContaining({ path: '/when', message: 'must match format "date-or-date-time"' }));
+    expect(validator.check(validate, { date: '2025-03-01', when: '2025-02-30' })).toContainEqual(
+      expect.objectContaining({ path: '/when', message: 'must match format "date-or-date-time"' }),
+    );
   });
 
   it('refuses a schema with an unknown keyword (strict mode)', () => {
@@ -89,7 +93,12 @@ describe('ArgumentValidator', () => {
 
 describe('closeObjectSchemas', () => {
   it('closes object schemas that do not decide, at every level', () => {
-    expect(closeObjectSchemas({ type: 'object', properties: { inner: { type: 'object', properties: { a: { type: 'string' } } }, list: { type: 'array', items: { type: 'object' } } } })).toEqual({
+    expect(
+      closeObjectSchemas({
+        type: 'object',
+        properties: { inner: { type: 'object', properties: { a: { type: 'string' } } }, list: { type: 'array', items: { type: 'object' } } },
+      }),
+    ).toEqual({
       type: 'object',
       additionalProperties: false,
       properties: {
@@ -115,7 +124,10 @@ describe('parseArguments within the tool-argument limits', () => {
       for (const raw of [valid, almost]) {
         const parsed = parseArguments(raw);
         // The key of the almost-JSON text is not a JSON string, so its pointer segment reads "?".
-        expect(parsed).toMatchObject({ ok: false, issues: [{ path: expect.stringMatching(new RegExp(`^/(a|\\?)(/0){31}$`)), expected: 'at most 32', got: String(depth + 1) }] });
+        expect(parsed).toMatchObject({
+          ok: false,
+          issues: [{ path: expect.stringMatching(new RegExp(`^/(a|\\?)(/0){31}$`)), expected: 'at most 32', got: String(depth + 1) }],
+        });
         expect(parsed.ok || parsed.issues[0]!.message).toMatch(/payload limit maxDepth/);
       }
     }
@@ -123,7 +135,10 @@ describe('parseArguments within the tool-argument limits', () => {
 
   it('refuses prototype-pollution keys and over-long strings, naming the path', () => {
     expect(parseArguments('{"q": {"__proto__": {"admin": true}}}')).toMatchObject({ ok: false, issues: [{ path: '/q/__proto__', expected: 'no such key' }] });
-    expect(parseArguments(JSON.stringify({ q: 'x'.repeat(256 * 1024 + 1) }))).toMatchObject({ ok: false, issues: [{ path: '/q', got: String(256 * 1024 + 1) }] });
+    expect(parseArguments(JSON.stringify({ q: 'x'.repeat(256 * 1024 + 1) }))).toMatchObject({
+      ok: false,
+      issues: [{ path: '/q', got: String(256 * 1024 + 1) }],
+    });
   });
 
   it('accepts arguments exactly at the depth limit', () => {

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { contracts, type RequestContract, type ToolAuditRecord, type ToolCallReply, type ToolCallRequest, type ToolExecRequest, type ToolSpec } from '@hermes/contracts';
+import {
+  contracts,
+  type RequestContract,
+  type ToolAuditRecord,
+  type ToolCallReply,
+  type ToolCallRequest,
+  type ToolExecRequest,
+  type ToolSpec,
+} from '@hermes/contracts';
 import { Bus, decodeJson, request, serve, ReplyError } from '@hermes/bus';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
@@ -24,7 +32,11 @@ export function connect(url: string, prefix: string, name = 'toolbus-test'): Pro
 export function startTestToolbus(bus: Bus, settings: Partial<ToolbusSettings> = {}, extraBuiltins: BuiltinTool[] = []): Promise<Toolbus> {
   // No dispatcher runs in these tests, so calls are not checked against task records unless a test
   // asks (task-authority.e2e.test.ts serves taskGet); the full stack in tests/e2e runs with the check.
-  return startToolbus({ bus, settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, TOOL_TASK_CHECK: false, ...settings }, extraBuiltins });
+  return startToolbus({
+    bus,
+    settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, TOOL_TASK_CHECK: false, ...settings },
+    extraBuiltins,
+  });
 }
 
 let counter = 0;
@@ -70,7 +82,10 @@ export async function startStandInProvider(
 ): Promise<StandInProvider> {
   const received: ToolExecRequest[] = [];
   const ttl = o.ttlMs ?? 5000;
-  const exec: RequestContract<typeof contracts.toolExec.request, typeof contracts.toolExec.reply> = { ...contracts.toolExec, subject: (s) => s.toolExec(o.provider) };
+  const exec: RequestContract<typeof contracts.toolExec.request, typeof contracts.toolExec.reply> = {
+    ...contracts.toolExec,
+    subject: (s) => s.toolExec(o.provider),
+  };
   const served = serve(bus, exec, async (req) => {
     received.push(req);
     try {
@@ -123,7 +138,9 @@ export async function streamMessages<T>(bus: Bus, stream: string, subject: strin
   const info = await natsHandles(bus).jsm.streams.info(stream);
   const out: T[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-    const msg = await natsHandles(bus).jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    const msg = await natsHandles(bus)
+      .jsm.streams.getMessage(stream, { seq })
+      .catch(() => null);
     if (!msg || msg.subject !== subject) continue;
     const decoded = decodeJson(msg.data);
     if (decoded.ok) out.push(decoded.value as T);

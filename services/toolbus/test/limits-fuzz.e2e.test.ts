@@ -41,7 +41,15 @@ beforeAll(async () => {
   toolbus = await startChildService({
     name: 'toolbus',
     entry,
-    env: { NATS_URL: nats.url, HERMES_SUBJECT_PREFIX: prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: configFile, MCP_CONFIG_WATCH: 'false', TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'error' },
+    env: {
+      NATS_URL: nats.url,
+      HERMES_SUBJECT_PREFIX: prefix,
+      HEALTH_PORT: String(healthPort),
+      MCP_CONFIG_FILE: configFile,
+      MCP_CONFIG_WATCH: 'false',
+      TOOL_TASK_CHECK: 'false',
+      LOG_LEVEL: 'error',
+    },
     healthPort,
     readyTimeoutMs: 60_000,
   });
@@ -67,9 +75,11 @@ afterAll(async () => {
 /** Runs `fn` over `items`, `width` at a time. */
 async function eachLimited<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
 }
 
 const call = (tool: string, args: string) => callTool(bus, callRequest({ tool, arguments: args, roles: ROLES }), 60_000);
@@ -92,7 +102,10 @@ const hostileArguments = fc.oneof(
   fc
     .tuple(fc.constantFrom('__proto__', 'constructor', 'prototype'), fc.integer({ min: 0, max: 10 }), fc.jsonValue({ maxDepth: 2 }))
     .map(([k, at, v]) => ({ kind: `pollution ${k} at ${at}`, text: `{"key":"a","x":${'{"n":'.repeat(at)}{"${k}":${JSON.stringify(v)}}${'}'.repeat(at)}}` })),
-  fc.jsonValue({ maxDepth: 3 }).filter((v) => v === null || typeof v !== 'object' || Array.isArray(v)).map((v) => ({ kind: 'not an object', text: JSON.stringify(v) })),
+  fc
+    .jsonValue({ maxDepth: 3 })
+    .filter((v) => v === null || typeof v !== 'object' || Array.isArray(v))
+    .map((v) => ({ kind: 'not an object', text: JSON.stringify(v) })),
   fc
     .record({ key: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 })), extra: fc.option(fc.string(), { nil: undefined }) })
     .map((v) => ({ kind: 'wrong types', text: JSON.stringify(v) })),
@@ -100,10 +113,25 @@ const hostileArguments = fc.oneof(
 
 // Results a remote provider (tool SDK) returns: too deep, too wide, too many keys, polluted, too large for the bus.
 const hostileProviderResult = fc.oneof(
-  { arbitrary: fc.oneof(fc.integer({ min: 33, max: 2_000 }), fc.integer({ min: 20_000, max: 100_000 })).map((n) => ({ kind: `deep ${n}`, value: deepValue(n) })), weight: 4 },
+  {
+    arbitrary: fc
+      .oneof(fc.integer({ min: 33, max: 2_000 }), fc.integer({ min: 20_000, max: 100_000 }))
+      .map((n) => ({ kind: `deep ${n}`, value: deepValue(n) })),
+    weight: 4,
+  },
   { arbitrary: fc.integer({ min: 100_001, max: 150_000 }).map((n) => ({ kind: `wide ${n}`, value: { list: new Array<number>(n).fill(0) } })), weight: 4 },
-  { arbitrary: fc.integer({ min: 10_001, max: 20_000 }).map((n) => ({ kind: `keys ${n}`, value: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])) })), weight: 4 },
-  { arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype').map((k) => ({ kind: `pollution ${k}`, value: JSON.parse(`{"a":{"${k}":{"polluted":true}}}`) as unknown })), weight: 4 },
+  {
+    arbitrary: fc
+      .integer({ min: 10_001, max: 20_000 })
+      .map((n) => ({ kind: `keys ${n}`, value: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])) })),
+    weight: 4,
+  },
+  {
+    arbitrary: fc
+      .constantFrom('__proto__', 'constructor', 'prototype')
+      .map((k) => ({ kind: `pollution ${k}`, value: JSON.parse(`{"a":{"${k}":{"polluted":true}}}`) as unknown })),
+    weight: 4,
+  },
   { arbitrary: fc.integer({ min: 1_100_000, max: 1_500_000 }).map((n) => ({ kind: `larger than the bus ${n}`, value: 'z'.repeat(n) })), weight: 1 },
 );
 
@@ -163,7 +191,11 @@ describe('toolbus under hostile tool arguments and results', () => {
       expect(reply.error?.message, `${shape} ${size}`).toMatch(/tool-result limit (maxDepth|maxArrayLength|maxKeys|maxStringLength|forbiddenKey|maxBytes) at /);
     });
 
-    const raw = await natsHandles(bus).nc.request(bus.subjects.toolCall, Uint8Array.from([...new TextEncoder().encode('{"tool":"'), 0xff, ...new TextEncoder().encode('"}')]), { timeout: 10_000 });
+    const raw = await natsHandles(bus).nc.request(
+      bus.subjects.toolCall,
+      Uint8Array.from([...new TextEncoder().encode('{"tool":"'), 0xff, ...new TextEncoder().encode('"}')]),
+      { timeout: 10_000 },
+    );
     expect(decodeJson(raw.data)).toMatchObject({ ok: true, value: { ok: false, error: { code: 'invalid_payload', retryable: false } } });
 
     // The same process is still there and ready, and never overflowed its stack.
@@ -176,6 +208,8 @@ describe('toolbus under hostile tool arguments and results', () => {
     expect(await call(PROVIDED, '{"key":"normal"}')).toMatchObject({ status: 'ok', result: { answer: 42 } });
     expect(await call(MCP_TOOL, '{"shape":"ok","size":7}')).toMatchObject({ status: 'ok', result: { result: 'fine 7' } });
     const tried = args.length + fromProvider.length + fromMcp.length + 1;
-    console.info(`toolbus fuzz: ${tried} hostile inputs (seed ${SEED}: ${args.length} argument texts, ${fromProvider.length} provider results, ${fromMcp.length} MCP results, 1 bad UTF-8 request) in ${Date.now() - started} ms`);
+    console.info(
+      `toolbus fuzz: ${tried} hostile inputs (seed ${SEED}: ${args.length} argument texts, ${fromProvider.length} provider results, ${fromMcp.length} MCP results, 1 bad UTF-8 request) in ${Date.now() - started} ms`,
+    );
   }, 180_000);
 });

@@ -40,7 +40,12 @@ describe('listTools', () => {
 
   it('shows the model the closed schema of a remote tool that left additionalProperties open by omission', () => {
     const r = registry([]);
-    r.announce({ provider: 'p', instance_id: 'p-1', tools: [spec('t', { parameters: { type: 'object', properties: { a: { type: 'string' } } } })], ttl_ms: 5000 });
+    r.announce({
+      provider: 'p',
+      instance_id: 'p-1',
+      tools: [spec('t', { parameters: { type: 'object', properties: { a: { type: 'string' } } } })],
+      ttl_ms: 5000,
+    });
     expect(listTools(r, {}).tools[0]?.parameters).toEqual({ type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false });
   });
 });
@@ -63,7 +68,12 @@ describe('ToolRegistry', () => {
 
   it('skips an announced tool whose schema is not valid, keeping the others', () => {
     const r = registry([]);
-    r.announce({ provider: 'p', instance_id: 'p', tools: [spec('bad', { parameters: { type: 'object', properties: { a: { type: 'strnig' } } } }), spec('good')], ttl_ms: 5000 });
+    r.announce({
+      provider: 'p',
+      instance_id: 'p',
+      tools: [spec('bad', { parameters: { type: 'object', properties: { a: { type: 'strnig' } } } }), spec('good')],
+      ttl_ms: 5000,
+    });
     expect(r.all().map((t) => t.spec.name)).toEqual(['good']);
   });
 
@@ -73,7 +83,9 @@ describe('ToolRegistry', () => {
   });
 
   it('refuses a built-in tool whose arguments schema is not valid JSON Schema', () => {
-    expect(() => registry([builtin(spec('probe', { parameters: { type: 'object', properties: { a: { type: 'strnig' } } } }))])).toThrow(/not a valid JSON Schema/);
+    expect(() => registry([builtin(spec('probe', { parameters: { type: 'object', properties: { a: { type: 'strnig' } } } }))])).toThrow(
+      /not a valid JSON Schema/,
+    );
   });
 
   it('refuses a built-in tool whose arguments are not an object', () => {

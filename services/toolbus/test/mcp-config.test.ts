@@ -41,7 +41,9 @@ describe('MCP config', () => {
       expect.objectContaining({ name: 'web', headers: { authorization: 'Bearer secret-1' } }),
       expect.objectContaining({ name: 'cli', env: { API_KEY: 'secret-2' } }),
     ]);
-    expect(c.problems).toEqual([{ server: 'missing', field: 'env.API_KEY', message: 'server "missing": env.API_KEY: refers to the environment variable NOT_SET, which is not set' }]);
+    expect(c.problems).toEqual([
+      { server: 'missing', field: 'env.API_KEY', message: 'server "missing": env.API_KEY: refers to the environment variable NOT_SET, which is not set' },
+    ]);
     expect(JSON.stringify(c.servers.map(redactedConfig))).not.toMatch(/secret-/);
   });
 
@@ -112,7 +114,14 @@ describe('MCP tool names', () => {
 describe('MCP results', () => {
   it('keeps structured content, joins text, describes images and resources, and turns isError into a tool error', () => {
     expect(outcomeOfMcpResult('t', { content: [{ type: 'text', text: '{}' }], structuredContent: { n: 1 } })).toEqual({ ok: true, result: { n: 1 } });
-    expect(outcomeOfMcpResult('t', { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toEqual({ ok: true, result: 'a\nb' });
+    expect(
+      outcomeOfMcpResult('t', {
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+    ).toEqual({ ok: true, result: 'a\nb' });
     const described = outcomeOfMcpResult('t', {
       content: [
         { type: 'image', data: 'AAAA', mimeType: 'image/png' },
@@ -122,7 +131,8 @@ describe('MCP results', () => {
     });
     expect(described).toEqual({
       ok: true,
-      result: '[image image/png, 3 bytes, not shown]\n[embedded resource file:///x.txt (text/plain), 9 characters of text, not shown; read it with the server\'s resources]\n[resource link file:///y "y"]',
+      result:
+        '[image image/png, 3 bytes, not shown]\n[embedded resource file:///x.txt (text/plain), 9 characters of text, not shown; read it with the server\'s resources]\n[resource link file:///y "y"]',
     });
     expect(outcomeOfMcpResult('t', { content: [{ type: 'text', text: 'nope' }], isError: true })).toEqual({
       ok: false,

@@ -24,7 +24,15 @@ export async function startToolbusProcess(o: { natsUrl: string; prefix: string; 
   return startChildService({
     name: 'toolbus',
     entry: toolbusMain,
-    env: { NATS_URL: o.natsUrl, HERMES_SUBJECT_PREFIX: o.prefix, HEALTH_PORT: String(healthPort), MCP_CONFIG_FILE: o.configFile, TOOL_TASK_CHECK: 'false', LOG_LEVEL: 'warn', ...o.env },
+    env: {
+      NATS_URL: o.natsUrl,
+      HERMES_SUBJECT_PREFIX: o.prefix,
+      HEALTH_PORT: String(healthPort),
+      MCP_CONFIG_FILE: o.configFile,
+      TOOL_TASK_CHECK: 'false',
+      LOG_LEVEL: 'warn',
+      ...o.env,
+    },
     healthPort,
   });
 }
@@ -60,13 +68,20 @@ export interface McpTestRig {
 export const configText = (servers: Record<string, unknown>): string => JSON.stringify({ servers }, null, 2);
 
 /** `logger`: where the toolbus logs (silent unless given). */
-export async function startMcpRig(o: { servers: Record<string, unknown>; settings?: Partial<ToolbusSettings>; fileName?: string; logger?: Logger }): Promise<McpTestRig> {
+export async function startMcpRig(o: {
+  servers: Record<string, unknown>;
+  settings?: Partial<ToolbusSettings>;
+  fileName?: string;
+  logger?: Logger;
+}): Promise<McpTestRig> {
   const natsUrl = (await startNatsServer()).url;
   const dir = mkdtempSync(join(tmpdir(), 'hermes-mcp-'));
   const configFile = join(dir, o.fileName ?? 'mcp.yaml');
   const writeConfig = (servers: Record<string, unknown>): void => writeFileSync(configFile, configText(servers));
   writeConfig(o.servers);
-  const bus = o.logger ? await Bus.connect({ servers: natsUrl, name: 'toolbus-test', logger: o.logger, prefix: freshPrefix(), waitOnFirstConnect: false }) : await connect(natsUrl, freshPrefix());
+  const bus = o.logger
+    ? await Bus.connect({ servers: natsUrl, name: 'toolbus-test', logger: o.logger, prefix: freshPrefix(), waitOnFirstConnect: false })
+    : await connect(natsUrl, freshPrefix());
   const toolbus = await startTestToolbus(bus, { MCP_CONFIG_FILE: configFile, ...o.settings });
   return {
     bus,

@@ -25,7 +25,13 @@ function recordingServer(): { configFile: string; received: () => Received[] } {
   const recordFile = join(dir, 'received.jsonl');
   const configFile = join(dir, 'mcp.json');
   writeFileSync(configFile, configText({ notes: { transport: 'stdio', command: process.execPath, args: [recorder], env: { RECORD_FILE: recordFile } } }));
-  const received = () => (existsSync(recordFile) ? readFileSync(recordFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Received) : []);
+  const received = () =>
+    existsSync(recordFile)
+      ? readFileSync(recordFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Received)
+      : [];
   return { configFile, received };
 }
 

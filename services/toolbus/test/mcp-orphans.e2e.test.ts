@@ -45,7 +45,10 @@ describe('stdio MCP servers die with their toolbus', () => {
     const configFile = join(dir, 'mcp.json');
     const pidFile = join(dir, 'mcp.pids');
     const [ledger, started] = [join(dir, 'ledger.jsonl'), join(dir, 'started.jsonl')];
-    writeFileSync(configFile, configText({ books: { transport: 'stdio', command: process.execPath, args: [ledgerServer], env: { LEDGER_FILE: ledger, STARTED_FILE: started } } }));
+    writeFileSync(
+      configFile,
+      configText({ books: { transport: 'stdio', command: process.execPath, args: [ledgerServer], env: { LEDGER_FILE: ledger, STARTED_FILE: started } } }),
+    );
     const prefix = freshPrefix();
     const toolbus = await startToolbusProcess({ natsUrl: nats.url, prefix, configFile, env: { MCP_PID_FILE: pidFile } });
     cleanups.push(() => toolbus.kill());
@@ -59,7 +62,9 @@ describe('stdio MCP servers die with their toolbus', () => {
     expect(readFileSync(pidFile, 'utf8')).toBe(`${pid} ${startTime(pid)}\n`);
     const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
-    void callTool(bus, callRequest({ tool: 'books_ledger_append', arguments: JSON.stringify({ entry: 'pay rent', delay_ms: 2000 }), roles: ['admin'] })).catch(() => undefined);
+    void callTool(bus, callRequest({ tool: 'books_ledger_append', arguments: JSON.stringify({ entry: 'pay rent', delay_ms: 2000 }), roles: ['admin'] })).catch(
+      () => undefined,
+    );
     await waitFor("the call in the server's hands", async () => lines(started).length === 1);
     await toolbus.kill();
     // Generous: the guard looks for its parent every 50 ms, but a loaded 2-core machine may be slow to run it.

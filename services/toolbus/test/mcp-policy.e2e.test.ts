@@ -76,7 +76,9 @@ describe('MCP tool policy and secrets', () => {
     for (const t of tools) expect(t.description).toMatch(/^[^]{0,64}…? \(MCP server "everything", tool "[a-z-]+"\)$/);
     // A long one is cut; a short one is kept whole.
     const gzip = 'Compresses a single file using gzip compression. Depending upon the selected output type';
-    expect(tools.find((t) => t.name === 'everything_gzip-file-as-resource')?.description).toBe(`${gzip.slice(0, 64)}… (MCP server "everything", tool "gzip-file-as-resource")`);
+    expect(tools.find((t) => t.name === 'everything_gzip-file-as-resource')?.description).toBe(
+      `${gzip.slice(0, 64)}… (MCP server "everything", tool "gzip-file-as-resource")`,
+    );
     expect(tools.find((t) => t.name === 'everything_echo')?.description).toBe('Echoes back the input string (MCP server "everything", tool "echo")');
   });
 

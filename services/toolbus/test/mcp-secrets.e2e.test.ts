@@ -10,14 +10,21 @@ import { mcpStatus, serverStatus, startMcpRig, waitFor, type McpTestRig } from '
 // the environment and literal), in a stdio server's env, and in a URL; a server that echoes the
 // header back in its error body and a child that prints its env on stderr try to leak them.
 
-const CANARY = { header: 'canary-hdr-5e1d77c2', literalHeader: 'canary-lit-09b4aa31', env: 'canary-env-c3f8e612', literalEnv: 'canary-tok-71aa0f5d', url: 'canary-url-2be4d8a0' };
+const CANARY = {
+  header: 'canary-hdr-5e1d77c2',
+  literalHeader: 'canary-lit-09b4aa31',
+  env: 'canary-env-c3f8e612',
+  literalEnv: 'canary-tok-71aa0f5d',
+  url: 'canary-url-2be4d8a0',
+};
 
 let rig: McpTestRig;
 let bus: Bus;
 let echoing: Server;
 const logLines: string[] = [];
 const logs = (): string => logLines.join('');
-const connectFailures = (server: string): number => logLines.filter((l) => l.includes('could not connect to MCP server') && l.includes(`"mcp_server":"${server}"`)).length;
+const connectFailures = (server: string): number =>
+  logLines.filter((l) => l.includes('could not connect to MCP server') && l.includes(`"mcp_server":"${server}"`)).length;
 
 beforeAll(async () => {
   process.env.HERMES_TEST_CANARY_HEADER = CANARY.header;
@@ -29,7 +36,11 @@ beforeAll(async () => {
   rig = await startMcpRig({
     fileName: 'mcp.json',
     servers: {
-      echoing: { transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { authorization: 'Bearer ${HERMES_TEST_CANARY_HEADER}', 'x-api-key': CANARY.literalHeader } },
+      echoing: {
+        transport: 'http',
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: { authorization: 'Bearer ${HERMES_TEST_CANARY_HEADER}', 'x-api-key': CANARY.literalHeader },
+      },
       leaky: {
         transport: 'stdio',
         command: '/bin/sh',
@@ -54,7 +65,9 @@ describe('MCP secrets', () => {
   it('refuses a server whose URL carries credentials, naming the field and pointing to headers/env', async () => {
     const { problems, servers } = await mcpStatus(bus);
     expect(servers.map((s) => s.name).sort()).toEqual(['echoing', 'leaky']);
-    expect(problems).toEqual([expect.objectContaining({ server: 'inurl', field: 'url', message: expect.stringMatching(/user info \(user:pass@\).*headers.*env/) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ server: 'inurl', field: 'url', message: expect.stringMatching(/user info \(user:pass@\).*headers.*env/) }),
+    ]);
   });
 
   it('never prints a configured secret in logs or status across failed connects and reconnects', async () => {

@@ -32,9 +32,13 @@ export async function startTestMcpSseServer(o: { token: string }): Promise<TestM
 
   const newServer = (): { server: McpServer; multiply: RegisteredTool } => {
     const server = new McpServer({ name: 'hermes-sse-test-server', version: '1.0.0' });
-    const multiply = server.registerTool('multiply', { description: 'Multiplies two numbers', inputSchema: withNote ? noteShape : baseShape }, async ({ a, b }) => ({
-      content: [{ type: 'text', text: String(a * b) }],
-    }));
+    const multiply = server.registerTool(
+      'multiply',
+      { description: 'Multiplies two numbers', inputSchema: withNote ? noteShape : baseShape },
+      async ({ a, b }) => ({
+        content: [{ type: 'text', text: String(a * b) }],
+      }),
+    );
     return { server, multiply };
   };
 

@@ -65,7 +65,12 @@ afterAll(async () => {
 describe('MCP supervision', () => {
   it('falls back to the HTTP+SSE transport when the server refuses Streamable HTTP, sending the configured headers', async () => {
     await waitFor('sse_multiply', async () => (await toolNames(bus)).includes('sse_multiply'));
-    expect(await serverStatus(bus, 'sse')).toMatchObject({ state: 'ready', transport: 'http', http_mode: 'sse', server_info: { name: 'hermes-sse-test-server' } });
+    expect(await serverStatus(bus, 'sse')).toMatchObject({
+      state: 'ready',
+      transport: 'http',
+      http_mode: 'sse',
+      server_info: { name: 'hermes-sse-test-server' },
+    });
     // Streamable HTTP first (a POST to the URL, refused), then the SSE stream; never an auth failure.
     const firstStream = sse.requests.indexOf('GET /sse (stream)');
     expect(sse.requests.slice(0, firstStream)).toContain('POST /sse 405');
@@ -107,7 +112,10 @@ describe('MCP supervision', () => {
     expect(down).toMatchObject({ health: 'failing', tools: [], last_error: expect.any(String) });
     expect(await toolNames(bus)).not.toContain('sse_multiply');
     // Known but away: retryable, and the model is told why, not that the tool does not exist.
-    expect(await call('sse_multiply', { a: 2, b: 2 })).toMatchObject({ status: 'error', error: { code: 'provider_unavailable', retryable: true, message: expect.stringContaining('MCP server "sse" is reconnecting') } });
+    expect(await call('sse_multiply', { a: 2, b: 2 })).toMatchObject({
+      status: 'error',
+      error: { code: 'provider_unavailable', retryable: true, message: expect.stringContaining('MCP server "sse" is reconnecting') },
+    });
     expect((await call('sse_no_such_tool', {})).error?.code).toBe('tool_not_found');
     await sse.start();
     const back = await waitFor('sse ready again', async () => {

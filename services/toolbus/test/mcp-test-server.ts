@@ -37,7 +37,10 @@ export async function startTestMcpHttpServer(o: { slowStartMs?: number } = {}): 
       async ({ a, b }) => ({ content: [{ type: 'text', text: JSON.stringify({ sum: a + b }) }], structuredContent: { sum: a + b } }),
     );
     addTools.set(server, add);
-    server.registerTool('fail', { description: 'Always reports an error', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'the widget is broken' }], isError: true }));
+    server.registerTool('fail', { description: 'Always reports an error', inputSchema: {} }, async () => ({
+      content: [{ type: 'text', text: 'the widget is broken' }],
+      isError: true,
+    }));
     server.registerTool('picture', { description: 'Returns text and an image', inputSchema: {} }, async () => ({
       content: [
         { type: 'text', text: 'here is a picture' },
@@ -72,7 +75,9 @@ export async function startTestMcpHttpServer(o: { slowStartMs?: number } = {}): 
         await transport.handleRequest(req, res, body);
         return;
       }
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'no valid session' }, id: null }));
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
     });

@@ -13,9 +13,19 @@ let rig: McpTestRig;
 let bus: Bus;
 const memoryFile = join(tmpdir(), `${freshPrefix()}-memory.jsonl`);
 
-const everything = { transport: 'stdio', command: process.execPath, args: [everythingBin, 'stdio'], enabled_tools: ['echo', 'get-sum', 'trigger-long-running-operation'] };
+const everything = {
+  transport: 'stdio',
+  command: process.execPath,
+  args: [everythingBin, 'stdio'],
+  enabled_tools: ['echo', 'get-sum', 'trigger-long-running-operation'],
+};
 const memory = () => ({ transport: 'stdio', command: process.execPath, args: [memoryBin], env: { MEMORY_FILE_PATH: '${HERMES_TEST_MEMORY_FILE}' } });
-const webServer = () => ({ transport: 'http', url: web.url, headers: { authorization: 'Bearer ${HERMES_TEST_MCP_TOKEN}' }, tools: { fail: { timeout_ms: 5000 } } });
+const webServer = () => ({
+  transport: 'http',
+  url: web.url,
+  headers: { authorization: 'Bearer ${HERMES_TEST_MCP_TOKEN}' },
+  tools: { fail: { timeout_ms: 5000 } },
+});
 
 const config = (servers: Record<string, unknown>): void => rig.writeConfig(servers);
 const toolNames = (): Promise<string[]> => offered(bus);
@@ -53,7 +63,13 @@ describe('MCP servers as tool providers', () => {
 
   it('names the bad field of an invalid server and runs the others', async () => {
     const s = await status();
-    expect(s.problems).toEqual([expect.objectContaining({ server: 'broken', field: 'transport', message: expect.stringContaining('server "broken": transport: must be "stdio" or "http"') })]);
+    expect(s.problems).toEqual([
+      expect.objectContaining({
+        server: 'broken',
+        field: 'transport',
+        message: expect.stringContaining('server "broken": transport: must be "stdio" or "http"'),
+      }),
+    ]);
     expect(s.servers.map((x) => x.name)).toEqual(['everything', 'memory', 'web']);
     // Secrets stay out of the status.
     expect(JSON.stringify(s)).not.toContain('sekret-token-value');
@@ -64,7 +80,11 @@ describe('MCP servers as tool providers', () => {
     const list = (await request(bus, contracts.toolsList, { roles: ['admin'] })).tools;
     const names = list.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['everything_echo', 'everything_get-sum', 'memory_read_graph', 'memory_create_entities', 'web_add']));
-    expect(names.filter((n) => n.startsWith('everything_')).sort()).toEqual(['everything_echo', 'everything_get-sum', 'everything_trigger-long-running-operation']);
+    expect(names.filter((n) => n.startsWith('everything_')).sort()).toEqual([
+      'everything_echo',
+      'everything_get-sum',
+      'everything_trigger-long-running-operation',
+    ]);
     expect(list.find((t) => t.name === 'everything_echo')?.description).toContain('tool "echo"');
     for (const n of names) expect(n).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
   });
@@ -85,7 +105,10 @@ describe('MCP servers as tool providers', () => {
   });
 
   it('turns isError into a tool error the model sees', async () => {
-    expect(await call('web_fail', {})).toMatchObject({ status: 'error', error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('the widget is broken') } });
+    expect(await call('web_fail', {})).toMatchObject({
+      status: 'error',
+      error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('the widget is broken') },
+    });
   });
 
   it('debug calls go through the toolbus; mcp call goes straight to the server; resources and prompts are listed and read', async () => {
@@ -138,7 +161,12 @@ describe('MCP servers as tool providers', () => {
   it('reload adds and removes servers without restarting the toolbus', async () => {
     config({ everything, web: webServer(), web2: { ...webServer(), pin_tools: true } });
     const report = await request(bus, contracts.mcpReload, {});
-    expect(report).toMatchObject({ added: ['web2'], removed: expect.arrayContaining(['memory']), unchanged: expect.arrayContaining(['everything', 'web']), problems: [] });
+    expect(report).toMatchObject({
+      added: ['web2'],
+      removed: expect.arrayContaining(['memory']),
+      unchanged: expect.arrayContaining(['everything', 'web']),
+      problems: [],
+    });
     await waitFor('web2_add', async () => (await toolNames()).includes('web2_add'));
     const names = await toolNames();
     expect(names.some((n) => n.startsWith('memory_'))).toBe(false);

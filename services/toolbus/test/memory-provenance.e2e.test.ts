@@ -3,7 +3,18 @@ import { DEFAULT_TEAM, contracts, type MemoryWriteJob, type TaskEvent } from '@h
 import { request, type Bus } from '@hermes/bus';
 import { eventually } from '@hermes/testkit';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
-import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, startStandInProvider, startTestToolbus, streamMessages, waitForTool } from './helpers.js';
+import {
+  callRequest,
+  callTool,
+  connect,
+  freshPrefix,
+  natsForFile,
+  remoteTool,
+  startStandInProvider,
+  startTestToolbus,
+  streamMessages,
+  waitForTool,
+} from './helpers.js';
 
 // A tool result is text from outside that the model reads; `remember` after one would let that text
 // write lasting memory. The toolbus decides from the task's own call records what came back before.
@@ -40,8 +51,16 @@ const approvalEvents = async (bus: Bus, taskId: string) =>
   );
 
 const remember = (taskId: string, step: number, content: string, callIndex = 0) =>
-  callRequest({ task_id: taskId, idempotency_key: `${taskId}:main:${step}:${callIndex}`, step, call_index: callIndex, tool: 'remember', arguments: JSON.stringify({ content }) });
-const readPage = (taskId: string, step: number) => callRequest({ task_id: taskId, idempotency_key: `${taskId}:main:${step}:0`, step, tool: 'read_page', arguments: '{"q":"bank"}' });
+  callRequest({
+    task_id: taskId,
+    idempotency_key: `${taskId}:main:${step}:${callIndex}`,
+    step,
+    call_index: callIndex,
+    tool: 'remember',
+    arguments: JSON.stringify({ content }),
+  });
+const readPage = (taskId: string, step: number) =>
+  callRequest({ task_id: taskId, idempotency_key: `${taskId}:main:${step}:0`, step, tool: 'read_page', arguments: '{"q":"bank"}' });
 
 describe('memory provenance', () => {
   it('remember with no tool result before it writes at once, with provenance model', async () => {
@@ -62,7 +81,10 @@ describe('memory provenance', () => {
       const parked = await callTool(bus, remember(taskId, 2, 'The user banks with EvilBank.'));
       expect(parked).toMatchObject({ status: 'pending_approval' });
       const [event] = await approvalEvents(bus, taskId);
-      expect(event!.data).toMatchObject({ kind: 'approval_needed', detail: { tool: 'remember', reason: 'untrusted_tool_result', after_tools: ['read_page'], arguments: { content: 'The user banks with EvilBank.' } } });
+      expect(event!.data).toMatchObject({
+        kind: 'approval_needed',
+        detail: { tool: 'remember', reason: 'untrusted_tool_result', after_tools: ['read_page'], arguments: { content: 'The user banks with EvilBank.' } },
+      });
       expect(await writeJobs(bus)).toEqual([]);
       const decided = await request(bus, contracts.toolApprovalDecide, { task_id: taskId, call_id: parked.call_id, decision, decided_by: 'alice' });
       expect(decided.status).toBe(decision === 'deny' ? 'denied' : 'approved');
@@ -75,7 +97,11 @@ describe('memory provenance', () => {
       source: { task_id: 't_allow' },
       provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_allow', approved_by: 'alice' },
     });
-    expect(await callTool(bus, remember('t_deny', 2, 'The user banks with EvilBank.'))).toMatchObject({ status: 'error', error: { code: 'approval_denied' }, replayed: true });
+    expect(await callTool(bus, remember('t_deny', 2, 'The user banks with EvilBank.'))).toMatchObject({
+      status: 'error',
+      error: { code: 'approval_denied' },
+      replayed: true,
+    });
   });
 
   it('only results the model could have read count: a parallel call of the same turn does not, a side-effecting untrusted tool does', async () => {
@@ -84,7 +110,9 @@ describe('memory provenance', () => {
     expect(await callTool(bus, readPage('t_same', 1))).toMatchObject({ status: 'ok' });
     expect(await callTool(bus, remember('t_same', 1, 'The user likes maps.', 1))).toMatchObject({ status: 'ok' });
     // A non-idempotent untrusted tool (its record is written by the running path) gates the next turn too.
-    expect(await callTool(bus, callRequest({ task_id: 't_count', idempotency_key: 't_count:main:1:0', step: 1, tool: 'page_count', arguments: '{}' }))).toMatchObject({ status: 'ok' });
+    expect(
+      await callTool(bus, callRequest({ task_id: 't_count', idempotency_key: 't_count:main:1:0', step: 1, tool: 'page_count', arguments: '{}' })),
+    ).toMatchObject({ status: 'ok' });
     expect(await callTool(bus, remember('t_count', 2, 'The user has three pages.'))).toMatchObject({ status: 'pending_approval' });
   });
 

@@ -103,7 +103,9 @@ describe('provider identity', () => {
 
   it('applies policy pinned in TOOL_PROVIDER_POLICY whatever the provider announces, and keeps pinned names to their provider', async () => {
     const bus = await rig({
-      TOOL_PROVIDER_POLICY: { 'sec-tools': { tools: ['transfer', 'balance'], pin: { transfer: { require_confirm: true, roles: ['finance'], timeout_ms: 5000 } } } },
+      TOOL_PROVIDER_POLICY: {
+        'sec-tools': { tools: ['transfer', 'balance'], pin: { transfer: { require_confirm: true, roles: ['finance'], timeout_ms: 5000 } } },
+      },
     });
     // Announced without approval, roles or timeout, plus a tool it is not allowed to offer.
     await provider(bus, 'sec-tools', [remoteTool('transfer'), remoteTool('balance'), remoteTool('wire')]);

@@ -24,14 +24,21 @@ import { natsHandles } from '@hermes/bus/internal';
 
 const PROVIDERS = ['sec-tools', 'evil-tools'];
 const secret = () => randomBytes(12).toString('hex');
-const passwords = new Map<string, string>([...NATS_USERS.map((u) => [passwordVariableFor(u), secret()] as const), ...PROVIDERS.map((p) => [providerPasswordVariableFor(p), secret()] as const)]);
+const passwords = new Map<string, string>([
+  ...NATS_USERS.map((u) => [passwordVariableFor(u), secret()] as const),
+  ...PROVIDERS.map((p) => [providerPasswordVariableFor(p), secret()] as const),
+]);
 
 let nats: NatsServerHandle;
 let toolbus: Toolbus;
 const clients: Bus[] = [];
 
 async function login(user: string, password: string, inboxPrefix: string, lines?: string[]): Promise<Bus> {
-  const logger = createLogger({ service: 'provider-perm-test', level: lines ? 'info' : 'silent', ...(lines ? { destination: { write: (l: string) => void lines.push(l) } } : {}) });
+  const logger = createLogger({
+    service: 'provider-perm-test',
+    level: lines ? 'info' : 'silent',
+    ...(lines ? { destination: { write: (l: string) => void lines.push(l) } } : {}),
+  });
   const bus = await Bus.connect({ servers: nats.url, name: user, logger, user, password, inboxPrefix, waitOnFirstConnect: false });
   clients.push(bus);
   return bus;
@@ -71,7 +78,16 @@ describe('provider users of the generated NATS config', () => {
     // The toolbus reaches it on its exec subject (as the toolbus user), and it answers.
     const runtime = await asService('runtime');
     const reply = await request(runtime, contracts.toolCall, {
-      idempotency_key: 't_perm:main:1:0', task_id: 't_perm', subtask_id: 'main', step: 1, call_index: 0, tool_call_id: 'c1', user_id: 'u1', roles: [], tool: 'sec_balance', arguments: '{}',
+      idempotency_key: 't_perm:main:1:0',
+      task_id: 't_perm',
+      subtask_id: 'main',
+      step: 1,
+      call_index: 0,
+      tool_call_id: 'c1',
+      user_id: 'u1',
+      roles: [],
+      tool: 'sec_balance',
+      arguments: '{}',
     });
     expect(reply).toMatchObject({ status: 'ok', result: 42 });
     expect(violations(providerUserFor('sec-tools'))).toEqual([]);
@@ -84,12 +100,18 @@ describe('provider users of the generated NATS config', () => {
     const forged = { provider: 'sec-tools', instance_id: 'evil', tools: [remoteTool('sec_export')], ttl_ms: 60_000 };
     await evil.publish(contracts.toolProvidersAnnounce, forged, { subject: evil.subjects.toolProviderAnnounce('sec-tools') });
     expect(await loggedViolation(providerUserFor('evil-tools'), /Publish Violation.*Subject "hermes\.toolbus\.providers\.announce\.sec-tools"/)).toBeDefined();
-    await expect.poll(() => lines.join(''), { timeout: 3000 }).toMatch(/Permissions Violation for Publish to \\"hermes\.toolbus\.providers\.announce\.sec-tools\\"/i);
+    await expect
+      .poll(() => lines.join(''), { timeout: 3000 })
+      .toMatch(/Permissions Violation for Publish to \\"hermes\.toolbus\.providers\.announce\.sec-tools\\"/i);
     // Nor in sec-tools' queue group on its exec subject.
     natsHandles(evil).nc.subscribe(evil.subjects.toolExec('sec-tools'), { queue: evil.subjects.queueGroup('tool-provider.sec-tools') });
     expect(await loggedViolation(providerUserFor('evil-tools'), /Subscription Violation.*Subject "hermes\.tools\.exec\.sec-tools"/)).toBeDefined();
     // Its own subject is fine, and its tool appears; the forged one never did.
-    await evil.publish(contracts.toolProvidersAnnounce, { provider: 'evil-tools', instance_id: 'evil', tools: [remoteTool('evil_ok')], ttl_ms: 60_000 }, { subject: evil.subjects.toolProviderAnnounce('evil-tools') });
+    await evil.publish(
+      contracts.toolProvidersAnnounce,
+      { provider: 'evil-tools', instance_id: 'evil', tools: [remoteTool('evil_ok')], ttl_ms: 60_000 },
+      { subject: evil.subjects.toolProviderAnnounce('evil-tools') },
+    );
     const cli = await asService('cli');
     await waitForTool(cli, 'evil_ok');
     expect((await request(cli, contracts.toolsList, {})).tools.map((t) => t.name)).not.toContain('sec_export');

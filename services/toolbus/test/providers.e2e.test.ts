@@ -27,7 +27,11 @@ describe('toolsList over NATS', () => {
   it('lists built-in and remote tools, filtered by roles and the allow-list', async () => {
     const bus = await busOnFreshPrefix();
     await toolbusOn(bus);
-    const p = await startStandInProvider(bus, { provider: 'hr', tools: [remoteTool('hr_lookup'), remoteTool('hr_fire', { roles: ['hr_admin'] })], run: async () => 'ok' });
+    const p = await startStandInProvider(bus, {
+      provider: 'hr',
+      tools: [remoteTool('hr_lookup'), remoteTool('hr_fire', { roles: ['hr_admin'] })],
+      run: async () => 'ok',
+    });
     cleanups.push(() => p.stop());
     await waitForTool(bus, 'hr_lookup');
     expect(await listNames(bus, { roles: ['member'] })).toEqual(['time_now', 'echo', 'date_add', 'date_diff', 'http_get', 'remember', 'recall', 'hr_lookup']);
@@ -54,7 +58,11 @@ describe('remote providers', () => {
     p.stopAnnouncing();
     await expect.poll(() => listNames(bus), { timeout: 2500, interval: 100 }).not.toContain('temp_tool');
     // For a while after, a call of it is answered as retryable (the provider may be restarting).
-    expect((await callTool(bus, callRequest({ tool: 'temp_tool' }))).error).toMatchObject({ code: 'provider_unavailable', retryable: true, message: expect.stringContaining('provider "temp" stopped announcing') });
+    expect((await callTool(bus, callRequest({ tool: 'temp_tool' }))).error).toMatchObject({
+      code: 'provider_unavailable',
+      retryable: true,
+      message: expect.stringContaining('provider "temp" stopped announcing'),
+    });
     expect((await callTool(bus, callRequest({ tool: 'never_announced' }))).error).toMatchObject({ code: 'tool_not_found' });
   });
 
@@ -89,8 +97,15 @@ describe('remote providers', () => {
     await toolbusOn(bus);
     const first = await startStandInProvider(bus, { provider: 'first', tools: [remoteTool('lookup')], run: async () => 'from first' });
     await waitForTool(bus, 'lookup');
-    const second = await startStandInProvider(bus, { provider: 'second', tools: [remoteTool('lookup'), remoteTool('second_only')], run: async () => 'from second' });
-    cleanups.push(() => first.stop(), () => second.stop());
+    const second = await startStandInProvider(bus, {
+      provider: 'second',
+      tools: [remoteTool('lookup'), remoteTool('second_only')],
+      run: async () => 'from second',
+    });
+    cleanups.push(
+      () => first.stop(),
+      () => second.stop(),
+    );
     await waitForTool(bus, 'second_only');
     expect(await callTool(bus, callRequest({ tool: 'lookup' }))).toMatchObject({ status: 'ok', result: { result: 'from first' } });
     expect((await listNames(bus)).filter((n) => n === 'lookup')).toHaveLength(1);
@@ -99,9 +114,24 @@ describe('remote providers', () => {
   it('keeps serving a provider while any of its instances announces', async () => {
     const bus = await busOnFreshPrefix();
     await toolbusOn(bus);
-    const a = await startStandInProvider(bus, { provider: 'multi', instanceId: 'multi-a', tools: [remoteTool('multi_tool')], ttlMs: 1000, run: async () => 'a' });
-    const b = await startStandInProvider(bus, { provider: 'multi', instanceId: 'multi-b', tools: [remoteTool('multi_tool')], ttlMs: 1000, run: async () => 'b' });
-    cleanups.push(() => a.stop(), () => b.stop());
+    const a = await startStandInProvider(bus, {
+      provider: 'multi',
+      instanceId: 'multi-a',
+      tools: [remoteTool('multi_tool')],
+      ttlMs: 1000,
+      run: async () => 'a',
+    });
+    const b = await startStandInProvider(bus, {
+      provider: 'multi',
+      instanceId: 'multi-b',
+      tools: [remoteTool('multi_tool')],
+      ttlMs: 1000,
+      run: async () => 'b',
+    });
+    cleanups.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
     await waitForTool(bus, 'multi_tool');
     a.stop();
     await new Promise((r) => setTimeout(r, 1300));

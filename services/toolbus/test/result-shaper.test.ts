@@ -20,7 +20,9 @@ describe('shapeResult', () => {
     const shaped = shapeResult({ result: 'x'.repeat(5000) }, 1000, 't_1.main.1.0');
     expect(shaped.truncated).toBe(true);
     expect(JSON.stringify(shaped.result).length).toBeLessThanOrEqual(1000);
-    expect((shaped.result as { result: string }).result).toMatch(/^x+\n…\[truncated: the first \d+ of 5000 characters; the full result is kept as t_1\.main\.1\.0\]$/);
+    expect((shaped.result as { result: string }).result).toMatch(
+      /^x+\n…\[truncated: the first \d+ of 5000 characters; the full result is kept as t_1\.main\.1\.0\]$/,
+    );
   });
 
   it('turns a long structured result into the start of its JSON text, still within the limit', () => {

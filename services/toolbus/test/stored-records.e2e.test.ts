@@ -3,7 +3,18 @@ import { RemoteError, type Bus } from '@hermes/bus';
 import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
 import { cacheKey } from '../src/result-cache.js';
 import { eventually } from '@hermes/testkit';
-import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, startStandInProvider, startTestToolbus, waitForTool, type StandInProvider } from './helpers.js';
+import {
+  callRequest,
+  callTool,
+  connect,
+  freshPrefix,
+  natsForFile,
+  remoteTool,
+  startStandInProvider,
+  startTestToolbus,
+  waitForTool,
+  type StandInProvider,
+} from './helpers.js';
 
 const nats = natsForFile();
 const cleanups = nats.cleanups;

@@ -4,7 +4,20 @@ import type { Bus } from '@hermes/bus';
 import { toolCallIdFor, type ToolCallRequest } from '@hermes/contracts';
 import { eventually } from '@hermes/testkit';
 import type { Toolbus } from '../src/toolbus.js';
-import { auditRecords, callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, sleep, type StandInProvider, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
+import {
+  auditRecords,
+  callRequest,
+  callTool,
+  connect,
+  freshPrefix,
+  natsForFile,
+  remoteTool,
+  sleep,
+  type StandInProvider,
+  startStandInProvider,
+  startTestToolbus,
+  waitForTool,
+} from './helpers.js';
 import { natsHandles } from '@hermes/bus/internal';
 
 const nats = natsForFile();
@@ -132,7 +145,11 @@ describe('timeouts', () => {
       await bus.drain();
     });
     const started = Date.now();
-    expect((await callTool(bus, callRequest({ tool: 'stuck' }))).error).toMatchObject({ code: 'tool_timeout', retryable: true, message: 'tool "stuck" did not finish within 200 ms' });
+    expect((await callTool(bus, callRequest({ tool: 'stuck' }))).error).toMatchObject({
+      code: 'tool_timeout',
+      retryable: true,
+      message: 'tool "stuck" did not finish within 200 ms',
+    });
     expect(Date.now() - started).toBeLessThan(1000);
     expect(aborted).toBe(true);
   });
@@ -140,10 +157,14 @@ describe('timeouts', () => {
   it('reports a provider nobody serves, once its tool timeout has passed without one coming back, as provider_unavailable, and a provider error as tool_failed', async () => {
     const { bus } = await setup();
     // A short tool timeout: the toolbus asks a provider nobody serves again until it runs out.
-    const gone = await provider(bus, bus, { provider: 'flaky', tools: [remoteTool('flaky_tool', { timeout_ms: 1500 }), remoteTool('broken_tool')], run: async (r) => {
-      if (r.tool === 'broken_tool') throw new Error('database is read-only');
-      return 'fine';
-    } });
+    const gone = await provider(bus, bus, {
+      provider: 'flaky',
+      tools: [remoteTool('flaky_tool', { timeout_ms: 1500 }), remoteTool('broken_tool')],
+      run: async (r) => {
+        if (r.tool === 'broken_tool') throw new Error('database is read-only');
+        return 'fine';
+      },
+    });
     expect((await callTool(bus, callRequest({ tool: 'broken_tool' }))).error).toMatchObject({ code: 'tool_failed', message: 'database is read-only' });
     gone.stop();
     // Still announced within its TTL, but nobody answers.
@@ -173,14 +194,22 @@ describe('exactly once', () => {
     expect(first.replayed).toBeUndefined();
     expect(second).toEqual({ ...first, replayed: true });
     expect(p.received).toHaveLength(1);
-    expect(p.received[0]).toMatchObject({ idempotency_key: req.idempotency_key, arguments: { q: 'a' }, context: { task_id: req.task_id, user_id: 'u1', roles: ['member'] } });
+    expect(p.received[0]).toMatchObject({
+      idempotency_key: req.idempotency_key,
+      arguments: { q: 'a' },
+      context: { task_id: req.task_id, user_id: 'u1', roles: ['member'] },
+    });
   });
 
   it('answers a side-effect-free call before its one record is written; a resumed runtime replays that record', async () => {
     const { bus } = await setup();
     const kv = await bus.kv('toolCalls');
     const writes = async () => (await kv.status()).streamInfo.state.last_seq;
-    const p = await provider(bus, bus, { provider: 'pure', tools: [{ ...remoteTool('upper'), idempotent: true }], run: async (r) => ({ q: String(r.arguments.q).toUpperCase(), run: p.received.length }) });
+    const p = await provider(bus, bus, {
+      provider: 'pure',
+      tools: [{ ...remoteTool('upper'), idempotent: true }],
+      run: async (r) => ({ q: String(r.arguments.q).toUpperCase(), run: p.received.length }),
+    });
     const before = await writes();
     const req = callRequest({ tool: 'upper', arguments: '{"q": "a"}' });
     const first = await callTool(bus, req);
@@ -322,7 +351,14 @@ describe('results', () => {
     const { bus } = await setup();
     const p = await provider(bus, bus, {
       provider: 'geo',
-      tools: [{ ...remoteTool('geocode'), parameters: { type: 'object', properties: { q: { type: 'string' }, lang: { type: 'string' } } }, idempotent: true, cache_ttl_ms: 60_000 }],
+      tools: [
+        {
+          ...remoteTool('geocode'),
+          parameters: { type: 'object', properties: { q: { type: 'string' }, lang: { type: 'string' } } },
+          idempotent: true,
+          cache_ttl_ms: 60_000,
+        },
+      ],
       run: async (r) => ({ place: r.arguments.q, runs: p.received.length }),
     });
     const first = await callTool(bus, callRequest({ tool: 'geocode', arguments: '{"q": "Paris", "lang": "fr"}' }));
@@ -361,7 +397,14 @@ describe('audit', () => {
       ['ok', false, true, null],
       ['error', false, false, 'invalid_arguments'],
     ]);
-    expect(audit[0]).toMatchObject({ call_id: replies[0]!.call_id, idempotency_key: ok.idempotency_key, user_id: 'u1', roles: ['member'], provider: 'kb', arguments: '{"q": "refunds"}' });
+    expect(audit[0]).toMatchObject({
+      call_id: replies[0]!.call_id,
+      idempotency_key: ok.idempotency_key,
+      user_id: 'u1',
+      roles: ['member'],
+      provider: 'kb',
+      arguments: '{"q": "refunds"}',
+    });
     expect(Buffer.byteLength(audit[3]!.arguments)).toBeLessThanOrEqual(4096);
   });
 });

@@ -36,7 +36,8 @@ async function inNewTrace<T>(name: string, fn: () => Promise<T>): Promise<{ span
   }
 }
 
-const finished = (name: string): Promise<ReadableSpan> => eventually(() => exporter.getFinishedSpans().find((s) => s.name === name), 5000, `a finished span "${name}"`);
+const finished = (name: string): Promise<ReadableSpan> =>
+  eventually(() => exporter.getFinishedSpans().find((s) => s.name === name), 5000, `a finished span "${name}"`);
 
 /** A span's parent, once it has finished too: a parent ends after its children, so it is exported later (a loaded machine shows the gap). */
 const parentOf = (s: ReadableSpan): Promise<ReadableSpan> =>
@@ -54,7 +55,12 @@ describe('toolbus spans', () => {
     const exec = await finished('execute_tool echo');
     expect(exec.spanContext().traceId).toBe(caller.spanContext().traceId);
     expect((await parentOf(exec)).name).toBe('process toolCall');
-    expect(exec.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'echo', 'gen_ai.tool.call.id': 'call_model_7', 'hermes.tool.provider': 'builtin' });
+    expect(exec.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'echo',
+      'gen_ai.tool.call.id': 'call_model_7',
+      'hermes.tool.provider': 'builtin',
+    });
     expect(exec.attributes['gen_ai.tool.call.arguments']).toBeUndefined();
     expect(exec.attributes['gen_ai.tool.call.result']).toBeUndefined();
   });
@@ -65,7 +71,13 @@ describe('toolbus spans', () => {
     const toolbus = await startTestToolbus(bus);
     const provider = await startStandInProvider(bus, {
       provider: 'bank',
-      tools: [{ ...remoteTool('wire_money'), require_confirm: true, parameters: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] } }],
+      tools: [
+        {
+          ...remoteTool('wire_money'),
+          require_confirm: true,
+          parameters: { type: 'object', properties: { amount: { type: 'integer' } }, required: ['amount'] },
+        },
+      ],
       run: async (r) => ({ sent: r.arguments.amount }),
     });
     cleanups.push(async () => (provider.stop(), await toolbus.stop(2000), await bus.drain()));

@@ -48,7 +48,10 @@ export async function startBroker(startStack: (modelBaseUrl: string) => Promise<
   return {
     url,
     async close() {
-      await started?.then((s) => s.stop(), () => undefined);
+      await started?.then(
+        (s) => s.stop(),
+        () => undefined,
+      );
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await idle.close();

@@ -19,7 +19,9 @@ export const cancelCommand: Command = {
     const taskId = taskIdArg(positionals[0]);
     const bus = await ctx.bus();
     const reason = typeof values.reason === 'string' ? values.reason : 'cancelled from the hermes CLI';
-    const view = await askService('dispatcher', () => request(bus, contracts.taskCancel, { task_id: taskId, reason }), { notFound: () => `task ${taskId} not found` });
+    const view = await askService('dispatcher', () => request(bus, contracts.taskCancel, { task_id: taskId, reason }), {
+      notFound: () => `task ${taskId} not found`,
+    });
     writeLine(ctx.stdout, values.json === true ? JSON.stringify(view, null, 2) : formatTaskView(view));
     return view.status === 'cancelled' ? EXIT.ok : EXIT.failed;
   },

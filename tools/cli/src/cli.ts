@@ -17,7 +17,25 @@ import { traceCommand } from './trace-command.js';
 import { tasksCommand } from './tasks-command.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
-export const COMMANDS: readonly Command[] = [runCommand, statusCommand, traceCommand, tasksCommand, cancelCommand, llmStatusCommand, llmCapacityCommand, approveCommand, auditCommand, sessionSummarizeCommand, sessionListCommand, sessionShowCommand, sessionDeleteCommand, ...MEMORY_COMMANDS, ...MCP_COMMANDS, ...DEADLETTER_COMMANDS, ...SCHEDULE_COMMANDS];
+export const COMMANDS: readonly Command[] = [
+  runCommand,
+  statusCommand,
+  traceCommand,
+  tasksCommand,
+  cancelCommand,
+  llmStatusCommand,
+  llmCapacityCommand,
+  approveCommand,
+  auditCommand,
+  sessionSummarizeCommand,
+  sessionListCommand,
+  sessionShowCommand,
+  sessionDeleteCommand,
+  ...MEMORY_COMMANDS,
+  ...MCP_COMMANDS,
+  ...DEADLETTER_COMMANDS,
+  ...SCHEDULE_COMMANDS,
+];
 
 const ENVIRONMENT = [
   ['NATS_URL', 'NATS servers, comma-separated (default nats://127.0.0.1:4222)'],

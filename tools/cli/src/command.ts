@@ -86,7 +86,11 @@ export function writeLine(out: Writable, line: string): void {
 
 /** The `--team` option of every command whose user ids belong to a team. */
 export const TEAM_OPTION = {
-  team: { type: 'string', valueName: 'team', description: 'the team the user belongs to (default: $HERMES_TEAM or the default team); a user id means a user only inside its team' },
+  team: {
+    type: 'string',
+    valueName: 'team',
+    description: 'the team the user belongs to (default: $HERMES_TEAM or the default team); a user id means a user only inside its team',
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 /** The team of `--team` (or $HERMES_TEAM), checked before anything is sent; the default team when neither is given. */

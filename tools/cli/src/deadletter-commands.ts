@@ -9,13 +9,16 @@ const clip = (text: string, max = 70) => (text.length > max ? `${text.slice(0, m
 
 function seqArg(raw: string | undefined): number {
   const seq = Number(raw);
-  if (!raw || !Number.isInteger(seq) || seq < 1) throw new UsageError(`"${raw ?? ''}" is not a dead-letter sequence (the SEQ column of hermes deadletter list)`);
+  if (!raw || !Number.isInteger(seq) || seq < 1)
+    throw new UsageError(`"${raw ?? ''}" is not a dead-letter sequence (the SEQ column of hermes deadletter list)`);
   return seq;
 }
 
 function missingStream(bus: Bus) {
   return (err: Error): never => {
-    throw new CliError(`there is no dead-letter stream ${bus.subjects.streams.deadLetters} (is the dispatcher running on this NATS?)`, EXIT.failed, { cause: err });
+    throw new CliError(`there is no dead-letter stream ${bus.subjects.streams.deadLetters} (is the dispatcher running on this NATS?)`, EXIT.failed, {
+      cause: err,
+    });
   };
 }
 
@@ -28,7 +31,13 @@ async function latestDeadLetters(bus: Bus, o: { stream?: string; limit: number; 
   // stream's records are spread out, and are read from the start.
   const last = o.stream ? undefined : await lastSeqOf(bus, { stream: dlStream, subject, onMissingStream });
   const afterSeq = last !== undefined ? Math.max(0, last - o.limit) : undefined;
-  const messages = await replaySubject(bus, { stream: dlStream, subject, onMissingStream, ...(afterSeq ? { afterSeq } : {}), ...(o.signal ? { signal: o.signal } : {}) });
+  const messages = await replaySubject(bus, {
+    stream: dlStream,
+    subject,
+    onMissingStream,
+    ...(afterSeq ? { afterSeq } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
   return messages.slice(-o.limit).flatMap((m) => {
     const checked = validate(DeadLetter, m.value);
     return checked.ok ? [{ seq: m.seq, record: checked.value }] : [];
@@ -78,7 +87,15 @@ export const deadLetterListCommand: Command = {
       for (const { seq, record } of letters) writeLine(ctx.stdout, JSON.stringify({ seq, ...record }));
       return EXIT.ok;
     }
-    const rows = letters.map(({ seq, record: r }) => [String(seq), r.dead_lettered_at, r.stream, String(r.stream_seq), r.consumer, String(r.deliveries), clip(errorText(r))]);
+    const rows = letters.map(({ seq, record: r }) => [
+      String(seq),
+      r.dead_lettered_at,
+      r.stream,
+      String(r.stream_seq),
+      r.consumer,
+      String(r.deliveries),
+      clip(errorText(r)),
+    ]);
     writeLine(ctx.stdout, formatTable([['SEQ', 'DEAD-LETTERED', 'STREAM', 'STREAM SEQ', 'CONSUMER', 'DELIVERIES', 'ERROR'], ...rows]));
     return EXIT.ok;
   },
@@ -119,7 +136,9 @@ function formatDeadLetter(seq: number, r: DeadLetter): string {
   lines.push('headers:');
   for (const [name, list] of Object.entries(r.headers)) for (const v of list) lines.push(`  ${name}: ${v}`);
   lines.push(`body (${r.payload_bytes} bytes):`);
-  lines.push(r.payload === undefined ? '  (not kept: too large for its record; cannot be replayed)' : indentBody(Buffer.from(r.payload, 'base64').toString('utf8')));
+  lines.push(
+    r.payload === undefined ? '  (not kept: too large for its record; cannot be replayed)' : indentBody(Buffer.from(r.payload, 'base64').toString('utf8')),
+  );
   return lines.join('\n');
 }
 
@@ -163,7 +182,8 @@ export const deadLetterReplayCommand: Command = {
     const seq = seqArg(positionals[0]);
     const bus = await ctx.bus();
     const r = await deadLetterAt(bus, seq);
-    if (r.payload === undefined) throw new CliError(`dead letter ${seq} kept no body (${r.payload_bytes} bytes were too large for its record): it cannot be replayed`);
+    if (r.payload === undefined)
+      throw new CliError(`dead letter ${seq} kept no body (${r.payload_bytes} bytes were too large for its record): it cannot be replayed`);
     return replay(ctx, bus, seq, r);
   },
 };
@@ -173,7 +193,10 @@ async function replay(ctx: CommandContext, bus: Bus, seq: number, r: DeadLetter)
   const msgId = `replay:${seq}:${originalId ?? `${r.stream}:${r.stream_seq}`}`;
   const ack = await republishDeadLetter(bus, r, msgId);
   if (ack.duplicate) {
-    writeLine(ctx.stdout, `dead letter ${seq} was already replayed (${ack.stream} seq ${ack.seq}, Nats-Msg-Id ${msgId}); JetStream dropped this one as a duplicate`);
+    writeLine(
+      ctx.stdout,
+      `dead letter ${seq} was already replayed (${ack.stream} seq ${ack.seq}, Nats-Msg-Id ${msgId}); JetStream dropped this one as a duplicate`,
+    );
   } else {
     writeLine(ctx.stdout, `replayed dead letter ${seq} to ${r.subject}: ${ack.stream} seq ${ack.seq} (Nats-Msg-Id ${msgId})`);
   }

@@ -94,7 +94,10 @@ export function formatPlan(plan: NonNullable<TaskView['plan']>): string {
     const why = s.error && s.status !== 'succeeded' ? ` [${s.error.code}]` : '';
     lines.push(`  ${'  '.repeat(levelOf(s.id))}${MARK[s.status] ?? '?'} ${s.id} ${s.status}${tries}${why}${after}: ${s.intent}`);
   }
-  if (plan.job) lines.push(`  waiting for ${plan.job.kind === 'compose' ? 'the compose job' : plan.job.purpose === 'replan' ? 'a re-plan' : 'the planner'} (${plan.job.job_id})`);
+  if (plan.job)
+    lines.push(
+      `  waiting for ${plan.job.kind === 'compose' ? 'the compose job' : plan.job.purpose === 'replan' ? 'a re-plan' : 'the planner'} (${plan.job.job_id})`,
+    );
   return lines.join('\n');
 }
 

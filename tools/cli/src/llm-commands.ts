@@ -54,7 +54,14 @@ export const llmStatusCommand: Command = {
       // Each pool with its servers; a pool only known from its profiles (no call yet) has just those.
       const names = [...new Set([...pools.map((p) => p.pool), ...profiles.map((p) => p.pool)])].sort();
       const servers = (pool: string) => profiles.filter((p) => p.pool === pool);
-      writeLine(ctx.stdout, JSON.stringify(names.map((pool) => ({ ...(pools.find((p) => p.pool === pool) ?? { pool }), servers: servers(pool) })), null, 2));
+      writeLine(
+        ctx.stdout,
+        JSON.stringify(
+          names.map((pool) => ({ ...(pools.find((p) => p.pool === pool) ?? { pool }), servers: servers(pool) })),
+          null,
+          2,
+        ),
+      );
       return EXIT.ok;
     }
     if (pools.length === 0) writeLine(ctx.stdout, `no pool has been used yet (a pool appears in ${name} with its first LLM call)`);

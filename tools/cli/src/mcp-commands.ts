@@ -32,9 +32,19 @@ function statusTable(s: McpStatusReply): string {
     `MCP servers of toolbus replica ${s.toolbus_id} (each replica runs its own; another may differ)`,
     ...(s.config_file ? [`config ${s.config_file}${s.loaded_at ? ` (loaded ${s.loaded_at})` : ''}`] : []),
   ];
-  const rows = s.servers.map((x) => [x.name, x.transport + (x.http_mode ? `/${x.http_mode}` : ''), x.state, x.health, String(x.restarts), String(x.tools.length), x.last_error ?? '-']);
+  const rows = s.servers.map((x) => [
+    x.name,
+    x.transport + (x.http_mode ? `/${x.http_mode}` : ''),
+    x.state,
+    x.health,
+    String(x.restarts),
+    String(x.tools.length),
+    x.last_error ?? '-',
+  ]);
   lines.push(formatTable([['SERVER', 'TRANSPORT', 'STATE', 'HEALTH', 'RESTARTS', 'TOOLS', 'LAST ERROR'], ...rows]));
-  for (const x of s.servers) for (const c of x.changed_tools) lines.push(`changed: ${x.name} tool "${c.tool}" at ${c.detected_at}${c.held ? ' — hidden until `hermes mcp approve-change`' : ''}`);
+  for (const x of s.servers)
+    for (const c of x.changed_tools)
+      lines.push(`changed: ${x.name} tool "${c.tool}" at ${c.detected_at}${c.held ? ' — hidden until `hermes mcp approve-change`' : ''}`);
   for (const p of s.problems) lines.push(`config problem: ${p.message}`);
   for (const k of s.skipped_tools) lines.push(`skipped: ${k.server} tool "${k.tool}": ${k.reason}`);
   return lines.join('\n');
@@ -93,7 +103,9 @@ export const mcpCallCommand: Command = {
     const timeoutMs = timeout === undefined ? 30_000 : Number(timeout);
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new UsageError('--timeout must be a positive integer (ms)');
     const bus = await ctx.bus();
-    const r = await ask(() => request(bus, contracts.mcpCall, { server, tool, arguments: parseObject(args, 'the arguments'), timeout_ms: timeoutMs }, { timeoutMs: timeoutMs + 5000 }));
+    const r = await ask(() =>
+      request(bus, contracts.mcpCall, { server, tool, arguments: parseObject(args, 'the arguments'), timeout_ms: timeoutMs }, { timeoutMs: timeoutMs + 5000 }),
+    );
     printJson(ctx, r.result);
     return r.result.isError === true ? EXIT.failed : EXIT.ok;
   },
@@ -188,4 +200,12 @@ export const toolsCallCommand: Command = {
 };
 
 /** The `tools` and `mcp` rows of the command table. */
-export const MCP_COMMANDS: readonly Command[] = [toolsListCommand, toolsCallCommand, mcpStatusCommand, mcpReloadCommand, mcpCallCommand, mcpResourcesCommand, mcpApproveChangeCommand];
+export const MCP_COMMANDS: readonly Command[] = [
+  toolsListCommand,
+  toolsCallCommand,
+  mcpStatusCommand,
+  mcpReloadCommand,
+  mcpCallCommand,
+  mcpResourcesCommand,
+  mcpApproveChangeCommand,
+];

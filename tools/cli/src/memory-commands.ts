@@ -21,7 +21,16 @@ function numberOption(values: OptionValues, name: string, check: (n: number) => 
 const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 function memoryTable(memories: readonly LongTermMemory[]): string {
-  const rows = memories.map((m) => [m.memory_id, m.type, m.status, m.confidence.toFixed(2), m.created_at.slice(0, 10), m.last_recalled_at?.slice(0, 10) ?? '-', provenanceLabel(m.provenance), clip(m.content)]);
+  const rows = memories.map((m) => [
+    m.memory_id,
+    m.type,
+    m.status,
+    m.confidence.toFixed(2),
+    m.created_at.slice(0, 10),
+    m.last_recalled_at?.slice(0, 10) ?? '-',
+    provenanceLabel(m.provenance),
+    clip(m.content),
+  ]);
   return formatTable([['ID', 'TYPE', 'STATUS', 'CONF', 'CREATED', 'RECALLED', 'FROM', 'CONTENT'], ...rows]);
 }
 
@@ -49,13 +58,12 @@ export const memoryListCommand: Command = {
     if (status !== undefined && !validate(MemoryStatus, status).ok) throw new UsageError('--status must be active, superseded, archived or deleted');
     const limit = numberOption(values, 'limit', (n) => Number.isInteger(n) && n >= 1 && n <= 1000, 'a whole number from 1 to 1000');
     const reply = await request(await ctx.bus(), contracts.memoryList, {
-      user_id: userId, ...teamField(teamOption(values, ctx.env)),
+      user_id: userId,
+      ...teamField(teamOption(values, ctx.env)),
       ...(status !== undefined ? { status: status as MemoryStatus } : {}),
       ...(limit !== undefined ? { limit } : {}),
     });
-    return print(ctx, values, reply, () =>
-      reply.memories.length === 0 ? `no memories for ${userId}` : memoryTable(reply.memories),
-    );
+    return print(ctx, values, reply, () => (reply.memories.length === 0 ? `no memories for ${userId}` : memoryTable(reply.memories)));
   },
 };
 
@@ -80,14 +88,21 @@ export const memoryRecallCommand: Command = {
     const minScore = numberOption(values, 'min-score', (n) => n >= 0 && n <= 1, 'a number from 0 to 1');
     // Recall stamps last_recalled_at, so debugging with it also keeps those memories from archival.
     const reply = await request(await ctx.bus(), contracts.memoryRecall, {
-      user_id: userId, ...teamField(teamOption(values, ctx.env)),
+      user_id: userId,
+      ...teamField(teamOption(values, ctx.env)),
       query,
       ...(k !== undefined ? { k } : {}),
       ...(minScore !== undefined ? { min_score: minScore } : {}),
     });
     return print(ctx, values, reply, () => {
       if (reply.memories.length === 0) return `nothing recalled for ${userId}`;
-      const rows = reply.memories.map((m) => [m.score.toFixed(3), m.similarity.toFixed(3), m.memory.memory_id, provenanceLabel(m.memory.provenance), clip(m.memory.content)]);
+      const rows = reply.memories.map((m) => [
+        m.score.toFixed(3),
+        m.similarity.toFixed(3),
+        m.memory.memory_id,
+        provenanceLabel(m.memory.provenance),
+        clip(m.memory.content),
+      ]);
       return `${formatTable([['SCORE', 'SIMILARITY', 'ID', 'FROM', 'CONTENT'], ...rows])}\n\n${reply.background}`;
     });
   },
@@ -96,7 +111,7 @@ export const memoryRecallCommand: Command = {
 /** `hermes memory forget <user>`: removes every memory and session of the user. */
 export const memoryForgetCommand: Command = {
   path: ['memory', 'forget'],
-  summary: "forget a user: delete every long-term memory and session of theirs",
+  summary: 'forget a user: delete every long-term memory and session of theirs',
   args: '<user>',
   minArgs: 1,
   maxArgs: 1,
@@ -119,7 +134,11 @@ export const memoryRestoreCommand: Command = {
   async execute({ values, positionals }, ctx) {
     const userId = userArg(positionals[0]);
     const memoryId = positionals[1];
-    const reply = await request(await ctx.bus(), contracts.memoryRestore, { user_id: userId, ...teamField(teamOption(values, ctx.env)), ...(memoryId !== undefined ? { memory_id: memoryId } : {}) });
+    const reply = await request(await ctx.bus(), contracts.memoryRestore, {
+      user_id: userId,
+      ...teamField(teamOption(values, ctx.env)),
+      ...(memoryId !== undefined ? { memory_id: memoryId } : {}),
+    });
     return print(ctx, values, reply, () =>
       reply.restored.length === 0 ? `no archived memories for ${userId}` : `restored ${reply.restored.length}:\n${memoryTable(reply.restored)}`,
     );

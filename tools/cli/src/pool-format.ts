@@ -21,7 +21,14 @@ const SERVER_HEADERS = ['POOL', 'ROLE', 'MODEL', 'PROVIDER', 'CONTEXT', 'SUPPORT
 
 /** Each role's server as its service reported it: profile, window (configured or detected, from what), and what it takes. */
 export function formatServerTable(profiles: readonly StoredPoolProfile[]): string {
-  const rows = profiles.map((p) => [p.pool, p.role, p.model, p.provider === p.provider_name ? p.provider : `${p.provider} (${p.provider_name})`, contextCell(p.context), supportsCell(p.supports)]);
+  const rows = profiles.map((p) => [
+    p.pool,
+    p.role,
+    p.model,
+    p.provider === p.provider_name ? p.provider : `${p.provider} (${p.provider_name})`,
+    contextCell(p.context),
+    supportsCell(p.supports),
+  ]);
   return formatTable([[...SERVER_HEADERS], ...rows]);
 }
 

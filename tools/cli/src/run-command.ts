@@ -30,7 +30,11 @@ export const runCommand: Command = {
     const bus = await ctx.bus();
     let taskId: string;
     try {
-      ({ taskId } = await submitTask(bus, { user_id: userId, goal, ...(sessionId ? { session_id: sessionId } : {}) }, { team, source: `/hermes/cli/${hostname()}` }));
+      ({ taskId } = await submitTask(
+        bus,
+        { user_id: userId, goal, ...(sessionId ? { session_id: sessionId } : {}) },
+        { team, source: `/hermes/cli/${hostname()}` },
+      ));
     } catch (err) {
       // nats.js reports a subject no stream captures as "jetstream is not enabled"; say what it means here.
       const why = (err as Error).name === 'JetStreamNotEnabled' ? `no stream takes ${bus.subjects.taskSubmit(team)}` : (err as Error).message;

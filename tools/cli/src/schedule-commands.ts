@@ -22,7 +22,16 @@ function printSchedule(ctx: CommandContext, s: ScheduleView, json: boolean): voi
   if (json) return writeLine(ctx.stdout, JSON.stringify(s, null, 2));
   writeLine(ctx.stdout, formatTable([['SCHEDULE', 'CRON', 'ZONE', 'MISSED', 'STATE', 'NEXT', 'FIRINGS', 'LAST TASK'], row(s)]));
 }
-const row = (s: ScheduleView) => [s.schedule_id, s.cron, s.timezone, s.missed, s.paused ? 'paused' : 'active', s.next_fire_at ?? '-', String(s.firings), s.last_task_id ?? '-'];
+const row = (s: ScheduleView) => [
+  s.schedule_id,
+  s.cron,
+  s.timezone,
+  s.missed,
+  s.paused ? 'paused' : 'active',
+  s.next_fire_at ?? '-',
+  String(s.firings),
+  s.last_task_id ?? '-',
+];
 
 /** `hermes schedule create --cron <expr> --goal <text>`: a task started on every firing. */
 const scheduleCreateCommand: Command = {
@@ -45,11 +54,20 @@ const scheduleCreateCommand: Command = {
     const tz = stringOption(values, 'tz');
     const missed = stringOption(values, 'missed');
     const id = stringOption(values, 'id');
-    const spec = { cron: stringOption(values, 'cron'), task: { goal: stringOption(values, 'goal') }, ...(tz ? { timezone: tz } : {}), ...(missed ? { missed } : {}), ...(id ? { schedule_id: id } : {}) };
+    const spec = {
+      cron: stringOption(values, 'cron'),
+      task: { goal: stringOption(values, 'goal') },
+      ...(tz ? { timezone: tz } : {}),
+      ...(missed ? { missed } : {}),
+      ...(id ? { schedule_id: id } : {}),
+    };
     const checked = validate(ScheduleSpec, spec);
-    if (!checked.ok) throw new UsageError(`invalid schedule: ${checked.issues.map((i) => `${i.path} ${i.message}`).join('; ')} (--cron and --goal are required)`);
+    if (!checked.ok)
+      throw new UsageError(`invalid schedule: ${checked.issues.map((i) => `${i.path} ${i.message}`).join('; ')} (--cron and --goal are required)`);
     const bus = await ctx.bus();
-    const view = await askService('dispatcher', () => request(bus, contracts.scheduleCreate, { ...ownerOf(values, ctx.env), spec: checked.value }), { explainErrors: true });
+    const view = await askService('dispatcher', () => request(bus, contracts.scheduleCreate, { ...ownerOf(values, ctx.env), spec: checked.value }), {
+      explainErrors: true,
+    });
     printSchedule(ctx, view, values.json === true);
     return EXIT.ok;
   },
@@ -66,7 +84,9 @@ const scheduleListCommand: Command = {
   async execute({ values }, ctx) {
     const owner = ownerOf(values, ctx.env);
     const bus = await ctx.bus();
-    const reply = await askService('dispatcher', () => request(bus, contracts.scheduleList, { ...owner, ...(values.all === true ? { user_id: null } : {}) }), { explainErrors: true });
+    const reply = await askService('dispatcher', () => request(bus, contracts.scheduleList, { ...owner, ...(values.all === true ? { user_id: null } : {}) }), {
+      explainErrors: true,
+    });
     if (values.json === true) writeLine(ctx.stdout, JSON.stringify(reply, null, 2));
     else writeLine(ctx.stdout, formatTable([['SCHEDULE', 'CRON', 'ZONE', 'MISSED', 'STATE', 'NEXT', 'FIRINGS', 'LAST TASK'], ...reply.schedules.map(row)]));
     return EXIT.ok;

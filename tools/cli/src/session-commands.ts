@@ -67,7 +67,12 @@ export const sessionListCommand: Command = {
     const userId = idArg(positionals[0], 'user');
     const limit = stringOption(values, 'limit');
     const cursor = stringOption(values, 'cursor');
-    const checked = validate(SessionListRequest, { user_id: userId, ...teamField(teamOption(values, ctx.env)), ...(limit ? { limit: Number(limit) } : {}), ...(cursor ? { cursor } : {}) });
+    const checked = validate(SessionListRequest, {
+      user_id: userId,
+      ...teamField(teamOption(values, ctx.env)),
+      ...(limit ? { limit: Number(limit) } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
     if (!checked.ok) throw new UsageError(`invalid options: ${checked.issues.map((i) => `${i.path} ${i.message}`).join('; ')}`);
     const bus = await ctx.bus();
     const reply = await askService('memory', () => request(bus, contracts.sessionList, checked.value), { explainErrors: true });
@@ -101,7 +106,12 @@ export const sessionShowCommand: Command = {
     const limit = rawLimit === undefined ? undefined : Number(rawLimit);
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000)) throw new UsageError('--limit must be a whole number from 1 to 1000');
     const bus = await ctx.bus();
-    const reply = await askService('memory', () => request(bus, contracts.sessionRead, { user_id: userId, ...teamField(teamOption(values, ctx.env)), session_id: sessionId, ...(limit ? { limit } : {}) }), { explainErrors: true });
+    const reply = await askService(
+      'memory',
+      () =>
+        request(bus, contracts.sessionRead, { user_id: userId, ...teamField(teamOption(values, ctx.env)), session_id: sessionId, ...(limit ? { limit } : {}) }),
+      { explainErrors: true },
+    );
     if (values.json === true) {
       writeLine(ctx.stdout, JSON.stringify(reply.messages, null, 2));
       return EXIT.ok;
@@ -127,7 +137,9 @@ export const sessionDeleteCommand: Command = {
     const sessionId = idArg(positionals[1], 'session');
     const team = teamOption(values, ctx.env);
     const bus = await ctx.bus();
-    const reply = await askService('memory', () => request(bus, contracts.sessionDelete, { user_id: userId, ...teamField(team), session_id: sessionId }), { explainErrors: true });
+    const reply = await askService('memory', () => request(bus, contracts.sessionDelete, { user_id: userId, ...teamField(team), session_id: sessionId }), {
+      explainErrors: true,
+    });
     if (!reply.deleted) throw new CliError(`no session ${sessionId} of user ${userId}`, EXIT.failed);
     writeLine(ctx.stdout, `deleted session ${sessionId} (${reply.messages} messages)`);
     return EXIT.ok;

@@ -34,12 +34,15 @@ export const tasksCommand: Command = {
     // and, with --all, lists every team's.
     const team = stringOption(values, 'team') !== undefined || ctx.env.HERMES_TEAM !== undefined ? teamOption(values, ctx.env) : undefined;
     const bus = await ctx.bus();
-    const reply = await askService('dispatcher', () => request(bus, contracts.taskList, checked.value, team === undefined ? {} : { subject: bus.subjects.teamTaskList(team) }));
+    const reply = await askService('dispatcher', () =>
+      request(bus, contracts.taskList, checked.value, team === undefined ? {} : { subject: bus.subjects.teamTaskList(team) }),
+    );
     if (values.json === true) {
       writeLine(ctx.stdout, JSON.stringify(reply, null, 2));
       return EXIT.ok;
     }
-    for (const t of reply.tasks) writeLine(ctx.stdout, `${t.task_id}  ${t.status.padEnd(9)}  ${t.created_at}  ${t.goal.length > 60 ? `${t.goal.slice(0, 59)}…` : t.goal}`);
+    for (const t of reply.tasks)
+      writeLine(ctx.stdout, `${t.task_id}  ${t.status.padEnd(9)}  ${t.created_at}  ${t.goal.length > 60 ? `${t.goal.slice(0, 59)}…` : t.goal}`);
     if (reply.next_cursor) writeLine(ctx.stdout, `more: hermes tasks --cursor ${reply.next_cursor}`);
     return EXIT.ok;
   },

@@ -33,8 +33,11 @@ export const traceCommand: Command = {
     const bus = await ctx.bus();
     const [view, events, audit] = await Promise.all([
       taskView(bus, taskId),
-      replaySubject(bus, { stream: bus.subjects.streams.taskEvents, // Task ids are unique across teams (the team is hashed in), so any team's subject of the id is its.
-      subject: bus.subjects.taskEvents('*', taskId), ...(ctx.signal ? { signal: ctx.signal } : {}) }),
+      replaySubject(bus, {
+        stream: bus.subjects.streams.taskEvents, // Task ids are unique across teams (the team is hashed in), so any team's subject of the id is its.
+        subject: bus.subjects.taskEvents('*', taskId),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      }),
       replaySubject(bus, { stream: bus.subjects.streams.toolAudit, subject: bus.subjects.toolAudit(taskId), ...(ctx.signal ? { signal: ctx.signal } : {}) }),
     ]);
     if (!view && events.length === 0) {
@@ -72,18 +75,33 @@ export function timeline(events: readonly TaskEvent[], audit: readonly Partial<T
   for (const e of events) {
     const data = e.data as { subtask_id?: string; kind?: string; step?: number };
     if (!opts.deltas && taskEventKind(e) === 'step' && data.kind === 'token_delta') continue;
-    entries.push({ time: e.time, source: e.source.replace(/^hermes\//, ''), ...(data.subtask_id ? { subtask: data.subtask_id } : {}), what: formatTaskEvent(e) });
+    entries.push({
+      time: e.time,
+      source: e.source.replace(/^hermes\//, ''),
+      ...(data.subtask_id ? { subtask: data.subtask_id } : {}),
+      what: formatTaskEvent(e),
+    });
   }
   for (const r of audit) {
     if (!r.time) continue;
     const flags = [r.replayed ? 'replayed' : '', r.cached ? 'cached' : ''].filter(Boolean).join(',');
-    const what = [`tool ${r.tool ?? '?'}`, r.outcome ?? '?', typeof r.duration_ms === 'number' ? `${Math.round(r.duration_ms)}ms` : '', r.error_code ?? '', flags, r.decided_by ? `by ${r.decided_by}` : '']
+    const what = [
+      `tool ${r.tool ?? '?'}`,
+      r.outcome ?? '?',
+      typeof r.duration_ms === 'number' ? `${Math.round(r.duration_ms)}ms` : '',
+      r.error_code ?? '',
+      flags,
+      r.decided_by ? `by ${r.decided_by}` : '',
+    ]
       .filter(Boolean)
       .join(' ');
     entries.push({ time: r.time, source: 'toolbus', ...(r.subtask_id ? { subtask: `${r.subtask_id}#${r.step ?? '?'}` } : {}), what });
   }
   // Stable: events of the same millisecond keep the order they were published in.
-  return entries.map((e, i) => ({ e, i, t: Date.parse(e.time) })).sort((a, b) => a.t - b.t || a.i - b.i).map((x) => x.e);
+  return entries
+    .map((e, i) => ({ e, i, t: Date.parse(e.time) }))
+    .sort((a, b) => a.t - b.t || a.i - b.i)
+    .map((x) => x.e);
 }
 
 function header(taskId: string, view: TaskView | undefined, entries: readonly TimelineEntry[]): string {

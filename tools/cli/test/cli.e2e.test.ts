@@ -2,7 +2,17 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Bus, ReplyError, consumeContract, serve, type WorkConsumer } from '@hermes/bus';
-import { DEFAULT_TEAM, contracts, makeTaskEvent, taskIdFor, wireError, type TaskEventDataByKind, type TaskEventKind, type TaskRequest, type TaskView } from '@hermes/contracts';
+import {
+  DEFAULT_TEAM,
+  contracts,
+  makeTaskEvent,
+  taskIdFor,
+  wireError,
+  type TaskEventDataByKind,
+  type TaskEventKind,
+  type TaskRequest,
+  type TaskView,
+} from '@hermes/contracts';
 import { createLogger } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,7 +50,14 @@ beforeAll(async () => {
       const { user_id, goal } = event.data;
       const session_id = event.data.session_id ?? 'sess-1';
       await publish('accepted', { task_id: taskId, user_id, session_id, goal, source_event: { source: event.source, id: event.id } });
-      await publish('step', { task_id: taskId, subtask_id: 'st1', step: 1, kind: 'llm_call', model: 'test-model', usage: { input_tokens: 3, output_tokens: 4 } });
+      await publish('step', {
+        task_id: taskId,
+        subtask_id: 'st1',
+        step: 1,
+        kind: 'llm_call',
+        model: 'test-model',
+        usage: { input_tokens: 3, output_tokens: 4 },
+      });
       if (goal.startsWith('fail')) {
         await publish('failed', { task_id: taskId, error: wireError('llm_error', 'the model refused') });
       } else {

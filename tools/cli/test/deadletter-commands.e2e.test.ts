@@ -47,16 +47,24 @@ beforeAll(async () => {
   await dispatcher.ensureStreams(['taskSubmit', 'taskEvents', 'deadLetters']);
   await dispatcher.ensureConsumers(['dispatcherIntake']);
   // The intake's stand-in: a submission whose goal says poison blows the stack, until "fixed".
-  intake = await startWorkConsumer(dispatcher, { stream: dispatcher.subjects.streams.taskSubmit, durable: dispatcher.subjects.consumers.dispatcherIntake }, async (msg) => {
-    const goal = (JSON.parse(new TextDecoder().decode(msg.data)) as { data: { goal: string } }).data.goal;
-    if (goal.startsWith('poison') && !fixed) throw new RangeError('Maximum call stack size exceeded');
-    handled.push({ goal, replayOf: msg.headers?.get(REPLAY_OF_HEADER) || undefined });
-  });
+  intake = await startWorkConsumer(
+    dispatcher,
+    { stream: dispatcher.subjects.streams.taskSubmit, durable: dispatcher.subjects.consumers.dispatcherIntake },
+    async (msg) => {
+      const goal = (JSON.parse(new TextDecoder().decode(msg.data)) as { data: { goal: string } }).data.goal;
+      if (goal.startsWith('poison') && !fixed) throw new RangeError('Maximum call stack size exceeded');
+      handled.push({ goal, replayOf: msg.headers?.get(REPLAY_OF_HEADER) || undefined });
+    },
+  );
   const submitter = await connectAs('submitter');
   await submitTask(submitter, { user_id: 'team-a', goal: 'poison one' }, { team: DEFAULT_TEAM, source: '/teams/a', id: 'e1' });
   await submitTask(submitter, { user_id: 'team-a', goal: 'poison two' }, { team: DEFAULT_TEAM, source: '/teams/a', id: 'e2' });
   await submitTask(submitter, { user_id: 'team-a', goal: 'fine' }, { team: DEFAULT_TEAM, source: '/teams/a', id: 'e3' });
-  await eventually(async () => ((await natsHandles(dispatcher).jsm.streams.info(dispatcher.subjects.streams.deadLetters)).state.messages === 2 ? true : undefined), 15_000, 'two dead letters');
+  await eventually(
+    async () => ((await natsHandles(dispatcher).jsm.streams.info(dispatcher.subjects.streams.deadLetters)).state.messages === 2 ? true : undefined),
+    15_000,
+    'two dead letters',
+  );
   await eventually(() => (handled.length === 1 ? true : undefined), 15_000, 'the good submission');
 }, 60_000);
 
@@ -81,7 +89,10 @@ describe('hermes deadletter', () => {
   it('list --stream and --limit keep the latest of one stream; another stream has none', async () => {
     const latest = await hermes('deadletter', 'list', '--stream', 'HERMES_TASK_SUBMIT', '--limit', '1', '--json');
     expect(latest.code).toBe(0);
-    const lines = latest.stdout.trim().split('\n').map((l) => JSON.parse(l) as { seq: number } & DeadLetter);
+    const lines = latest.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { seq: number } & DeadLetter);
     expect(lines.map((l) => [l.seq, l.stream_seq])).toEqual([[2, 2]]);
 
     const none = await hermes('deadletter', 'list', '--stream', 'HERMES_RUNTIME_JOBS');
@@ -107,7 +118,9 @@ describe('hermes deadletter', () => {
     fixed = true;
     const first = await hermes('deadletter', 'replay', '1');
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/^replayed dead letter 1 to hermes\.tasks\.submit\.default: HERMES_TASK_SUBMIT seq 4 \(Nats-Msg-Id replay:1:t_[0-9a-f]{32}\)$/m);
+    expect(first.stdout).toMatch(
+      /^replayed dead letter 1 to hermes\.tasks\.submit\.default: HERMES_TASK_SUBMIT seq 4 \(Nats-Msg-Id replay:1:t_[0-9a-f]{32}\)$/m,
+    );
     await eventually(() => (handled.some((h) => h.goal === 'poison one') ? true : undefined), 15_000, 'the replayed submission');
     expect(handled.find((h) => h.goal === 'poison one')?.replayOf).toBe('HERMES_TASK_SUBMIT:1');
 

@@ -117,7 +117,9 @@ describe('hermes llm status, servers', () => {
     const [pool, role, model, provider, context, supports] = cells(ollama);
     expect([pool, role, model, provider]).toEqual(['ollama', 'worker', 'qwen3:8b', 'ollama']);
     expect(context).toMatch(/^8192 \(detected: num_ctx at \d{4}-\d\d-\d\dT\S+Z\)$/);
-    expect(supports).toBe('params temperature,top_p,max_tokens,seed,stop; response_format json_schema,json_object; stream usage yes; tool_choice no; reasoning reasoning,think_tags');
+    expect(supports).toBe(
+      'params temperature,top_p,max_tokens,seed,stop; response_format json_schema,json_object; stream usage yes; tool_choice no; reasoning reasoning,think_tags',
+    );
     expect(cells(openai).slice(0, 5)).toEqual(['openai-main', 'planner', 'gpt-4o-mini', 'openai', '128000 (configured)']);
     expect(rest).toEqual([]);
     // The record that does not read is named, not shown, and does not fail the command.
@@ -131,7 +133,10 @@ describe('hermes llm status, servers', () => {
     const pools = JSON.parse(stdout.text()) as { pool: string; capacity?: number; servers: { role: string; context: unknown }[] }[];
     expect(pools.map((p) => p.pool)).toEqual(['ollama', 'openai-main']);
     expect(pools[0]).toMatchObject({ capacity: 2, servers: [{ role: 'worker', context: { tokens: 8192, source: 'detected', detected_from: 'num_ctx' } }] });
-    expect(pools[1]).toEqual({ pool: 'openai-main', servers: [expect.objectContaining({ role: 'planner', context: { tokens: 128000, source: 'configured' } })] });
+    expect(pools[1]).toEqual({
+      pool: 'openai-main',
+      servers: [expect.objectContaining({ role: 'planner', context: { tokens: 128000, source: 'configured' } })],
+    });
   });
 });
 

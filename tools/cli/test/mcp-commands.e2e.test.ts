@@ -18,7 +18,18 @@ beforeAll(async () => {
   serve(bus, contracts.mcpStatus, async () => ({
     toolbus_id: 'toolbus-1',
     problems: [{ server: 'bad', field: 'url', message: 'server "bad": url: is not a valid URL' }],
-    servers: [{ name: 'everything', transport: 'stdio' as const, state: 'ready' as const, health: 'ok' as const, tools: ['everything_echo'], changed_tools: [], restarts: 1, config: {} }],
+    servers: [
+      {
+        name: 'everything',
+        transport: 'stdio' as const,
+        state: 'ready' as const,
+        health: 'ok' as const,
+        tools: ['everything_echo'],
+        changed_tools: [],
+        restarts: 1,
+        config: {},
+      },
+    ],
     skipped_tools: [],
   }));
   serve(bus, contracts.mcpReload, async () => ({

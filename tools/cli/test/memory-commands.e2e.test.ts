@@ -29,12 +29,20 @@ beforeAll(async () => {
   bus = await Bus.connect({ servers: natsUrl, name: 'cli-memory-test', logger });
   serve(bus, contracts.memoryList, async (req) => {
     requests.push({ subject: 'list', req });
-    const planted = memory({ memory_id: 'm_bank', type: 'fact', content: 'The user banks with EvilBank.', provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1', approved_by: 'alice' } });
+    const planted = memory({
+      memory_id: 'm_bank',
+      type: 'fact',
+      content: 'The user banks with EvilBank.',
+      provenance: { kind: 'tool_result', tools: ['read_page'], task_id: 't_1', approved_by: 'alice' },
+    });
     return { memories: req.user_id === 'alice' ? [memory({ last_recalled_at: '2026-11-20T08:00:00.000Z' }), planted] : [] };
   });
   serve(bus, contracts.memoryRecall, async (req) => {
     requests.push({ subject: 'recall', req });
-    return { memories: [{ memory: memory(), similarity: 0.684, score: 0.66 }], background: 'Background: what you remember…\n- (2026-11-01, preference, confidence 0.90) The user prefers green tea over coffee.' };
+    return {
+      memories: [{ memory: memory(), similarity: 0.684, score: 0.66 }],
+      background: 'Background: what you remember…\n- (2026-11-01, preference, confidence 0.90) The user prefers green tea over coffee.',
+    };
   });
   serve(bus, contracts.memoryForget, async (req) => {
     requests.push({ subject: 'forget', req });

@@ -67,12 +67,54 @@ beforeAll(async () => {
   });
   // Published out of time order on purpose: the timeline sorts by each entry's own time.
   const d = { task_id: TASK };
-  await publishEvent(makeTaskEvent('accepted', { id: 'a', source: 'hermes/dispatcher', taskId: TASK, time: at(0), data: { ...d, user_id: 'alice', session_id: TASK, goal: 'add numbers', source_event: {}, trace_id: TRACE_ID } }));
-  await publishEvent(makeTaskEvent('planned', { id: 'p', source: 'hermes/dispatcher', taskId: TASK, time: at(400), data: { ...d, subtasks: [{ id: 'work', intent: 'add', depends_on: [] }], replans: 0 } }));
-  await publishEvent(makeTaskEvent('started', { id: 's', source: 'hermes/runtime', taskId: TASK, time: at(500), data: { ...d, subtask_id: 'work', attempt: 1 } }));
-  await publishEvent(makeTaskEvent('step', { id: 'd', source: 'hermes/runtime', taskId: TASK, time: at(600), data: { ...d, subtask_id: 'work', step: 1, kind: 'token_delta', detail: { text: 'x' } } }));
-  await publishEvent(makeTaskEvent('step', { id: 'l', source: 'hermes/runtime', taskId: TASK, time: at(900), data: { ...d, subtask_id: 'work', step: 1, kind: 'llm_call', model: 'm1', usage: { input_tokens: 100, output_tokens: 10 } } }));
-  await publishEvent(makeTaskEvent('completed', { id: 'c', source: 'hermes/dispatcher', taskId: TASK, time: at(2500), data: { ...d, result: { output: 'The sum is 42.' }, usage: view.usage } }));
+  await publishEvent(
+    makeTaskEvent('accepted', {
+      id: 'a',
+      source: 'hermes/dispatcher',
+      taskId: TASK,
+      time: at(0),
+      data: { ...d, user_id: 'alice', session_id: TASK, goal: 'add numbers', source_event: {}, trace_id: TRACE_ID },
+    }),
+  );
+  await publishEvent(
+    makeTaskEvent('planned', {
+      id: 'p',
+      source: 'hermes/dispatcher',
+      taskId: TASK,
+      time: at(400),
+      data: { ...d, subtasks: [{ id: 'work', intent: 'add', depends_on: [] }], replans: 0 },
+    }),
+  );
+  await publishEvent(
+    makeTaskEvent('started', { id: 's', source: 'hermes/runtime', taskId: TASK, time: at(500), data: { ...d, subtask_id: 'work', attempt: 1 } }),
+  );
+  await publishEvent(
+    makeTaskEvent('step', {
+      id: 'd',
+      source: 'hermes/runtime',
+      taskId: TASK,
+      time: at(600),
+      data: { ...d, subtask_id: 'work', step: 1, kind: 'token_delta', detail: { text: 'x' } },
+    }),
+  );
+  await publishEvent(
+    makeTaskEvent('step', {
+      id: 'l',
+      source: 'hermes/runtime',
+      taskId: TASK,
+      time: at(900),
+      data: { ...d, subtask_id: 'work', step: 1, kind: 'llm_call', model: 'm1', usage: { input_tokens: 100, output_tokens: 10 } },
+    }),
+  );
+  await publishEvent(
+    makeTaskEvent('completed', {
+      id: 'c',
+      source: 'hermes/dispatcher',
+      taskId: TASK,
+      time: at(2500),
+      data: { ...d, result: { output: 'The sum is 42.' }, usage: view.usage },
+    }),
+  );
   await bus.publish(contracts.toolAudit, auditRecord(1200), { subject: bus.subjects.toolAudit(TASK) });
 });
 
@@ -87,7 +129,11 @@ describe('hermes trace', () => {
 
     expect(code).toBe(0);
     const lines = stdout.split('\n').filter(Boolean);
-    expect(lines.slice(0, 3)).toEqual([`task ${TASK}: completed in 2.500s`, `trace ${TRACE_ID} (search for it in Jaeger, Tempo or any OTLP backend)`, 'tokens in 120 / out 30']);
+    expect(lines.slice(0, 3)).toEqual([
+      `task ${TASK}: completed in 2.500s`,
+      `trace ${TRACE_ID} (search for it in Jaeger, Tempo or any OTLP backend)`,
+      'tokens in 120 / out 30',
+    ]);
     expect(lines[3]).toMatch(/^OFFSET\s+SOURCE\s+SUBTASK\s+WHAT$/);
     const rows = lines.slice(4).map((l) => l.split(/\s{2,}/));
     expect(rows).toEqual([
@@ -104,7 +150,10 @@ describe('hermes trace', () => {
     const plain = await runHermes(natsUrl, ['trace', TASK, '--json']);
     const withDeltas = await runHermes(natsUrl, ['trace', TASK, '--json', '--deltas']);
 
-    const entries = plain.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { time: string; source: string; what: string });
+    const entries = plain.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { time: string; source: string; what: string });
     expect(entries).toHaveLength(6);
     expect(entries[4]).toEqual({ time: at(1200).toISOString(), source: 'toolbus', subtask: 'work#1', what: 'tool everything_get-sum ok 12ms' });
     expect(withDeltas.stdout.split('\n').filter(Boolean)).toHaveLength(7);

@@ -99,7 +99,13 @@ export async function startHermesStack(opts: HermesStackOptions): Promise<Hermes
   const services = new Map<string, ChildService>();
   const startReplica = async (kind: ServiceKind, name: string, extra: Record<string, string> = {}) => {
     const healthPort = await freePort();
-    const svc = await startChildService({ name, entry: serviceEntry(kind), env: { ...env, ...opts.serviceEnv?.[kind], ...extra, HEALTH_PORT: String(healthPort) }, healthPort, ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}) });
+    const svc = await startChildService({
+      name,
+      entry: serviceEntry(kind),
+      env: { ...env, ...opts.serviceEnv?.[kind], ...extra, HEALTH_PORT: String(healthPort) },
+      healthPort,
+      ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}),
+    });
     services.set(name, svc);
     return svc;
   };
@@ -121,5 +127,16 @@ export async function startHermesStack(opts: HermesStackOptions): Promise<Hermes
     await stop();
     throw err;
   }
-  return { natsUrl, redisUrl, gatewayUrl: `http://127.0.0.1:${gatewayPort}`, ...(nats ? { nats } : {}), ...(redis ? { redis } : {}), ...(llm ? { llm } : {}), llmBaseUrl, services, startReplica, stop };
+  return {
+    natsUrl,
+    redisUrl,
+    gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    ...(nats ? { nats } : {}),
+    ...(redis ? { redis } : {}),
+    ...(llm ? { llm } : {}),
+    llmBaseUrl,
+    services,
+    startReplica,
+    stop,
+  };
 }

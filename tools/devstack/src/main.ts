@@ -15,7 +15,11 @@ const useRealModel = Boolean(env.OPENAI_BASE_URL || env.OPENAI_API_KEY);
 
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
-say(useRealModel ? `model: ${env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1'} (from OPENAI_BASE_URL/OPENAI_API_KEY)` : 'model: no OPENAI_BASE_URL/OPENAI_API_KEY set, so Hermes runs against the SCRIPTED DEMO MODEL (canned answers, offline).');
+say(
+  useRealModel
+    ? `model: ${env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1'} (from OPENAI_BASE_URL/OPENAI_API_KEY)`
+    : 'model: no OPENAI_BASE_URL/OPENAI_API_KEY set, so Hermes runs against the SCRIPTED DEMO MODEL (canned answers, offline).',
+);
 say('starting NATS, Redis and the five services...');
 // Started first, so it is up before there is anything to guard; told the pids once all run.
 const guard = startOrphanGuard();
@@ -24,7 +28,13 @@ const stack = await startHermesStack({
   ...(env.NATS_URL ? { natsUrl: env.NATS_URL } : {}),
   ...(env.REDIS_URL ? { redisUrl: env.REDIS_URL } : {}),
   ...(useRealModel
-    ? { openai: { baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY ?? '', ...(env.HERMES_MODEL_WORKER ? { model: env.HERMES_MODEL_WORKER } : {}) } }
+    ? {
+        openai: {
+          baseUrl: env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+          apiKey: env.OPENAI_API_KEY ?? '',
+          ...(env.HERMES_MODEL_WORKER ? { model: env.HERMES_MODEL_WORKER } : {}),
+        },
+      }
     : { scriptedResponder: demoResponder }),
   ...(env.GATEWAY_PORT ? { gatewayPort: Number(env.GATEWAY_PORT) } : { gatewayPort: 8080 }),
   apiKeys: [{ key: apiKey, user_id: env.HERMES_DEV_USER ?? 'dev', roles: ['user', 'admin'] }],

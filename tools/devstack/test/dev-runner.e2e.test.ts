@@ -34,7 +34,15 @@ async function startRunner(): Promise<RunningStack> {
     name: 'dev-runner',
     entry: runnerEntry,
     // Empty is unset for the runner: it starts its own servers and the scripted model.
-    env: { GATEWAY_PORT: String(gatewayPort), MEMORY_DATA_DIR: dataDir, HERMES_DEV_API_KEY: API_KEY, NATS_URL: '', REDIS_URL: '', OPENAI_BASE_URL: '', OPENAI_API_KEY: '' },
+    env: {
+      GATEWAY_PORT: String(gatewayPort),
+      MEMORY_DATA_DIR: dataDir,
+      HERMES_DEV_API_KEY: API_KEY,
+      NATS_URL: '',
+      REDIS_URL: '',
+      OPENAI_BASE_URL: '',
+      OPENAI_API_KEY: '',
+    },
   });
   everyPid.add(runner.pid);
   await runner.waitForLog(/Hermes is running/, START_TIMEOUT_MS);
@@ -53,7 +61,10 @@ async function apiStatus(port: number): Promise<number | undefined> {
 }
 
 function childrenOf(pid: number): number[] {
-  return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map(Number);
 }
 
 /** Alive and not a zombie (an orphan's zombie waits for whatever reaps at pid 1, and serves nothing). */
@@ -108,10 +119,14 @@ describe('the dev runner (npm run up)', () => {
   describe('one stack, stopped with SIGTERM to the runner alone', () => {
     let stack: RunningStack;
 
-    it('starts nats-server, redis-server, five services and its orphan guard as its children', async () => {
-      stack = await startRunner();
-      expect(stack.children.length).toBeGreaterThanOrEqual(8);
-    }, START_TIMEOUT_MS + 60_000);
+    it(
+      'starts nats-server, redis-server, five services and its orphan guard as its children',
+      async () => {
+        stack = await startRunner();
+        expect(stack.children.length).toBeGreaterThanOrEqual(8);
+      },
+      START_TIMEOUT_MS + 60_000,
+    );
 
     it.skipIf(!hasCommand('ss'))('listens on 127.0.0.1 only: the gateway, every health port, NATS, Redis and the scripted model', () => {
       const addresses = listeningAddresses([stack.runner.pid, ...stack.children]);
@@ -122,7 +137,7 @@ describe('the dev runner (npm run up)', () => {
       expect(addresses.filter((a) => !a.startsWith('127.0.0.1:'))).toEqual([]);
     });
 
-    it('does not answer on the machine\'s other addresses', async () => {
+    it("does not answer on the machine's other addresses", async () => {
       const external = Object.values(networkInterfaces())
         .flat()
         .filter((a) => a && a.family === 'IPv4' && !a.internal)
@@ -131,22 +146,30 @@ describe('the dev runner (npm run up)', () => {
       expect(await accepts('127.0.0.1', stack.gatewayPort)).toBe(true);
     });
 
-    it('SIGTERM to the runner pid alone stops every child, frees the port, and the runner exits 0', async () => {
-      process.kill(stack.runner.pid, 'SIGTERM');
+    it(
+      'SIGTERM to the runner pid alone stops every child, frees the port, and the runner exits 0',
+      async () => {
+        process.kill(stack.runner.pid, 'SIGTERM');
 
-      expect(await stack.runner.exited).toEqual({ code: 0, signal: null });
-      await eventually(() => stack.children.every((pid) => !isRunning(pid)), GONE_TIMEOUT_MS, 'every child to exit');
-      expect(await accepts('127.0.0.1', stack.gatewayPort)).toBe(false);
-      expect(stack.runner.logs).toContain('stopped.');
-    }, GONE_TIMEOUT_MS + 30_000);
+        expect(await stack.runner.exited).toEqual({ code: 0, signal: null });
+        await eventually(() => stack.children.every((pid) => !isRunning(pid)), GONE_TIMEOUT_MS, 'every child to exit');
+        expect(await accepts('127.0.0.1', stack.gatewayPort)).toBe(false);
+        expect(stack.runner.logs).toContain('stopped.');
+      },
+      GONE_TIMEOUT_MS + 30_000,
+    );
   });
 
-  it('a runner killed with SIGKILL leaves nothing running: its orphan guard stops the children', async () => {
-    const stack = await startRunner();
+  it(
+    'a runner killed with SIGKILL leaves nothing running: its orphan guard stops the children',
+    async () => {
+      const stack = await startRunner();
 
-    process.kill(stack.runner.pid, 'SIGKILL');
+      process.kill(stack.runner.pid, 'SIGKILL');
 
-    await eventually(() => stack.children.every((pid) => !isRunning(pid)), GONE_TIMEOUT_MS, 'every orphaned child to exit');
-    expect(await accepts('127.0.0.1', stack.gatewayPort)).toBe(false);
-  }, START_TIMEOUT_MS + GONE_TIMEOUT_MS + 30_000);
+      await eventually(() => stack.children.every((pid) => !isRunning(pid)), GONE_TIMEOUT_MS, 'every orphaned child to exit');
+      expect(await accepts('127.0.0.1', stack.gatewayPort)).toBe(false);
+    },
+    START_TIMEOUT_MS + GONE_TIMEOUT_MS + 30_000,
+  );
 });

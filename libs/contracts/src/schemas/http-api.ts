@@ -35,7 +35,11 @@ export const ProblemDetails = Type.Object(
     code: Type.String({ description: 'stable, machine-readable code, the same as on the bus (e.g. "invalid_payload", "not_found")' }),
     retryable: Type.Boolean({ description: 'whether sending the same request again may succeed' }),
     issues: Type.Optional(Type.Array(ValidationIssue, { description: 'every problem found in the request (JSON Pointer path and message)' })),
-    details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'code-specific facts (the limit and path of a payload_limit, the task of a duplicate_conflict)' })),
+    details: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'code-specific facts (the limit and path of a payload_limit, the task of a duplicate_conflict)',
+      }),
+    ),
   },
   { title: 'ProblemDetails', additionalProperties: false },
 );
@@ -88,7 +92,11 @@ export type TaskSubmitted = Static<typeof TaskSubmitted>;
 /** The body of `POST /v1/tasks`: a task request whose `user_id` defaults to the API key's user. */
 export const HttpTaskRequest = Type.Object(
   { ...TaskRequest.properties, user_id: Type.Optional(Id) },
-  { title: 'HttpTaskRequest', additionalProperties: false, description: "a TaskRequest; user_id defaults to the API key's user (another user's needs an admin key)" },
+  {
+    title: 'HttpTaskRequest',
+    additionalProperties: false,
+    description: "a TaskRequest; user_id defaults to the API key's user (another user's needs an admin key)",
+  },
 );
 export type HttpTaskRequest = Static<typeof HttpTaskRequest>;
 
@@ -106,7 +114,10 @@ export const SessionMessagesView = Type.Object(
 );
 
 /** `DELETE /v1/users/:user/sessions/:id`: what was removed. */
-export const SessionDeletedView = Type.Object({ session_id: Id, ...SessionDeleteReply.properties }, { title: 'SessionDeletedView', additionalProperties: false });
+export const SessionDeletedView = Type.Object(
+  { session_id: Id, ...SessionDeleteReply.properties },
+  { title: 'SessionDeletedView', additionalProperties: false },
+);
 
 /** `GET /v1/me`: who the API key acts for (the console shows it and offers admin views by it). */
 export const CallerView = Type.Object(

@@ -32,7 +32,12 @@ export const MemorySource = Type.Object(
 export const MemoryProvenance = Type.Object(
   {
     kind: Type.Union([Type.Literal('conversation'), Type.Literal('model'), Type.Literal('tool_result')]),
-    tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 32, description: 'tool_result: the untrusted tools whose results came back earlier in the task' })),
+    tools: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+        maxItems: 32,
+        description: 'tool_result: the untrusted tools whose results came back earlier in the task',
+      }),
+    ),
     task_id: Type.Optional(Id),
     session_id: Type.Optional(Id),
     call_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'the remember call (its approval and audit name it)' })),

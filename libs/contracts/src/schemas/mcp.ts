@@ -110,12 +110,18 @@ export type McpResourcesReply = Static<typeof McpResourcesReply>;
 
 export const McpApproveChangeRequest = Type.Object(
   {
-    server: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'an MCP server name from the config file, or a remote tool provider whose relaxed policy is held' }),
+    server: Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description: 'an MCP server name from the config file, or a remote tool provider whose relaxed policy is held',
+    }),
     tool: Type.Optional(Type.String({ description: 'one tool; absent = every changed tool of the server' })),
   },
   { title: 'McpApproveChangeRequest', additionalProperties: false },
 );
-export const McpApproveChangeReply = Type.Object({ toolbus_id: Type.String(), approved: Type.Array(Type.String()) }, { title: 'McpApproveChangeReply', additionalProperties: false });
+export const McpApproveChangeReply = Type.Object(
+  { toolbus_id: Type.String(), approved: Type.Array(Type.String()) },
+  { title: 'McpApproveChangeReply', additionalProperties: false },
+);
 
 /**
  * A tool call for debugging (`hermes tools call`): it goes through the ToolBus's whole path

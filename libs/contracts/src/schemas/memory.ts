@@ -49,8 +49,5 @@ export const SessionReadRequest = Type.Object(
 );
 export type SessionReadRequest = Static<typeof SessionReadRequest>;
 
-export const SessionMessagesReply = Type.Object(
-  { messages: Type.Array(SessionMessage) },
-  { title: 'SessionMessagesReply', additionalProperties: false },
-);
+export const SessionMessagesReply = Type.Object({ messages: Type.Array(SessionMessage) }, { title: 'SessionMessagesReply', additionalProperties: false });
 export type SessionMessagesReply = Static<typeof SessionMessagesReply>;

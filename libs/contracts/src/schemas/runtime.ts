@@ -59,7 +59,9 @@ export const RuntimeResult = Type.Object(
     error: Type.Optional(WireError),
     usage: TokenUsage,
     model: Type.Optional(Type.String()),
-    plan: Type.Optional(Type.Unknown({ description: 'plan jobs: the JSON the planner answered, parsed but not yet validated (the dispatcher checks it against Plan)' })),
+    plan: Type.Optional(
+      Type.Unknown({ description: 'plan jobs: the JSON the planner answered, parsed but not yet validated (the dispatcher checks it against Plan)' }),
+    ),
   },
   { title: 'RuntimeResult', additionalProperties: false },
 );

@@ -63,7 +63,10 @@ export const Schedule = Type.Object(
 export type Schedule = Static<typeof Schedule>;
 
 /** A schedule as answered: the stored one with its next fire time (none while paused). */
-export const ScheduleView = Type.Composite([Schedule, Type.Object({ next_fire_at: Type.Optional(Timestamp) })], { title: 'ScheduleView', additionalProperties: false });
+export const ScheduleView = Type.Composite([Schedule, Type.Object({ next_fire_at: Type.Optional(Timestamp) })], {
+  title: 'ScheduleView',
+  additionalProperties: false,
+});
 export type ScheduleView = Static<typeof ScheduleView>;
 
 const owner = { team: Type.Optional(Team), user_id: Id };
@@ -83,7 +86,11 @@ export const ScheduleListReply = Type.Object({ schedules: Type.Array(ScheduleVie
 export type ScheduleListReply = Static<typeof ScheduleListReply>;
 
 export const ScheduleUpdateRequest = Type.Object(
-  { ...owner, schedule_id: Id, paused: Type.Boolean({ description: 'true pauses; false resumes, counting fire times from now (nothing missed while paused fires)' }) },
+  {
+    ...owner,
+    schedule_id: Id,
+    paused: Type.Boolean({ description: 'true pauses; false resumes, counting fire times from now (nothing missed while paused fires)' }),
+  },
   { title: 'ScheduleUpdateRequest', additionalProperties: false },
 );
 export type ScheduleUpdateRequest = Static<typeof ScheduleUpdateRequest>;

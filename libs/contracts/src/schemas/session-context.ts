@@ -87,7 +87,9 @@ export const SessionSummarizeRequest = Type.Object(
     user_id: Id,
     team: Type.Optional(Team),
     session_id: Id,
-    keep_recent: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'latest messages left out of the summary (default MEMORY_SUMMARY_KEEP_RECENT)' })),
+    keep_recent: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1000, description: 'latest messages left out of the summary (default MEMORY_SUMMARY_KEEP_RECENT)' }),
+    ),
   },
   { title: 'SessionSummarizeRequest', additionalProperties: false },
 );
@@ -123,10 +125,9 @@ export type SessionCompactRequest = Static<typeof SessionCompactRequest>;
 export const SessionCompactReply = Type.Object(
   {
     summary: Type.String({ description: 'the messages, summarised' }),
-    pinned: Type.Array(
-      Type.Object({ kind: PinKind, text: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false }),
-      { description: 'constraints and deadlines the user stated in them' },
-    ),
+    pinned: Type.Array(Type.Object({ kind: PinKind, text: Type.String({ minLength: 1, maxLength: 2000 }) }, { additionalProperties: false }), {
+      description: 'constraints and deadlines the user stated in them',
+    }),
     folded_messages: Type.Integer({ minimum: 0 }),
     input_tokens: Type.Integer({ minimum: 0, description: 'tokens of the folded messages (memory service tokenizer)' }),
     summarizer_calls: Type.Integer({ minimum: 0, description: 'summariser LLM calls it took' }),

@@ -46,7 +46,10 @@ export type SessionListReply = Static<typeof SessionListReply>;
  * lock. Another user's session answers session_forbidden; a session an agent loop holds answers
  * session_busy (deleting under a running loop would let it write the session back).
  */
-export const SessionDeleteRequest = Type.Object({ user_id: Id, team: Type.Optional(Team), session_id: Id }, { title: 'SessionDeleteRequest', additionalProperties: false });
+export const SessionDeleteRequest = Type.Object(
+  { user_id: Id, team: Type.Optional(Team), session_id: Id },
+  { title: 'SessionDeleteRequest', additionalProperties: false },
+);
 export type SessionDeleteRequest = Static<typeof SessionDeleteRequest>;
 
 export const SessionDeleteReply = Type.Object(

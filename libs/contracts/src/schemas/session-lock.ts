@@ -8,9 +8,15 @@ export const SessionLockRequest = Type.Object(
     user_id: Id,
     team: Type.Optional(Team),
     session_id: Id,
-    lease_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600_000, description: 'the lock lapses unless renewed within this (default MEMORY_LOCK_LEASE_MS)' })),
+    lease_ms: Type.Optional(
+      Type.Integer({ minimum: 1000, maximum: 600_000, description: 'the lock lapses unless renewed within this (default MEMORY_LOCK_LEASE_MS)' }),
+    ),
     wait_ms: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 60_000, description: 'wait up to this long for a busy lock before session_busy (0: fail at once); waiters are not served in order' }),
+      Type.Integer({
+        minimum: 0,
+        maximum: 60_000,
+        description: 'wait up to this long for a busy lock before session_busy (0: fail at once); waiters are not served in order',
+      }),
     ),
     holder: Type.Optional(Type.String({ maxLength: 200, description: 'who holds it (e.g. a job id), for logs' })),
     group: Type.Optional(
@@ -36,7 +42,13 @@ export type SessionLockReply = Static<typeof SessionLockReply>;
 
 /** Extend the lease of a held lock; `session_lock_lost` when the lease already lapsed or another holder has it. */
 export const SessionRenewRequest = Type.Object(
-  { user_id: Id, team: Type.Optional(Team), session_id: Id, token: Type.String({ minLength: 1 }), lease_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600_000 })) },
+  {
+    user_id: Id,
+    team: Type.Optional(Team),
+    session_id: Id,
+    token: Type.String({ minLength: 1 }),
+    lease_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600_000 })),
+  },
   { title: 'SessionRenewRequest', additionalProperties: false },
 );
 export type SessionRenewRequest = Static<typeof SessionRenewRequest>;

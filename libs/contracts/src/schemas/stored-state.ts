@@ -26,7 +26,10 @@ const StoredToolCall = Type.Object({
  */
 export const StoredChatMessage = Type.Union(
   [
-    Type.Object({ role: Type.Union([Type.Literal('system'), Type.Literal('developer'), Type.Literal('user')]), content: Type.Union([Type.String(), Type.Array(Type.Unknown())]) }),
+    Type.Object({
+      role: Type.Union([Type.Literal('system'), Type.Literal('developer'), Type.Literal('user')]),
+      content: Type.Union([Type.String(), Type.Array(Type.Unknown())]),
+    }),
     Type.Object({
       role: Type.Literal('assistant'),
       content: Type.Optional(Type.Union([Type.String(), Type.Null(), Type.Array(Type.Unknown())])),
@@ -47,7 +50,9 @@ export const StoredCheckpoint = Type.Object(
     messages: Type.Array(StoredChatMessage, { description: 'the conversation after the system prompt: opening messages, assistant turns, tool results' }),
     usage: TokenUsage,
     calls: Type.Array(Type.String(), { description: 'tool calls made so far, as `name + canonical arguments`, for the loop detector' }),
-    pending: Type.Boolean({ description: 'the last assistant turn has tool calls that have not all returned (they run again on resume; the toolbus replays finished ones)' }),
+    pending: Type.Boolean({
+      description: 'the last assistant turn has tool calls that have not all returned (they run again on resume; the toolbus replays finished ones)',
+    }),
     session_written: Type.Optional(Type.Boolean({ description: 'the final turn was written to the session (a redelivery does not write it twice)' })),
   },
   { title: 'StoredCheckpoint' },
@@ -124,7 +129,7 @@ export type StoredPendingApproval = Static<typeof StoredPendingApproval>;
 export const StoredCacheEntry = Type.Object(
   {
     v: version1,
-    stored_at: Type.Number({ description: 'epoch ms the result was stored; a read compares it with the tool\'s own TTL' }),
+    stored_at: Type.Number({ description: "epoch ms the result was stored; a read compares it with the tool's own TTL" }),
     result: Type.Unknown(),
   },
   { title: 'StoredCacheEntry' },

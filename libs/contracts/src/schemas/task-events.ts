@@ -109,17 +109,24 @@ export const SubtaskOutcome = Type.Object(
 );
 export type SubtaskOutcome = Static<typeof SubtaskOutcome>;
 export const CompletedData = Type.Object(
-  { task_id: Id, result: TaskResult, usage: TokenUsage, subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })) },
+  {
+    task_id: Id,
+    result: TaskResult,
+    usage: TokenUsage,
+    subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })),
+  },
   { title: 'TaskCompletedData', additionalProperties: false },
 );
 export const FailedData = Type.Object(
-  { task_id: Id, error: WireError, usage: Type.Optional(TokenUsage), subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })) },
+  {
+    task_id: Id,
+    error: WireError,
+    usage: Type.Optional(TokenUsage),
+    subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })),
+  },
   { title: 'TaskFailedData', additionalProperties: false },
 );
-export const CancelledData = Type.Object(
-  { task_id: Id, reason: Type.Optional(Type.String()) },
-  { title: 'TaskCancelledData', additionalProperties: false },
-);
+export const CancelledData = Type.Object({ task_id: Id, reason: Type.Optional(Type.String()) }, { title: 'TaskCancelledData', additionalProperties: false });
 
 function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
   return Type.Object(
@@ -128,14 +135,22 @@ function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
       id: Type.String({ minLength: 1, description: 'unique per event; stable across redeliveries' }),
       source: Type.String({
         minLength: 1,
-        description: 'URI of the emitting service: `<HERMES_EVENT_SOURCE>/<service>` (default `urn:hermes:<prefix>/<service>`); events of releases before it read `hermes/<service>`',
+        description:
+          'URI of the emitting service: `<HERMES_EVENT_SOURCE>/<service>` (default `urn:hermes:<prefix>/<service>`); events of releases before it read `hermes/<service>`',
       }),
       type: Type.Literal(taskEventType(kind)),
       subject: Id,
       time: Timestamp,
       datacontenttype: Type.Literal('application/json'),
-      dataschema: Type.Optional(Type.String({ pattern: ABSOLUTE_URI_PATTERN, description: `the published schema of data: the AsyncAPI document's ${taskEventDataTitle(kind)}` })),
-      traceparent: Type.Optional(Type.String({ pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$', description: 'W3C trace context (CloudEvents distributed tracing extension); the NATS headers carry the same' })),
+      dataschema: Type.Optional(
+        Type.String({ pattern: ABSOLUTE_URI_PATTERN, description: `the published schema of data: the AsyncAPI document's ${taskEventDataTitle(kind)}` }),
+      ),
+      traceparent: Type.Optional(
+        Type.String({
+          pattern: '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$',
+          description: 'W3C trace context (CloudEvents distributed tracing extension); the NATS headers carry the same',
+        }),
+      ),
       tracestate: Type.Optional(Type.String({ maxLength: 512, description: 'W3C tracestate (CloudEvents distributed tracing extension)' })),
       data,
     },

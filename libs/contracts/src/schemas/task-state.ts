@@ -127,8 +127,12 @@ export const TaskView = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     source_event: Type.Object({ source: Type.String(), id: Type.String() }, { additionalProperties: false }),
-    request_digest: Type.Optional(Type.String({ description: 'sha256 of the canonical JSON of the submitted request: a re-used event id with another body is a duplicate_conflict' })),
-    submit_seq: Type.Optional(Type.Integer({ minimum: 1, description: 'stream sequence of the submission that created the task (tells its redelivery from a re-publish)' })),
+    request_digest: Type.Optional(
+      Type.String({ description: 'sha256 of the canonical JSON of the submitted request: a re-used event id with another body is a duplicate_conflict' }),
+    ),
+    submit_seq: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'stream sequence of the submission that created the task (tells its redelivery from a re-publish)' }),
+    ),
     attempts: Type.Integer({ minimum: 0, description: 'runtime jobs started for this task, redeliveries included' }),
     usage: TokenUsage,
     result: Type.Optional(TaskResult),
@@ -137,7 +141,11 @@ export const TaskView = Type.Object(
     deadline_at: Type.Optional(Timestamp),
     plan: Type.Optional(PlanState),
     trace_context: Type.Optional(TraceContext),
-    roles: Type.Optional(Type.Array(Type.String(), { description: "the owner's roles as the dispatcher grants them now (in taskGet replies; not stored): what the toolbus checks tools against" })),
+    roles: Type.Optional(
+      Type.Array(Type.String(), {
+        description: "the owner's roles as the dispatcher grants them now (in taskGet replies; not stored): what the toolbus checks tools against",
+      }),
+    ),
     waiting_for: Type.Optional(
       Type.String({
         description:
@@ -161,7 +169,7 @@ export type TaskGetRequest = Static<typeof TaskGetRequest>;
 export const TaskCancelRequest = Type.Object(
   {
     task_id: Id,
-    user_id: Type.Optional(Type.Union([Id, Type.Null()], { description: 'when set, only that user\'s task can be cancelled (others look not found)' })),
+    user_id: Type.Optional(Type.Union([Id, Type.Null()], { description: "when set, only that user's task can be cancelled (others look not found)" })),
     reason: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { title: 'TaskCancelRequest', additionalProperties: false },
@@ -178,7 +186,7 @@ export type TaskCancelledNotice = Static<typeof TaskCancelledNotice>;
 /** `GET /v1/tasks`: a user's tasks (all users' when `user_id` is null), newest first. */
 export const TaskListRequest = Type.Object(
   {
-    user_id: Type.Union([Id, Type.Null()], { description: 'whose tasks; null lists every user\'s (admin)' }),
+    user_id: Type.Union([Id, Type.Null()], { description: "whose tasks; null lists every user's (admin)" }),
     status: Type.Optional(TaskStatus),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     cursor: Type.Optional(Type.String({ maxLength: 256, description: 'next_cursor of the previous page' })),

@@ -22,7 +22,13 @@ export const TaskRequest = Type.Object(
     session_id: Type.Optional(Id),
     goal: Type.String({ minLength: 1, maxLength: 20_000, description: 'what the agent should achieve, in plain language' }),
     inputs: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'structured inputs the goal refers to' })),
-    tools: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 128 }), { maxItems: 128, uniqueItems: true, description: 'allow-list of tool names; absent = every tool the user may use' })),
+    tools: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+        maxItems: 128,
+        uniqueItems: true,
+        description: 'allow-list of tool names; absent = every tool the user may use',
+      }),
+    ),
     priority: Type.Optional(Priority),
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean({ description: 'emit token deltas as step events' })),
@@ -47,7 +53,8 @@ export const TaskSubmitEvent = Type.Object(
     datacontenttype: Type.Optional(
       Type.String({
         pattern: '^application/json\\s*(;.*)?$',
-        description: 'application/json; parameters are allowed (`charset=utf-8`, as SDKs write it), another charset is refused. The intake reads it case-insensitively and keeps the bare media type',
+        description:
+          'application/json; parameters are allowed (`charset=utf-8`, as SDKs write it), another charset is refused. The intake reads it case-insensitively and keeps the bare media type',
       }),
     ),
     dataschema: Type.Optional(Type.String()),

@@ -146,7 +146,9 @@ export const ApprovalChanged = Type.Object(
   {
     task_id: Id,
     call_id: Type.String({ minLength: 1 }),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied')], { description: 'denied also for a call whose approval time ran out' }),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied')], {
+      description: 'denied also for a call whose approval time ran out',
+    }),
   },
   { title: 'ApprovalChanged', additionalProperties: false },
 );

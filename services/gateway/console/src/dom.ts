@@ -15,7 +15,9 @@ export function h(tag: string, attrs: Record<string, string | ((e: Event) => voi
 
 /** Replaces what an element shows. */
 export function show(el: Element, ...children: Child[]): void {
-  el.replaceChildren(...children.filter((c): c is Node | string | number => c !== null && c !== undefined && c !== false).map((c) => (typeof c === 'object' ? c : String(c))));
+  el.replaceChildren(
+    ...children.filter((c): c is Node | string | number => c !== null && c !== undefined && c !== false).map((c) => (typeof c === 'object' ? c : String(c))),
+  );
 }
 
 export const statusTag = (status: string) => h('span', { class: `status status-${status}`, 'data-status': status }, status);
@@ -24,6 +26,16 @@ export const statusTag = (status: string) => h('span', { class: `status status-$
 export function truncated(text: string, max = 300): HTMLElement {
   if (text.length <= max) return h('pre', {}, text);
   const pre = h('pre', {}, text.slice(0, max) + '…');
-  const more = h('button', { type: 'button', onclick: () => { show(pre, text); more.remove(); } }, 'show all');
+  const more = h(
+    'button',
+    {
+      type: 'button',
+      onclick: () => {
+        show(pre, text);
+        more.remove();
+      },
+    },
+    'show all',
+  );
   return h('div', {}, pre, more);
 }

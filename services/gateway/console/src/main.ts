@@ -6,7 +6,9 @@ const app = document.getElementById('app')!;
 const nav = document.getElementById('nav')!;
 const count = document.getElementById('approval-count')!;
 let stop: Stop = () => undefined;
-const config = await fetch('/console/config.json').then((r) => r.json() as Promise<{ traceUrlTemplate: string | null }>).catch(() => ({ traceUrlTemplate: null }));
+const config = await fetch('/console/config.json')
+  .then((r) => r.json() as Promise<{ traceUrlTemplate: string | null }>)
+  .catch(() => ({ traceUrlTemplate: null }));
 
 const who = document.getElementById('who')!;
 let me: { user_id: string; team: string; is_admin: boolean } | undefined;
@@ -34,7 +36,10 @@ async function route(): Promise<void> {
   if (page === 'tasks' && id) stop = taskView(app, decodeURIComponent(id), config);
   else if (page === 'approvals') stop = approvalsView(app, (n) => (count.textContent = n ? String(n) : ''));
   else if (page === 'sessions' && me) stop = sessionsView(app, me);
-  else if (page === 'tools') stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: Record<string, unknown>[] }) => b.tools.map(({ name, description, idempotent }) => ({ name, description, idempotent: idempotent ?? false })));
+  else if (page === 'tools')
+    stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: Record<string, unknown>[] }) =>
+      b.tools.map(({ name, description, idempotent }) => ({ name, description, idempotent: idempotent ?? false })),
+    );
   else if (page === 'mcp') stop = tableView(app, 'MCP servers', '/v1/mcp/servers', (b: { servers: Record<string, unknown>[] }) => b.servers);
   else if (page === 'pools') stop = tableView(app, 'LLM pools', '/v1/llm/pools', (b: { pools: Record<string, unknown>[] }) => b.pools);
   else stop = tasksView(app);
@@ -49,6 +54,10 @@ document.getElementById('logout')!.addEventListener('click', () => {
 window.addEventListener('hashchange', () => void route());
 // Keeps the approvals badge current on every page, from the list the API answers.
 setInterval(() => {
-  if (apiKey.get()) api<{ approvals: unknown[] }>('GET', '/v1/approvals').then((b) => (count.textContent = b.approvals.length ? String(b.approvals.length) : ''), () => undefined);
+  if (apiKey.get())
+    api<{ approvals: unknown[] }>('GET', '/v1/approvals').then(
+      (b) => (count.textContent = b.approvals.length ? String(b.approvals.length) : ''),
+      () => undefined,
+    );
 }, 5000);
 void route();

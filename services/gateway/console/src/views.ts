@@ -2,13 +2,51 @@ import { api, ApiProblem, apiKey, follow } from './api.js';
 import { h, show, statusTag, truncated } from './dom.js';
 
 // Shapes of the API answers this page reads (the OpenAPI document has them in full).
-interface TaskSummary { task_id: string; user_id: string; goal: string; status: string; created_at: string; updated_at: string }
-interface WireError { code: string; message: string }
-interface TaskView extends TaskSummary { result?: { output?: string } & Record<string, unknown>; error?: WireError; trace_context?: { trace_id: string }; usage: { input_tokens: number; output_tokens: number } }
-interface Subtask { id: string; intent: string; depends_on: string[]; status: string; attempts: number; generation: number; error?: WireError; replaced?: boolean }
-interface PlanView { plan: { subtasks: Subtask[]; origin?: string; replans?: number } | null }
-interface Approval { call_id: string; task_id: string; subtask_id: string; step: number; user_id: string; tool: string; arguments: Record<string, unknown>; requested_at: string; expires_at: string }
-interface ConsoleConfig { traceUrlTemplate: string | null }
+interface TaskSummary {
+  task_id: string;
+  user_id: string;
+  goal: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+interface WireError {
+  code: string;
+  message: string;
+}
+interface TaskView extends TaskSummary {
+  result?: { output?: string } & Record<string, unknown>;
+  error?: WireError;
+  trace_context?: { trace_id: string };
+  usage: { input_tokens: number; output_tokens: number };
+}
+interface Subtask {
+  id: string;
+  intent: string;
+  depends_on: string[];
+  status: string;
+  attempts: number;
+  generation: number;
+  error?: WireError;
+  replaced?: boolean;
+}
+interface PlanView {
+  plan: { subtasks: Subtask[]; origin?: string; replans?: number } | null;
+}
+interface Approval {
+  call_id: string;
+  task_id: string;
+  subtask_id: string;
+  step: number;
+  user_id: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  requested_at: string;
+  expires_at: string;
+}
+interface ConsoleConfig {
+  traceUrlTemplate: string | null;
+}
 
 /** What a view gives back so the router can stop its live updates when the page changes. */
 export type Stop = () => void;
@@ -35,7 +73,11 @@ export function loginView(app: HTMLElement, done: () => void): Stop {
 }
 
 export function tasksView(app: HTMLElement): Stop {
-  const status = h('select', { id: 'status-filter' }, ...['', 'accepted', 'planning', 'running', 'waiting', 'completed', 'failed', 'cancelled'].map((s) => h('option', { value: s }, s || 'any status'))) as HTMLSelectElement;
+  const status = h(
+    'select',
+    { id: 'status-filter' },
+    ...['', 'accepted', 'planning', 'running', 'waiting', 'completed', 'failed', 'cancelled'].map((s) => h('option', { value: s }, s || 'any status')),
+  ) as HTMLSelectElement;
   const everyone = h('input', { type: 'checkbox', id: 'all-users' }) as HTMLInputElement;
   const user = h('input', { id: 'user-filter', placeholder: 'user' }) as HTMLInputElement;
   const rows = h('tbody', { id: 'task-rows' });
@@ -45,7 +87,12 @@ export function tasksView(app: HTMLElement): Stop {
     h('h1', {}, 'Tasks'),
     h('p', {}, status, ' ', h('label', {}, everyone, " every user's (admin)"), ' ', user),
     error,
-    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'task'), h('th', {}, 'user'), h('th', {}, 'goal'), h('th', {}, 'status'), h('th', {}, 'updated'))), rows),
+    h(
+      'table',
+      {},
+      h('thead', {}, h('tr', {}, h('th', {}, 'task'), h('th', {}, 'user'), h('th', {}, 'goal'), h('th', {}, 'status'), h('th', {}, 'updated'))),
+      rows,
+    ),
   );
   const load = async () => {
     const q = new URLSearchParams({ limit: '50' });
@@ -54,7 +101,20 @@ export function tasksView(app: HTMLElement): Stop {
     try {
       const { tasks } = await api<{ tasks: TaskSummary[] }>('GET', `/v1/tasks?${q}`);
       const wanted = tasks.filter((t) => !user.value || t.user_id === user.value.trim());
-      show(rows, ...wanted.map((t) => h('tr', { 'data-task': t.task_id }, h('td', {}, h('a', { href: `#/tasks/${t.task_id}` }, t.task_id)), h('td', {}, t.user_id), h('td', {}, t.goal.slice(0, 120)), h('td', {}, statusTag(t.status)), h('td', {}, new Date(t.updated_at).toLocaleTimeString()))));
+      show(
+        rows,
+        ...wanted.map((t) =>
+          h(
+            'tr',
+            { 'data-task': t.task_id },
+            h('td', {}, h('a', { href: `#/tasks/${t.task_id}` }, t.task_id)),
+            h('td', {}, t.user_id),
+            h('td', {}, t.goal.slice(0, 120)),
+            h('td', {}, statusTag(t.status)),
+            h('td', {}, new Date(t.updated_at).toLocaleTimeString()),
+          ),
+        ),
+      );
       show(error);
     } catch (err) {
       show(error, problemText(err));
@@ -92,9 +152,18 @@ function dag(subtasks: Subtask[]): HTMLElement {
           h(
             'div',
             { class: 'node', 'data-subtask': s.id },
-            h('strong', {}, s.id), ' ', statusTag(s.status),
+            h('strong', {}, s.id),
+            ' ',
+            statusTag(s.status),
             h('div', {}, s.intent.slice(0, 160)),
-            h('small', {}, `attempts ${s.attempts}`, s.generation > 0 ? ` · re-plan ${s.generation}` : '', s.depends_on.length ? ` · after ${s.depends_on.join(', ')}` : '', s.replaced ? ' · replaced' : ''),
+            h(
+              'small',
+              {},
+              `attempts ${s.attempts}`,
+              s.generation > 0 ? ` · re-plan ${s.generation}` : '',
+              s.depends_on.length ? ` · after ${s.depends_on.join(', ')}` : '',
+              s.replaced ? ' · replaced' : '',
+            ),
             s.error ? h('div', { class: 'error' }, `${s.error.code}: ${s.error.message}`) : null,
           ),
         ),
@@ -110,7 +179,11 @@ function timelineItem(event: string, data: Record<string, unknown>): HTMLElement
     if (d.kind === 'token_delta') return null;
     const detail = (d.detail ?? {}) as Record<string, unknown>;
     const usage = d.usage as { input_tokens: number; output_tokens: number } | undefined;
-    const head = `${d.subtask_id}#${d.step} ${d.kind}` + (detail.tool ? ` ${detail.tool}` : '') + (usage ? ` · ${usage.input_tokens}+${usage.output_tokens} tokens` : '') + (detail.latency_ms !== undefined ? ` · ${detail.latency_ms} ms` : '');
+    const head =
+      `${d.subtask_id}#${d.step} ${d.kind}` +
+      (detail.tool ? ` ${detail.tool}` : '') +
+      (usage ? ` · ${usage.input_tokens}+${usage.output_tokens} tokens` : '') +
+      (detail.latency_ms !== undefined ? ` · ${detail.latency_ms} ms` : '');
     const body = detail.arguments ?? detail.result ?? detail.error;
     return h('li', { 'data-kind': String(d.kind) }, head, body === undefined ? null : truncated(typeof body === 'string' ? body : JSON.stringify(body)));
   }
@@ -136,10 +209,30 @@ export function taskView(app: HTMLElement, taskId: string, config: ConsoleConfig
         h('p', {}, statusTag(view.status), ` · ${view.user_id} · ${view.usage.input_tokens}+${view.usage.output_tokens} tokens`),
         h('p', {}, view.goal),
         traceId ? h('p', {}, 'trace ', traceUrl ? h('a', { href: traceUrl, id: 'trace-link', target: '_blank', rel: 'noopener' }, traceId) : traceId) : null,
-        ended ? null : h('button', { id: 'cancel', type: 'button', onclick: () => void api('DELETE', `/v1/tasks/${taskId}?reason=${encodeURIComponent('cancelled from the console')}`).then(render, (err: unknown) => show(error, problemText(err))) }, 'Cancel'),
+        ended
+          ? null
+          : h(
+              'button',
+              {
+                id: 'cancel',
+                type: 'button',
+                onclick: () =>
+                  void api('DELETE', `/v1/tasks/${taskId}?reason=${encodeURIComponent('cancelled from the console')}`).then(render, (err: unknown) =>
+                    show(error, problemText(err)),
+                  ),
+              },
+              'Cancel',
+            ),
       );
       show(plan, planView.plan ? dag(planView.plan.subtasks) : 'not planned yet');
-      show(outcome, view.result ? h('div', { id: 'result' }, truncated(typeof view.result.output === 'string' ? view.result.output : JSON.stringify(view.result), 2000)) : view.error ? h('p', { class: 'error', id: 'task-error' }, `${view.error.code}: ${view.error.message}`) : '…');
+      show(
+        outcome,
+        view.result
+          ? h('div', { id: 'result' }, truncated(typeof view.result.output === 'string' ? view.result.output : JSON.stringify(view.result), 2000))
+          : view.error
+            ? h('p', { class: 'error', id: 'task-error' }, `${view.error.code}: ${view.error.message}`)
+            : '…',
+      );
     } catch (err) {
       show(error, problemText(err));
     }
@@ -171,14 +264,27 @@ export function approvalsView(app: HTMLElement, onCount: (n: number) => void): S
   const card = (a: Approval) => {
     const reason = h('input', { placeholder: 'reason (optional)', class: 'reason' }) as HTMLInputElement;
     const decide = (decision: 'approve' | 'deny') =>
-      api('POST', `/v1/tasks/${a.task_id}/approvals/${encodeURIComponent(a.call_id)}`, { decision, ...(reason.value ? { reason: reason.value } : {}) }).catch((err: unknown) => show(error, problemText(err)));
+      api('POST', `/v1/tasks/${a.task_id}/approvals/${encodeURIComponent(a.call_id)}`, { decision, ...(reason.value ? { reason: reason.value } : {}) }).catch(
+        (err: unknown) => show(error, problemText(err)),
+      );
     return h(
       'div',
       { class: 'card approval', 'data-call': a.call_id, 'data-task': a.task_id },
-      h('strong', {}, a.tool), ` for ${a.user_id} · task `, h('a', { href: `#/tasks/${a.task_id}` }, a.task_id), ` · ${a.subtask_id}#${a.step}`,
+      h('strong', {}, a.tool),
+      ` for ${a.user_id} · task `,
+      h('a', { href: `#/tasks/${a.task_id}` }, a.task_id),
+      ` · ${a.subtask_id}#${a.step}`,
       truncated(JSON.stringify(a.arguments, null, 2), 1000),
       h('small', {}, `until ${new Date(a.expires_at).toLocaleString()}`),
-      h('p', {}, reason, ' ', h('button', { type: 'button', class: 'approve', onclick: () => void decide('approve') }, 'Approve'), ' ', h('button', { type: 'button', class: 'deny', onclick: () => void decide('deny') }, 'Deny')),
+      h(
+        'p',
+        {},
+        reason,
+        ' ',
+        h('button', { type: 'button', class: 'approve', onclick: () => void decide('approve') }, 'Approve'),
+        ' ',
+        h('button', { type: 'button', class: 'deny', onclick: () => void decide('deny') }, 'Deny'),
+      ),
     );
   };
   follow('/v1/approvals/events', abort.signal, (event, data) => {
@@ -201,7 +307,21 @@ export function tableView(app: HTMLElement, title: string, path: string, rowsOf:
     try {
       const rows = rowsOf((await api('GET', path)) as never);
       const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-      show(table, h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))), h('tbody', {}, ...rows.map((r) => h('tr', {}, ...columns.map((c) => h('td', {}, typeof r[c] === 'object' && r[c] !== null ? truncated(JSON.stringify(r[c]), 200) : String(r[c] ?? '')))))));
+      show(
+        table,
+        h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))),
+        h(
+          'tbody',
+          {},
+          ...rows.map((r) =>
+            h(
+              'tr',
+              {},
+              ...columns.map((c) => h('td', {}, typeof r[c] === 'object' && r[c] !== null ? truncated(JSON.stringify(r[c]), 200) : String(r[c] ?? ''))),
+            ),
+          ),
+        ),
+      );
       if (rows.length === 0) show(table, h('tr', {}, h('td', {}, 'none')));
       show(error);
     } catch (err) {
@@ -213,8 +333,18 @@ export function tableView(app: HTMLElement, title: string, path: string, rowsOf:
   return () => clearInterval(timer);
 }
 
-interface SessionRow { session_id: string; message_count: number; tokens: number; updated_at: string; locked: boolean }
-interface Message { role: string; content: string | null; created_at?: string }
+interface SessionRow {
+  session_id: string;
+  message_count: number;
+  tokens: number;
+  updated_at: string;
+  locked: boolean;
+}
+interface Message {
+  role: string;
+  content: string | null;
+  created_at?: string;
+}
 
 /** The sessions of the viewer's own user (an admin may name any user of the team), and a session's messages. */
 export function sessionsView(app: HTMLElement, me: { user_id: string; is_admin: boolean }): Stop {
@@ -222,11 +352,22 @@ export function sessionsView(app: HTMLElement, me: { user_id: string; is_admin: 
   const rows = h('tbody', { id: 'session-rows' });
   const messages = h('div', { id: 'messages' });
   const error = h('p', { class: 'error' });
-  show(app, h('h1', {}, 'Sessions'), h('p', {}, 'user ', user), error, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'session'), h('th', {}, 'messages'), h('th', {}, 'tokens'), h('th', {}, 'updated'))), rows), messages);
+  show(
+    app,
+    h('h1', {}, 'Sessions'),
+    h('p', {}, 'user ', user),
+    error,
+    h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'session'), h('th', {}, 'messages'), h('th', {}, 'tokens'), h('th', {}, 'updated'))), rows),
+    messages,
+  );
   const open = async (sessionId: string) => {
     try {
       const body = await api<{ messages: Message[] }>('GET', `/v1/users/${encodeURIComponent(user.value)}/sessions/${encodeURIComponent(sessionId)}?limit=200`);
-      show(messages, h('h2', {}, sessionId), ...body.messages.map((m) => h('div', { class: 'card message', 'data-role': m.role }, h('strong', {}, m.role), truncated(m.content ?? '', 1000))));
+      show(
+        messages,
+        h('h2', {}, sessionId),
+        ...body.messages.map((m) => h('div', { class: 'card message', 'data-role': m.role }, h('strong', {}, m.role), truncated(m.content ?? '', 1000))),
+      );
     } catch (err) {
       show(error, problemText(err));
     }
@@ -234,7 +375,33 @@ export function sessionsView(app: HTMLElement, me: { user_id: string; is_admin: 
   const load = async () => {
     try {
       const { sessions } = await api<{ sessions: SessionRow[] }>('GET', `/v1/users/${encodeURIComponent(user.value)}/sessions?limit=50`);
-      show(rows, ...sessions.map((s) => h('tr', { 'data-session': s.session_id }, h('td', {}, h('a', { href: '#/sessions', onclick: (e) => { e.preventDefault(); void open(s.session_id); } }, s.session_id)), h('td', {}, s.message_count), h('td', {}, s.tokens), h('td', {}, new Date(s.updated_at).toLocaleString()))));
+      show(
+        rows,
+        ...sessions.map((s) =>
+          h(
+            'tr',
+            { 'data-session': s.session_id },
+            h(
+              'td',
+              {},
+              h(
+                'a',
+                {
+                  href: '#/sessions',
+                  onclick: (e) => {
+                    e.preventDefault();
+                    void open(s.session_id);
+                  },
+                },
+                s.session_id,
+              ),
+            ),
+            h('td', {}, s.message_count),
+            h('td', {}, s.tokens),
+            h('td', {}, new Date(s.updated_at).toLocaleString()),
+          ),
+        ),
+      );
       show(error);
     } catch (err) {
       show(error, problemText(err));

@@ -209,7 +209,9 @@ export class EmbeddedVectorStore implements VectorStore {
     if (this.closed) return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('store is closed') }));
     if (this.lock?.isLost) {
       // This process stalled long enough for another to take the directory: writing on would fork the logs.
-      return Promise.reject(new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('another process took the data directory over') }));
+      return Promise.reject(
+        new VectorStoreUnavailableError({ store: 'embedded', operation }, { cause: new Error('another process took the data directory over') }),
+      );
     }
     return this.serial.run(userId, async () => {
       let user: LoadedUser | undefined;

@@ -120,7 +120,10 @@ export class Extractor {
     }
     const parsed = parseJudgeAnswer(text);
     if (!parsed.ok) {
-      this.o.logger.warn({ session_id: job.session_id, issues: parsed.issues, answer: text.slice(0, 500) }, 'extraction judge answered invalid JSON; nothing written');
+      this.o.logger.warn(
+        { session_id: job.session_id, issues: parsed.issues, answer: text.slice(0, 500) },
+        'extraction judge answered invalid JSON; nothing written',
+      );
       return { judged: turns.length, proposed: 0, accepted: 0, invalid: true };
     }
     const heldIds = new Set(held.map((m) => m.memory_id));

@@ -7,7 +7,9 @@ export interface HashingEmbedderOptions {
 
 /** Words that occur in nearly every sentence: left out of word features so they do not make unrelated texts look alike. */
 const STOPWORDS = new Set(
-  'a an the and or but if of to in on at by for with from as is are was were be been being am i me my we our you your he she it its they them their this that these those do does did have has had not no so than then there here what which who whom will would can could should shall may might must'.split(' '),
+  'a an the and or but if of to in on at by for with from as is are was were be been being am i me my we our you your he she it its they them their this that these those do does did have has had not no so than then there here what which who whom will would can could should shall may might must'.split(
+    ' ',
+  ),
 );
 
 /** Weights of the three kinds of feature: whole words count most; trigrams catch inflections ("prefers" ~ "preferred"). */
@@ -32,7 +34,8 @@ export class HashingEmbedder implements Embedder {
 
   constructor(opts: HashingEmbedderOptions = {}) {
     this.dimensions = opts.dimensions ?? 256;
-    if (!Number.isInteger(this.dimensions) || this.dimensions < 16) throw new RangeError(`dimensions must be an integer of at least 16, got ${this.dimensions}`);
+    if (!Number.isInteger(this.dimensions) || this.dimensions < 16)
+      throw new RangeError(`dimensions must be an integer of at least 16, got ${this.dimensions}`);
     this.name = `hashing-v1-${this.dimensions}`;
   }
 

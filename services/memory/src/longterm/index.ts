@@ -12,10 +12,4 @@ export type { Embedder } from './embedder.js';
 export { createEmbedder, createVectorStore, longTermStoreSettings } from './longterm-stores.js';
 export type { LongTermStoreConfig } from './longterm-stores.js';
 export type { MemoryRecord, MemoryRecordPatch, MemoryStatus, MemoryType, RecordWithVector, VectorHit, VectorStore } from './vector-store.js';
-export {
-  EmbedderAnswerError,
-  InvalidVectorError,
-  VectorDimensionError,
-  VectorStoreCorruptError,
-  VectorStoreUnavailableError,
-} from './vector-store-errors.js';
+export { EmbedderAnswerError, InvalidVectorError, VectorDimensionError, VectorStoreCorruptError, VectorStoreUnavailableError } from './vector-store-errors.js';

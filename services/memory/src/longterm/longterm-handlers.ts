@@ -18,11 +18,18 @@ export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall:
   const { bus } = o;
   return [
     serve(bus, contracts.memoryRecall, (req) =>
-      answer(bus, () => o.recall.recall(scopeOf(req).user, req.query, { ...(req.k !== undefined ? { k: req.k } : {}), ...(req.min_score !== undefined ? { minScore: req.min_score } : {}) })),
+      answer(bus, () =>
+        o.recall.recall(scopeOf(req).user, req.query, {
+          ...(req.k !== undefined ? { k: req.k } : {}),
+          ...(req.min_score !== undefined ? { minScore: req.min_score } : {}),
+        }),
+      ),
     ),
     serve(bus, contracts.memoryList, (req) =>
       answer(bus, async () => {
-        const records = await storeCall('list', () => o.store.list(scopeOf(req).user, { ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 100 }));
+        const records = await storeCall('list', () =>
+          o.store.list(scopeOf(req).user, { ...(req.status ? { status: req.status } : {}), limit: req.limit ?? 100 }),
+        );
         return { memories: records.map(toWireMemory) };
       }),
     ),
@@ -57,22 +64,34 @@ export async function startLongTermConsumers(o: {
   const writes = await consumeContract(
     bus,
     contracts.memoryWrite,
-    { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryWrites, concurrency: 8, retryDelayMs, maxDeliveries: MEMORY_WRITE_MAX_DELIVERIES },
+    {
+      stream: bus.subjects.streams.memoryJobs,
+      durable: bus.subjects.consumers.memoryWrites,
+      concurrency: 8,
+      retryDelayMs,
+      maxDeliveries: MEMORY_WRITE_MAX_DELIVERIES,
+    },
     async (job, msg) => {
       const outcome = await o.writer.write(job);
-      if (msg.info.deliveryCount > 1 || outcome !== 'written') logger.info({ memory_id: job.memory_id, outcome, delivery: msg.info.deliveryCount }, 'memory write');
+      if (msg.info.deliveryCount > 1 || outcome !== 'written')
+        logger.info({ memory_id: job.memory_id, outcome, delivery: msg.info.deliveryCount }, 'memory write');
     },
   );
   // Extraction gives up on its own at its last attempt (the messages wait for the next append):
   // its bound is that attempt, so it is never dead-lettered for a retryable failure.
   const extractAttempts = o.maxExtractAttempts ?? MEMORY_EXTRACT_MAX_DELIVERIES;
-  const extractions = await consumeContract(bus, contracts.memoryExtract, { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryExtract, concurrency: 4, retryDelayMs, maxDeliveries: extractAttempts }, async (job, msg) => {
-    try {
-      await o.extractor.extract(job);
-    } catch (err) {
-      if (msg.info.deliveryCount < extractAttempts) throw err;
-      logger.error({ err: (err as Error).message, session_id: job.session_id }, 'memory extraction gave up; the messages wait for the next append');
-    }
-  });
+  const extractions = await consumeContract(
+    bus,
+    contracts.memoryExtract,
+    { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryExtract, concurrency: 4, retryDelayMs, maxDeliveries: extractAttempts },
+    async (job, msg) => {
+      try {
+        await o.extractor.extract(job);
+      } catch (err) {
+        if (msg.info.deliveryCount < extractAttempts) throw err;
+        logger.error({ err: (err as Error).message, session_id: job.session_id }, 'memory extraction gave up; the messages wait for the next append');
+      }
+    },
+  );
   return [writes, extractions];
 }

@@ -51,7 +51,18 @@ export function startLongTermMemory(o: LongTermMemoryOptions) {
   const recall = new Recall({ store, embedder, logger, ...t.recall });
   const archival = new Archival({ store, embedder, redis, keys, logger, archiveAfterMs: t.archiveAfterMs, sweepEveryMs: t.archiveSweepMs });
   const forgetting = new Forgetting({ store, sessions: new SessionDirectory({ redis, keyPrefix: o.keyPrefix }), redis, keys, logger });
-  const extractor = new Extractor({ bus, redis, keys, sessions: o.sessions, store, embedder, llm: o.llm, logger, names: new SessionNames({ redis, keyPrefix: o.keyPrefix }), minConfidence: t.extractMinConfidence });
+  const extractor = new Extractor({
+    bus,
+    redis,
+    keys,
+    sessions: o.sessions,
+    store,
+    embedder,
+    llm: o.llm,
+    logger,
+    names: new SessionNames({ redis, keyPrefix: o.keyPrefix }),
+    minConfidence: t.extractMinConfidence,
+  });
   const writer = new MemoryWriter({ store, embedder, redis, keys, logger });
   const scheduler = new ExtractionScheduler({ bus, logger, debounceMs: t.extractDebounceMs });
   const subs = serveLongTermHandlers({ bus, store, recall, forgetting, archival });

@@ -31,13 +31,19 @@ const DEFAULT_DIMENSIONS = { hashing: 256, llm: 1536 } as const;
  * The embedder the settings ask for. `llm` is opt-in: a default model name is always configured,
  * so its presence cannot tell whether an embedding endpoint really exists.
  */
-export function createEmbedder(config: Pick<LongTermStoreConfig, 'MEMORY_EMBEDDER' | 'MEMORY_EMBEDDING_DIMENSIONS'>, llm: Pick<LlmClient, 'embed' | 'modelFor'>): Embedder {
+export function createEmbedder(
+  config: Pick<LongTermStoreConfig, 'MEMORY_EMBEDDER' | 'MEMORY_EMBEDDING_DIMENSIONS'>,
+  llm: Pick<LlmClient, 'embed' | 'modelFor'>,
+): Embedder {
   const dimensions = config.MEMORY_EMBEDDING_DIMENSIONS ?? DEFAULT_DIMENSIONS[config.MEMORY_EMBEDDER];
   return config.MEMORY_EMBEDDER === 'llm' ? new LlmEmbedder({ llm, dimensions }) : new HashingEmbedder({ dimensions });
 }
 
 /** Qdrant when QDRANT_URL is set, else the embedded store; sized by the embedder. Call `init()` before serving. */
-export function createVectorStore(config: Omit<LongTermStoreConfig, 'MEMORY_EMBEDDER' | 'MEMORY_EMBEDDING_DIMENSIONS'>, embedder: Pick<Embedder, 'dimensions'>): VectorStore {
+export function createVectorStore(
+  config: Omit<LongTermStoreConfig, 'MEMORY_EMBEDDER' | 'MEMORY_EMBEDDING_DIMENSIONS'>,
+  embedder: Pick<Embedder, 'dimensions'>,
+): VectorStore {
   if (config.QDRANT_URL) {
     return new QdrantVectorStore({
       url: config.QDRANT_URL,

@@ -139,7 +139,12 @@ export class QdrantVectorStore implements VectorStore {
     let offset: string | number | undefined;
     do {
       const page = await this.call('list', () =>
-        this.client.scroll(this.collection, { filter: userFilter(userId, status), limit: PAGE, with_payload: true, ...(offset === undefined ? {} : { offset }) }),
+        this.client.scroll(this.collection, {
+          filter: userFilter(userId, status),
+          limit: PAGE,
+          with_payload: true,
+          ...(offset === undefined ? {} : { offset }),
+        }),
       );
       for (const p of page.points) records.push(p.payload as unknown as MemoryRecord);
       const next = page.next_page_offset;

@@ -41,7 +41,10 @@ export function recallScore(similarity: number, ageMs: number, t: Pick<RecallTun
  */
 export function renderBackground(memories: readonly LongTermMemory[]): string {
   if (memories.length === 0) return '';
-  const lines = memories.map((m) => `- (${m.created_at.slice(0, 10)}, ${m.type}, confidence ${m.confidence.toFixed(2)}${m.provenance ? `, from ${provenanceLabel(m.provenance)}` : ''}) ${m.content}`);
+  const lines = memories.map(
+    (m) =>
+      `- (${m.created_at.slice(0, 10)}, ${m.type}, confidence ${m.confidence.toFixed(2)}${m.provenance ? `, from ${provenanceLabel(m.provenance)}` : ''}) ${m.content}`,
+  );
   return [
     'Background: what you remember about this user from earlier conversations. It may be out of date; what the user says in this conversation takes precedence.',
     ...lines,

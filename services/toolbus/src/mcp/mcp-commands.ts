@@ -30,8 +30,8 @@ export function serveMcpCommands(o: McpCommandsOptions): Drainable[] {
   const { bus, mcp, toolbusId } = o;
   const status = (): McpStatusReply => ({ toolbus_id: toolbusId, ...mcp.status() });
   const reloadAll = bus.subscribe(bus.subjects.mcpReloadAll, (msg) => {
-      const decoded = decodeJson(msg.data);
-      const from = decoded.ok ? (decoded.value as { toolbus_id?: unknown }).toolbus_id : undefined;
+    const decoded = decodeJson(msg.data);
+    const from = decoded.ok ? (decoded.value as { toolbus_id?: unknown }).toolbus_id : undefined;
     if (from !== toolbusId) void mcp.reload();
   });
   return [

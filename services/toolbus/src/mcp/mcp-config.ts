@@ -57,7 +57,18 @@ export interface McpConfig {
 /** A server name: it prefixes tool names, so it is kept short and plain. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 
-const COMMON_KEYS = ['transport', 'enabled', 'enabled_tools', 'disabled_tools', 'timeout_ms', 'connect_timeout_ms', 'require_confirm', 'roles', 'pin_tools', 'tools'];
+const COMMON_KEYS = [
+  'transport',
+  'enabled',
+  'enabled_tools',
+  'disabled_tools',
+  'timeout_ms',
+  'connect_timeout_ms',
+  'require_confirm',
+  'roles',
+  'pin_tools',
+  'tools',
+];
 const STDIO_KEYS = ['command', 'args', 'env', 'cwd'];
 const HTTP_KEYS = ['url', 'headers'];
 const POLICY_KEYS = ['require_confirm', 'roles', 'timeout_ms'];
@@ -68,13 +79,21 @@ export async function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = proce
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    return { servers: [], fatal: true, problems: [{ message: `cannot read MCP config file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }] };
+    return {
+      servers: [],
+      fatal: true,
+      problems: [{ message: `cannot read MCP config file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` }],
+    };
   }
   let doc: unknown;
   try {
     doc = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    return { servers: [], fatal: true, problems: [{ message: `MCP config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}` }] };
+    return {
+      servers: [],
+      fatal: true,
+      problems: [{ message: `MCP config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}` }],
+    };
   }
   return parseMcpConfig(doc, env);
 }
@@ -91,7 +110,8 @@ export function parseMcpConfig(doc: unknown, env: NodeJS.ProcessEnv = process.en
   const problems: McpConfigProblem[] = unknownTop.map((k) => ({ field: k, message: `unknown top-level field "${k}" (expected only "servers")` }));
   const servers: McpServerConfig[] = [];
   if (doc.servers === undefined) return { servers, problems, fatal: false };
-  if (!isRecord(doc.servers)) return { servers, fatal: true, problems: [...problems, { field: 'servers', message: '"servers" must be a map from server name to its settings' }] };
+  if (!isRecord(doc.servers))
+    return { servers, fatal: true, problems: [...problems, { field: 'servers', message: '"servers" must be a map from server name to its settings' }] };
   for (const [name, raw] of Object.entries(doc.servers)) {
     const found: McpConfigProblem[] = [];
     const server = parseServer(name, raw, env, (field, message) => found.push({ server: name, field, message: `server "${name}": ${field}: ${message}` }));
@@ -200,7 +220,8 @@ function parseCommon(name: string, raw: Record<string, unknown>, report: Report)
           report(`tools.${tool}`, 'must be an object');
           continue;
         }
-        for (const key of Object.keys(policy)) if (!POLICY_KEYS.includes(key)) report(`tools.${tool}.${key}`, `unknown field (expected ${POLICY_KEYS.join(', ')})`);
+        for (const key of Object.keys(policy))
+          if (!POLICY_KEYS.includes(key)) report(`tools.${tool}.${key}`, `unknown field (expected ${POLICY_KEYS.join(', ')})`);
         out.tools[tool] = parsePolicy(policy, `tools.${tool}.`, report);
       }
     }
@@ -251,7 +272,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 /** The config as it may be shown: environment and header values hidden, since they carry secrets. */
 export function redactedConfig(config: McpServerConfig): Record<string, unknown> {
   const { secrets, ...c } = config;
-  if (c.transport === 'stdio') return { ...c, args: c.args.map((a) => redactText(a, secrets)), env: Object.fromEntries(Object.keys(c.env).map((k) => [k, '***'])) };
+  if (c.transport === 'stdio')
+    return { ...c, args: c.args.map((a) => redactText(a, secrets)), env: Object.fromEntries(Object.keys(c.env).map((k) => [k, '***'])) };
   // Credentials are refused in URLs at load; a query string is still hidden, it may carry ids.
   const url = new URL(c.url);
   url.search = url.search ? '?***' : '';

@@ -38,7 +38,8 @@ export class McpRequestTimeoutError extends ToolbusError {
  * server's own error reply, say) is returned as it is.
  */
 export function fromMcpError(err: unknown, o: { server: string; state: string }): unknown {
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return new McpServerUnavailableError(o.server, 'the connection was lost during the call', { cause: err });
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+    return new McpServerUnavailableError(o.server, 'the connection was lost during the call', { cause: err });
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) return new McpRequestTimeoutError(o.server, { cause: err });
   if (o.state !== 'ready') return new McpServerUnavailableError(o.server, `it is ${o.state}`, { cause: err });
   return err;

@@ -279,7 +279,8 @@ export class McpHost implements ToolSource {
   /** Runs a validated call on its server (the executor's path); every failure is a ToolError. */
   async call(route: McpRoute, args: ToolArguments, opts: { signal?: AbortSignal; timeoutMs: number; idempotencyKey?: string }): Promise<ExecOutcome> {
     const server = this.servers.get(route.server);
-    if (!server) return { ok: false, error: { code: 'provider_unavailable', message: `MCP server "${route.server}" is not configured any more`, retryable: true } };
+    if (!server)
+      return { ok: false, error: { code: 'provider_unavailable', message: `MCP server "${route.server}" is not configured any more`, retryable: true } };
     try {
       const result = await server.callTool(route.tool, args, opts);
       // Before the result is read (an error's structuredContent is stringified): the executor checks it again as a value, cheaply.
@@ -289,8 +290,16 @@ export class McpHost implements ToolSource {
       return outcome.ok ? outcome : { ok: false, error: { ...outcome.error, message: redactText(outcome.error.message, server.config.secrets) } };
     } catch (err) {
       if (err instanceof McpServerUnavailableError) return { ok: false, error: { code: 'provider_unavailable', message: err.message, retryable: true } };
-      if (opts.signal?.aborted || err instanceof McpRequestTimeoutError) return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };
-      return { ok: false, error: { code: 'tool_failed', message: `MCP server "${route.server}" refused the call of "${route.tool}": ${(err as Error).message ?? String(err)}`, retryable: false } };
+      if (opts.signal?.aborted || err instanceof McpRequestTimeoutError)
+        return { ok: false, error: { code: 'tool_timeout', message: `MCP tool "${route.tool}" did not answer within ${opts.timeoutMs} ms`, retryable: true } };
+      return {
+        ok: false,
+        error: {
+          code: 'tool_failed',
+          message: `MCP server "${route.server}" refused the call of "${route.tool}": ${(err as Error).message ?? String(err)}`,
+          retryable: false,
+        },
+      };
     }
   }
 

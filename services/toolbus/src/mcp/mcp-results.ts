@@ -31,7 +31,10 @@ export function outcomeOfMcpResult(tool: string, r: McpCallResult): ExecOutcome 
 
 /** The content blocks as text, one block after the other. */
 export function contentText(content: unknown[]): string {
-  return content.map(describeBlock).filter((t) => t.length > 0).join('\n');
+  return content
+    .map(describeBlock)
+    .filter((t) => t.length > 0)
+    .join('\n');
 }
 
 function describeBlock(block: unknown): string {

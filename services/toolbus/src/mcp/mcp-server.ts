@@ -153,7 +153,11 @@ export class McpServerConnection {
   }
 
   /** Calls a tool by the server's own name. Throws McpServerUnavailableError when not connected or lost meanwhile. */
-  async callTool(tool: string, args: Record<string, unknown>, opts: { signal?: AbortSignal; timeoutMs: number; idempotencyKey?: string }): Promise<McpCallResult> {
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    opts: { signal?: AbortSignal; timeoutMs: number; idempotencyKey?: string },
+  ): Promise<McpCallResult> {
     const client = this.connected();
     try {
       const params = { name: tool, arguments: args, ...(opts.idempotencyKey ? { _meta: { 'io.hermes/idempotency_key': opts.idempotencyKey } } : {}) };
@@ -195,7 +199,8 @@ export class McpServerConnection {
   }
 
   private connected(): Client {
-    if (this.state !== 'ready' || !this.client) throw new McpServerUnavailableError(this.name, this.state === 'stopped' ? 'it was removed or the toolbus is stopping' : `it is ${this.state}`);
+    if (this.state !== 'ready' || !this.client)
+      throw new McpServerUnavailableError(this.name, this.state === 'stopped' ? 'it was removed or the toolbus is stopping' : `it is ${this.state}`);
     return this.client;
   }
 
@@ -244,7 +249,13 @@ export class McpServerConnection {
       // Under the guard, so that the server dies with this toolbus even when it is SIGKILLed.
       const guard = [STDIO_GUARD, ...(this.o.pidFile ? ['--pid-file', this.o.pidFile] : []), '--', c.command, ...c.args];
       this.serverPid = undefined;
-      const transport = new StdioClientTransport({ command: process.execPath, args: guard, env: { ...getDefaultEnvironment(), ...c.env }, ...(c.cwd ? { cwd: c.cwd } : {}), stderr: 'pipe' });
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: guard,
+        env: { ...getDefaultEnvironment(), ...c.env },
+        ...(c.cwd ? { cwd: c.cwd } : {}),
+        stderr: 'pipe',
+      });
       this.followStderr(transport);
       return this.handshake(transport, gen, timeout);
     }
@@ -253,7 +264,14 @@ export class McpServerConnection {
     let refused: { status: number; message: string } | undefined;
     if (this.httpMode !== 'sse') {
       try {
-        const client = await this.handshake(new StreamableHTTPClientTransport(url, { requestInit, reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 5000, reconnectionDelayGrowFactor: 2, maxRetries: 2 } }), gen, timeout);
+        const client = await this.handshake(
+          new StreamableHTTPClientTransport(url, {
+            requestInit,
+            reconnectionOptions: { initialReconnectionDelay: 500, maxReconnectionDelay: 5000, reconnectionDelayGrowFactor: 2, maxRetries: 2 },
+          }),
+          gen,
+          timeout,
+        );
         this.httpMode = 'streamable';
         return client;
       } catch (err) {
@@ -272,7 +290,9 @@ export class McpServerConnection {
     } catch (err) {
       if (refused === undefined) throw err;
       // Neither worked: say both, since the 4xx may be the real problem (a wrong path, a missing token).
-      throw new Error(`Streamable HTTP refused with HTTP ${refused.status} (${refused.message}); the SSE transport failed too: ${(err as Error).message}`, { cause: err });
+      throw new Error(`Streamable HTTP refused with HTTP ${refused.status} (${refused.message}); the SSE transport failed too: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
   }
 
@@ -284,7 +304,9 @@ export class McpServerConnection {
     client.onerror = (err) => this.o.logger.debug({ mcp_server: this.name, err: this.redact(err.message) }, 'MCP transport error');
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       if (gen !== this.generation || this.state !== 'ready') return;
-      await this.refreshTools(gen).catch((err: unknown) => this.o.logger.warn({ mcp_server: this.name, err: this.redact((err as Error).message) }, 'could not refresh the tool list'));
+      await this.refreshTools(gen).catch((err: unknown) =>
+        this.o.logger.warn({ mcp_server: this.name, err: this.redact((err as Error).message) }, 'could not refresh the tool list'),
+      );
       this.o.onToolsChanged();
     });
     this.transport = transport;
@@ -323,7 +345,9 @@ export class McpServerConnection {
     if (!detected) return;
     this.o.logger.warn(
       { mcp_server: this.name, tool: t.name, held },
-      held ? 'MCP tool changed its description or schema since first seen; hidden until approved (hermes mcp approve-change)' : 'MCP tool changed its description or schema since first seen',
+      held
+        ? 'MCP tool changed its description or schema since first seen; hidden until approved (hermes mcp approve-change)'
+        : 'MCP tool changed its description or schema since first seen',
     );
   }
 
