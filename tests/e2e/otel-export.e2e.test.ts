@@ -17,17 +17,20 @@ import {
 import { LlmClient, PoolResolver } from '@hermes/llm';
 import { startTelemetry, TelemetryConfigError, type TelemetryHandle } from '@hermes/telemetry';
 import { cleanupAll, freePort, startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
-import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
+import { startOtlpGrpcReceiver, startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 
 // Telemetry as a service starts it, in this process, exporting to a real OTLP/HTTP receiver in
-// both encodings; a vLLM-profile pool sends temperature and max_tokens; the model is scripted.
+// both encodings and to an OTLP/gRPC one; a vLLM-profile pool sends temperature and max_tokens;
+// the model is scripted.
 let llm: ScriptedLlm;
 let receiver: OtlpReceiver;
+let grpcReceiver: OtlpReceiver;
 let telemetry: TelemetryHandle | undefined;
 
 beforeAll(async () => {
   llm = await startScriptedLlm({ latencyMs: 20 });
   receiver = await startOtlpReceiver();
+  grpcReceiver = await startOtlpGrpcReceiver();
 });
 
 afterEach(async () => {
@@ -37,6 +40,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await receiver?.close();
+  await grpcReceiver?.close();
   await cleanupAll();
 });
 
@@ -54,14 +58,16 @@ const RESOURCE = 'deployment.environment.name=staging,hermes.team=search%2Fml,se
 describe.each([
   ['http/protobuf', 'application/x-protobuf'],
   ['http/json', 'application/json'],
+  ['grpc', 'application/grpc'],
 ])('OTLP export over %s', (protocol, contentType) => {
   it('chat and embeddings spans carry the GenAI attributes, and the resource OTEL_RESOURCE_ATTRIBUTES, service.version and service.instance.id', async () => {
     const service = `otel-probe-${protocol.replace('/', '-')}`;
+    const rx = protocol === 'grpc' ? grpcReceiver : receiver;
     telemetry = await startTelemetry({
       service,
       version: '9.9.9',
       env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
         OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
         OTEL_RESOURCE_ATTRIBUTES: RESOURCE,
         OTEL_SERVICE_NAME: service,
@@ -76,8 +82,8 @@ describe.each([
     await telemetry.shutdown();
 
     expect(deltas.join('')).toBe('streamed answer');
-    expect(receiver.contentTypes).toContain(contentType);
-    const mine = receiver.spans.filter((s) => s.service === service);
+    expect(rx.contentTypes).toContain(contentType);
+    const mine = rx.spans.filter((s) => s.service === service);
     const chat = mine.find((s) => s.name === 'chat qwen3-8b');
     expect(chat?.attributes).toMatchObject({
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
@@ -128,13 +134,13 @@ describe('time to first chunk as a metric', () => {
 });
 
 describe('OTEL_EXPORTER_OTLP_PROTOCOL', () => {
-  it('refuses grpc (and anything else) with an error naming the setting, instead of exporting where nobody listens', async () => {
-    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' };
-    const err = await startTelemetry({ service: 'otel-grpc-probe', env }).catch((e: unknown) => e);
+  it('refuses a protocol it does not speak with an error naming the setting, instead of exporting where nobody listens', async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/thrift' };
+    const err = await startTelemetry({ service: 'otel-thrift-probe', env }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TelemetryConfigError);
     expect(err).toMatchObject({ setting: 'OTEL_EXPORTER_OTLP_PROTOCOL', code: 'invalid_telemetry_setting' });
     const traces = await startTelemetry({
-      service: 'otel-grpc-probe',
+      service: 'otel-thrift-probe',
       env: { ...env, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_METRICS_EXPORTER: 'none' },
     });
     // The signal's own setting wins over the general one.

@@ -1,3 +1,4 @@
+import * as grpc from '@grpc/grpc-js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -192,5 +193,44 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     spans,
     contentTypes,
     close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/**
+ * A tiny OTLP/gRPC collector (what @opentelemetry/exporter-trace-otlp-grpc sends to): the trace
+ * service's Export keeps every span, read with the same protobuf decoder; metrics are acknowledged
+ * and dropped. The payload is taken as raw bytes, so no .proto files are needed.
+ */
+export async function startOtlpGrpcReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = [];
+  const contentTypes = new Set<string>();
+  const server = new grpc.Server();
+  const raw = {
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (b: Buffer) => b,
+    requestDeserialize: (b: Buffer) => b,
+    responseSerialize: (b: Buffer) => b,
+    responseDeserialize: (b: Buffer) => b,
+  };
+  const exportOf = (path: string) => ({ Export: { ...raw, path } });
+  server.addService(exportOf('/opentelemetry.proto.collector.trace.v1.TraceService/Export'), {
+    Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => {
+      contentTypes.add('application/grpc');
+      spans.push(...spansFromProtobuf(call.request));
+      done(null, Buffer.alloc(0));
+    },
+  });
+  server.addService(exportOf('/opentelemetry.proto.collector.metrics.v1.MetricsService/Export'), {
+    Export: (_call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) => done(null, Buffer.alloc(0)),
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    contentTypes,
+    close: () => new Promise<void>((r) => server.tryShutdown(() => r())),
   };
 }

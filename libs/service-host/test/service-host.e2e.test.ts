@@ -126,13 +126,13 @@ describe('hostService', () => {
 });
 
 describe('an OTLP protocol Hermes does not export in', () => {
-  it('OTEL_EXPORTER_OTLP_PROTOCOL=grpc exits 78 naming the setting, before the service connects', async () => {
+  it('OTEL_EXPORTER_OTLP_PROTOCOL=http/thrift exits 78 naming the setting, before the service connects', async () => {
     const env = {
       ...process.env,
       NATS_URL: nats.url,
       HEALTH_PORT: '0',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/thrift',
     };
 
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
@@ -143,7 +143,7 @@ describe('an OTLP protocol Hermes does not export in', () => {
 
     expect(result.code).toBe(78);
     expect(result.stderr).toMatch(
-      /invalid configuration for toolbus:\n {2}- OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not an OTLP protocol/,
+      /invalid configuration for toolbus:\n {2}- OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL=http\/thrift is not an OTLP protocol/,
     );
   });
 });

@@ -12,10 +12,18 @@ import { ATTR_SERVICE_INSTANCE_ID } from '@opentelemetry/semantic-conventions/in
 const sdk = {
   traces: () => import('@opentelemetry/sdk-trace-base'),
   otlpTraces: (protocol: OtlpProtocol) =>
-    protocol === 'http/protobuf' ? import('@opentelemetry/exporter-trace-otlp-proto') : import('@opentelemetry/exporter-trace-otlp-http'),
+    protocol === 'grpc'
+      ? import('@opentelemetry/exporter-trace-otlp-grpc')
+      : protocol === 'http/protobuf'
+        ? import('@opentelemetry/exporter-trace-otlp-proto')
+        : import('@opentelemetry/exporter-trace-otlp-http'),
   metrics: () => import('@opentelemetry/sdk-metrics'),
   otlpMetrics: (protocol: OtlpProtocol) =>
-    protocol === 'http/protobuf' ? import('@opentelemetry/exporter-metrics-otlp-proto') : import('@opentelemetry/exporter-metrics-otlp-http'),
+    protocol === 'grpc'
+      ? import('@opentelemetry/exporter-metrics-otlp-grpc')
+      : protocol === 'http/protobuf'
+        ? import('@opentelemetry/exporter-metrics-otlp-proto')
+        : import('@opentelemetry/exporter-metrics-otlp-http'),
   prometheus: () => import('@opentelemetry/exporter-prometheus'),
   resources: () => import('@opentelemetry/resources'),
 };
@@ -29,8 +37,8 @@ export interface TelemetryHandle {
   readonly metricsPort?: number;
 }
 
-/** The OTLP encodings Hermes exports in (`OTEL_EXPORTER_OTLP_PROTOCOL`); gRPC is not among them. */
-export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
+/** The OTLP protocols Hermes exports in (`OTEL_EXPORTER_OTLP_PROTOCOL`). */
+export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 /** An OTel setting Hermes cannot honour (an OTLP protocol it does not speak): a service does not start on it. */
@@ -86,7 +94,8 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
   if (exporting) {
     const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }] = await Promise.all([sdk.traces(), sdk.otlpTraces(protocols.traces)]);
     // The URL is passed explicitly: left alone, the exporter reads process.env, not `opts.env`.
-    const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl }))] });
+    const url = protocols.traces === 'grpc' ? grpcEndpoint(env, 'TRACES') : tracesUrl;
+    const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))] });
     trace.setGlobalTracerProvider(provider);
     stops.push(async () => {
       await provider.shutdown();
@@ -103,7 +112,7 @@ export async function startTelemetry(opts: TelemetryOptions): Promise<TelemetryH
     const intervalMs = Number(env.OTEL_METRIC_EXPORT_INTERVAL) || 15_000;
     readers.push(
       new PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter({ url: metricsUrl }),
+        exporter: new OTLPMetricExporter({ url: protocols.metrics === 'grpc' ? grpcEndpoint(env, 'METRICS') : metricsUrl }),
         exportIntervalMillis: intervalMs,
         exportTimeoutMillis: Math.min(intervalMs, 30_000),
       }),
@@ -172,10 +181,7 @@ export function otlpProtocol(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS
   const setting = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ? `OTEL_EXPORTER_OTLP_${signal}_PROTOCOL` : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const value = env[setting]?.trim() || 'http/json';
   if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as OtlpProtocol;
-  throw new TelemetryConfigError(
-    setting,
-    `${setting}=${value} is not an OTLP protocol Hermes exports in (${OTLP_PROTOCOLS.join(', ')}); for gRPC, put an OpenTelemetry Collector in front`,
-  );
+  throw new TelemetryConfigError(setting, `${setting}=${value} is not an OTLP protocol Hermes exports in (${OTLP_PROTOCOLS.join(', ')})`);
 }
 
 let propagationInstalled = false;
@@ -188,6 +194,11 @@ export function installPropagation(): void {
   cm.enable();
   context.setGlobalContextManager(cm);
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+}
+
+/** Over gRPC an endpoint names the collector itself: no `/v1/<signal>` path is added to the base one. */
+function grpcEndpoint(env: NodeJS.ProcessEnv, signal: 'TRACES' | 'METRICS'): string | undefined {
+  return env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] || env.OTEL_EXPORTER_OTLP_ENDPOINT;
 }
 
 function metricsEndpoint(env: NodeJS.ProcessEnv): string | undefined {

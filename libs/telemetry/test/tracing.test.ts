@@ -125,6 +125,7 @@ describe('resource and protocol settings', () => {
     expect(otlpProtocol({}, 'TRACES')).toBe('http/json');
     expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' }, 'METRICS')).toBe('http/protobuf');
     expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }, 'TRACES')).toBe('http/json');
-    expect(() => otlpProtocol({ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' }, 'METRICS')).toThrow(/OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc/);
+    expect(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'TRACES')).toBe('grpc');
+    expect(() => otlpProtocol({ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/thrift' }, 'METRICS')).toThrow(/OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http\/thrift/);
   });
 });
