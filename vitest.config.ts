@@ -3,9 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: ['libs/*', 'services/*', 'tools/*', 'tests', 'bench'],
-    // vitest's default on 2 cores is a single worker. Most files here wait on real processes and
-    // real time more than they compute, so two run side by side (scripts/run-tests.mjs also runs
-    // the serial e2e project next to them).
-    maxWorkers: 2,
+    // No maxWorkers: vitest's default (cores - 1) is one file at a time on 2 cores, where two side by
+    // side starved each other's processes past their waits (see scripts/run-tests.mjs).
   },
 });
