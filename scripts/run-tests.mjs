@@ -25,7 +25,7 @@ if (!Number.isInteger(lanes) || lanes < 0) {
   process.exit(2);
 }
 
-const withFaults = process.env.HERMES_TEST_FAULTS === '1';
+const withFaults = process.env.HERMES_TEST_FAULTS !== '0';
 const faults = { args: ['run', '--root', 'tests', '--config', 'vitest.faults.config.ts', ...extra], env: { FAULT_SCALE: process.env.FAULT_SCALE ?? 'ci' } };
 const units = { args: ['run', '--project', '!@hermes/tests', ...extra] };
 /** Each run is one or more vitest invocations, one after another. */

@@ -53,6 +53,9 @@ async function fault(scenario: string, inject: () => Promise<void>): Promise<Fau
   expect({ completed: report.completed, failed: report.failed, stuck: report.stuck }).toEqual({ completed: report.tasks, failed: [], stuck: 0 });
   expect(report.duplicate_keys).toBe(0);
   expect(report.wrong_effect_counts).toBe(0);
+  // An LLM answer already paid for is checkpointed through the fault, never asked for again.
+  expect(report.reasked_steps).toBe(0);
+  expect(report.reasked_after_checkpoint).toBe(0);
   return report;
 }
 

@@ -39,8 +39,13 @@ export interface FaultReport {
   wrong_effect_counts: number;
   /** Tool calls answered with an error (the model read it as a failed step), by code, from the toolbus audit. */
   tool_errors: Record<string, number>;
-  /** LLM answers of a step asked for again (the runtime had not checkpointed the first answer). */
+  /**
+   * LLM answers of a step asked for again: the answer never reached a checkpoint (the process that
+   * asked was killed or paused past its ack wait with the call in flight, or its write failed).
+   */
   reasked_steps: number;
+  /** Steps asked for again after a later step of the task had been asked: a checkpointed answer lost or overrun. */
+  reasked_after_checkpoint: number;
   /** Longest pause between two side effects from the fault on: what the fault cost the run. */
   stall_ms: number;
   /** From the fault to the first side effect after it. */
@@ -58,6 +63,10 @@ export interface FaultReport {
  */
 export class FaultModel {
   private readonly asked = new Map<string, number>();
+  /** Per goal, the most tool results a request carried so far: a step below it was checkpointed. */
+  private readonly furthest = new Map<string, number>();
+  /** Goals with a step asked for after a later step had been asked: that step's checkpoint was lost. */
+  private readonly behind: string[] = [];
 
   /** `tool`: the side-effecting tool the model calls (default the e2e provider's `ledger_append`), with extra arguments. */
   constructor(private readonly o: { scale: FaultScale; varying: boolean; tool?: { name: string; args?: Record<string, unknown> } }) {}
@@ -67,12 +76,19 @@ export class FaultModel {
     const done = toolMessages(req.body).length;
     const key = `${goal}#${done}`;
     this.asked.set(key, (this.asked.get(key) ?? 0) + 1);
+    if (done < (this.furthest.get(goal) ?? -1)) this.behind.push(goal);
+    this.furthest.set(goal, Math.max(done, this.furthest.get(goal) ?? -1));
     const [lo, hi] = this.o.scale.latencyMs;
     const delayMs = Math.round(lo + Math.random() * (hi - lo));
     if (done >= this.o.scale.callsPerTask) return { content: `done: ${goal}`, delayMs };
     const entry = this.o.varying ? `${goal} step ${done + 1} nonce ${randomUUID().slice(0, 8)}` : `${goal} step ${done + 1}`;
     const tool = this.o.tool ?? { name: 'ledger_append' };
     return { toolCalls: [{ name: tool.name, arguments: { ...tool.args, entry: entry.slice(0, 200) } }], delayMs };
+  }
+
+  /** Steps of these goals asked for after a later step of theirs: answers checkpointed and then lost or ignored. */
+  askedBehind(goals: readonly string[]): number {
+    return this.behind.filter((g) => goals.includes(g)).length;
   }
 
   /** Steps of these goals asked for more than once. */
@@ -157,6 +173,7 @@ export async function runFault(o: {
     wrong_effect_counts: completedIds.filter((id) => lines.filter((l) => l.task_id === id).length !== scale.callsPerTask).length,
     tool_errors,
     reasked_steps: o.model.reasked(goals),
+    reasked_after_checkpoint: o.model.askedBehind(goals),
     stall_ms: gaps.length ? Math.max(...gaps) : 0,
     recovery_ms: after.length ? after[0]! - faultAt : -1,
     last_effect_ms: after.length ? after.at(-1)! - faultAt : -1,
@@ -179,13 +196,13 @@ export function saveReports(reports: FaultReport[], name = 'faults'): void {
   writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify({ at: new Date().toISOString(), reports }, null, 2)}\n`);
   const rows = reports.map(
     (r) =>
-      `| ${r.scenario} | ${r.completed}/${r.tasks} | ${r.failed.length + r.stuck} | ${r.duplicate_keys} | ${r.reasked_steps} | ${r.recovery_ms} | ${r.stall_ms} |`,
+      `| ${r.scenario} | ${r.completed}/${r.tasks} | ${r.failed.length + r.stuck} | ${r.duplicate_keys} | ${r.reasked_steps} | ${r.reasked_after_checkpoint} | ${r.recovery_ms} | ${r.stall_ms} |`,
   );
   writeFileSync(
     new URL(`${name}.md`, dir),
     [
-      '| fault | completed | failed or stuck | duplicate effects | steps asked again | first effect after (ms) | longest stall (ms) |',
-      '|---|---|---|---|---|---|---|',
+      '| fault | completed | failed or stuck | duplicate effects | steps asked again | asked again after a later step | first effect after (ms) | longest stall (ms) |',
+      '|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
     ].join('\n'),

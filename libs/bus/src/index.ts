@@ -5,6 +5,7 @@ export type { RequestContext } from './request-reply.js';
 export { startWorkConsumer, consumeContract } from './work-consumer.js';
 export type { HandlerOutcome, WorkConsumer, WorkConsumerOptions, RawHandler, DeadLetterHook } from './work-consumer.js';
 export { deadLetter, isDependencyOutage, isRetryable, isUnansweredRequest, errorAsWire, republishDeadLetter, REPLAY_OF_HEADER } from './dead-letter.js';
+export { retryThroughOutage } from './outage-retry.js';
 export { ConsumerProgress, DEFAULT_LIVENESS_ACK_WAITS } from './consumer-progress.js';
 export type { StalledConsumer } from './consumer-progress.js';
 export { followSubject } from './event-follower.js';

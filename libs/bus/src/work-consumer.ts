@@ -8,8 +8,9 @@ import type { Bus } from './bus.js';
 import { InvalidMessageError } from './bus-errors.js';
 import { decodeJson } from './codec.js';
 import type { ConsumerTracker } from './consumer-progress.js';
-import { deliveriesExhausted, errorAsWire, isDependencyOutage, isRetryable, publishDeadLetter, terminateDeadLetter } from './dead-letter.js';
+import { deliveriesExhausted, errorAsWire, isRetryable, publishDeadLetter, terminateDeadLetter } from './dead-letter.js';
 import { DEFAULT_MAX_DELIVERIES, DEFAULT_OUTAGE_BUDGET_MS } from './stream-specs.js';
+import { retryThroughOutage } from './outage-retry.js';
 import { natsHandles } from './bus.js';
 
 const PULL_EXPIRES_MS = 5_000;
@@ -255,23 +256,13 @@ async function settleDead(o: Settling, msg: JsMsg, error: WireError, span: Span)
 }
 
 /** Runs the handler again, within this delivery, while it fails because a dependency is away (see outageBudgetMs). */
-async function throughOutages<T>(o: Settling, msg: JsMsg, run: () => Promise<T>): Promise<T> {
-  const budgetMs = o.opts.outageBudgetMs ?? o.bus.tuning.outageBudgetMs ?? DEFAULT_OUTAGE_BUDGET_MS;
-  const started = Date.now();
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await run();
-    } catch (err) {
-      const waited = Date.now() - started;
-      if (!isDependencyOutage(err) || waited >= budgetMs) throw err;
-      const delayMs = Math.min(Math.round(Math.min(5000, 250 * 2 ** (attempt - 1)) * (0.5 + Math.random())), budgetMs - waited);
-      o.bus.logger.warn(
-        { err, subject: msg.subject, delivery: msg.info.deliveryCount, attempt, retry_in_ms: delayMs, waited_ms: waited },
-        'dependency away; handling the message again (delivery kept)',
-      );
-      await new Promise((r) => setTimeout(r, delayMs));
-    }
-  }
+function throughOutages<T>(o: Settling, msg: JsMsg, run: () => Promise<T>): Promise<T> {
+  return retryThroughOutage(run, {
+    budgetMs: o.opts.outageBudgetMs ?? o.bus.tuning.outageBudgetMs ?? DEFAULT_OUTAGE_BUDGET_MS,
+    logger: o.bus.logger,
+    what: 'handling the message (delivery kept)',
+    context: { subject: msg.subject, delivery: msg.info.deliveryCount },
+  });
 }
 
 function retryLater(o: Settling, msg: JsMsg): void {

@@ -105,6 +105,8 @@ export class AgentLoop {
           );
         let answer: ChatResult;
         try {
+          // A runtime paused past its ack wait must not ask a step its job's next holder asks too.
+          await this.d.checkpoints.stillHeld();
           answer = await ask();
         } catch (err) {
           if (!isContextTooLong(err) || !this.d.compact) throw err;

@@ -112,7 +112,7 @@ export class JobRunner {
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
     // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
     // (one LLM call each) need neither.
-    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job, waitOut);
+    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job, waitOut, attempt > 1);
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
@@ -209,12 +209,13 @@ export class JobRunner {
       );
   }
 
-  private prefetch(job: RuntimeJob, waitOut: WaitOut): Prefetched {
+  /** `redelivered`: an earlier delivery may still be running somewhere; the load claims the fence from it. */
+  private prefetch(job: RuntimeJob, waitOut: WaitOut, redelivered: boolean): Prefetched {
     const checkpoint = this.o.checkpoints.open(job.job_id);
     const out: Prefetched = {
       tools: waitOut('toolbus', () => listTools(this.o.bus, job)),
       checkpoint,
-      saved: checkpoint.load(),
+      saved: checkpoint.load({ claim: redelivered }),
     };
     // The job may end before they are awaited (publishing `started` failed, the session stayed busy).
     out.tools.catch(() => undefined);

@@ -93,7 +93,11 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
     logger,
     maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
     outage: { budgetMs: config.HERMES_OUTAGE_BUDGET_MS },
-    checkpoints: new CheckpointStore(await bus.kv('checkpoints')),
+    checkpoints: new CheckpointStore(await bus.kv('checkpoints'), {
+      budgetMs: config.HERMES_OUTAGE_BUDGET_MS,
+      logger,
+      recheckAfterMs: config.RUNTIME_ACK_WAIT_MS / 2,
+    }),
     tools: new ToolCaller({
       bus,
       requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,

@@ -76,4 +76,42 @@ describe('CheckpointStore', () => {
 
     await expect(first.save({ ...cp, step: cp.step + 2 })).rejects.toBeInstanceOf(CheckpointConflictError);
   });
+
+  it('a redelivery claims the fence on load: the earlier holder learns it before its next LLM call, not at its next write', async () => {
+    const { kv } = await stores();
+    // recheckAfterMs 0: as if the holder had been paused past half its ack wait.
+    const paused = new CheckpointStore(kv, { budgetMs: 0, recheckAfterMs: 0 });
+    const cp = { ...historical(), job_id: 'j_claimed' };
+    const first = paused.open('j_claimed');
+    await first.load();
+    await first.save(cp);
+    await first.stillHeld();
+
+    const next = new CheckpointStore(kv).open('j_claimed');
+    expect(await next.load({ claim: true })).toEqual(cp);
+    await expect(first.stillHeld()).rejects.toBeInstanceOf(CheckpointConflictError);
+    // The claim changed nothing but the revision: the new holder goes on from the same state.
+    await next.save({ ...cp, step: cp.step + 1 });
+  });
+
+  it('a save during a nats-server restart waits it out and lands once, instead of losing the answer it holds', async () => {
+    const own = await startNatsServer();
+    const bus = await connectBus(own.url, uniquePrefix('cpo'));
+    buses.push(bus);
+    const kv = await bus.kv('checkpoints');
+    const store = new CheckpointStore(kv, { budgetMs: 60_000 });
+    const cp = { ...historical(), job_id: 'j_outage' };
+    const h = store.open('j_outage');
+    await h.load();
+    await h.save(cp);
+    await own.kill();
+    const saving = h.save({ ...cp, step: cp.step + 1 });
+    await new Promise((r) => setTimeout(r, 2000));
+    await own.restart();
+    await saving;
+    const stored = await kv.get('job.j_outage');
+    expect(JSON.parse(stored!.string()).step).toBe(cp.step + 1);
+    // Written once: a fresh bucket, so revision 1 was the create and 2 this save.
+    expect(stored!.revision).toBe(2);
+  });
 });
