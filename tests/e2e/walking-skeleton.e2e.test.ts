@@ -45,7 +45,7 @@ describe('walking skeleton: one task through all five services', () => {
     const res = await fetch(`${stack.gatewayUrl}/v1/tasks`, {
       method: 'POST',
       headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ goal: 'say hello from HTTP' }),
+      body: JSON.stringify({ goal: 'say hello from HTTP', metadata: { ticket: 'OPS-1234' } }),
     });
     expect(res.status).toBe(202);
     const { task_id } = (await res.json()) as { task_id: string };
@@ -61,7 +61,8 @@ describe('walking skeleton: one task through all five services', () => {
 
     const status = await fetch(`${stack.gatewayUrl}/v1/tasks/${task_id}`, { headers: { authorization: `Bearer ${API_KEY}` } });
     expect(status.status).toBe(200);
-    expect(await status.json()).toMatchObject({ task_id, user_id: 'alice', status: 'completed' });
+    // The submitter's labels come back with the task.
+    expect(await status.json()).toMatchObject({ task_id, user_id: 'alice', status: 'completed', options: { metadata: { ticket: 'OPS-1234' } } });
   });
 
   it('the same Nats-Msg-Id published twice yields one task and one LLM call', async () => {

@@ -95,6 +95,7 @@ export const TaskOptions = Type.Object(
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean()),
     priority: Type.Optional(Priority),
+    metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   { title: 'TaskOptions', additionalProperties: false },
 );

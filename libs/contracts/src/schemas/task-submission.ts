@@ -32,7 +32,11 @@ export const TaskRequest = Type.Object(
     priority: Type.Optional(Priority),
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean({ description: 'emit token deltas as step events' })),
-    metadata: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { description: 'opaque labels echoed on every event' })),
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 1024 }), {
+        description: 'opaque labels kept with the task: returned in its view (GET /v1/tasks/:id, tasks.get) as `options.metadata`',
+      }),
+    ),
   },
   { title: 'TaskRequest', additionalProperties: false },
 );
