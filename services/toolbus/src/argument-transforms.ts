@@ -45,6 +45,7 @@ const UNIT_WORDS: Record<string, string> = {
   kilograms: 'kg',
   bytes: 'B',
 };
+const COMPLETE_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}(?::?\d{2})?)$/;
 const QUANTITY = /^\s*(-?\d+(?:\.\d+)?)\s*([A-Za-zµ]{1,16})?\s*$/;
 
 /**
@@ -113,6 +114,8 @@ function normaliseDateTime(out: ShapedArguments, path: string): void {
   if (!slot || !Object.hasOwn(slot.parent, slot.key)) return;
   const before = slot.parent[slot.key];
   if (typeof before !== 'string') return; // the schema's type check reports it
+  // Already ISO 8601 with an offset: kept exactly (sub-millisecond digits, `+0100`), the format check judges it.
+  if (COMPLETE_DATE_TIME.test(before)) return;
   let normal: string | undefined;
   try {
     const d = parseDateInput(before, path);

@@ -76,7 +76,12 @@ describe('shapeArguments: date-time arguments', () => {
     expect(out.adjustments.map((a) => a.path)).toEqual(['/at', '/slots/1/start']);
   });
 
-  it.each(['tomorrow', 'next Monday', 'in 2 hours', '2026-12-03', '2026-02-30T10:00:00Z', '03/12/2026 09:00'])(
+  it('keeps a complete ISO 8601 date-time exactly as sent (microseconds, an offset without a colon)', () => {
+    const sent = { at: '2026-12-03T09:00:00.123456+0100', slots: [{ start: '2026-12-03T09:00:00Z' }] };
+    expect(shapeArguments(sent, [], schema)).toEqual({ value: sent, adjustments: [], issues: [] });
+  });
+
+  it.each(['tomorrow', 'next Monday', 'in 2 hours', '2026-12-03', '2026-02-30 10:00', '03/12/2026 09:00'])(
     'refuses %j with the hint to resolve it first',
     (text) => {
       const out = shapeArguments({ at: text }, [], schema);
