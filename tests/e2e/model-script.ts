@@ -32,7 +32,9 @@ export function toolMessages(body: ChatRequestBody): { tool_call_id: string; con
 export interface ToolMessage {
   ok: boolean;
   result?: Record<string, unknown>;
-  error?: { code: string; message: string; retryable: boolean; issues?: { path: string; message: string; expected?: string; got?: string }[] };
+  error?: { code: string; message: string; retryable: boolean; issues?: { path: string; message: string; expected?: string; got?: string; rule?: string }[] };
+  /** What the ToolBus's transforms changed in the arguments before the tool ran. */
+  adjusted_arguments?: { path: string; transform: string; from: string; to: string }[];
   hint?: string;
 }
 

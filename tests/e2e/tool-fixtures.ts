@@ -148,10 +148,10 @@ export interface ToolStack {
   stop(): Promise<void>;
 }
 
-/** Starts the fixture provider on a stack (shared or a file's own) and scripts its model. */
-export async function withToolProvider(stack: SharedStack): Promise<ToolStack> {
+/** Starts the fixture provider (all its stock tools, or `tools` under the provider name `name`) on a stack (shared or a file's own) and scripts its model. */
+export async function withToolProvider(stack: SharedStack, opts: { name?: string; tools?: readonly string[] } = {}): Promise<ToolStack> {
   const ledger = new Ledger();
-  const provider = await startToolProvider({ natsUrl: stack.natsUrl, bus: stack.bus, ledger });
+  const provider = await startToolProvider({ natsUrl: stack.natsUrl, bus: stack.bus, ledger, ...opts });
   return {
     stack,
     model: new ModelScript(stack.llm),

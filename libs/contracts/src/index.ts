@@ -166,7 +166,14 @@ export {
   ToolExecRequest,
   ToolExecReply,
   ToolAuditRecord,
+  ArgumentTransform,
+  ArgumentRule,
+  ArgumentAdjustment,
+  UNIT_FACTORS,
 } from './schemas/tool-calls.js';
+export { Condition, ConditionOperator, FieldTest, FieldPointer } from './schemas/condition.js';
+export { CONDITION_LIMITS, conditionProblems, matchCondition, conditionFields, valueAtPointer } from './condition-match.js';
+export { argumentPolicyProblems, dimensionOf } from './tool-argument-policy.js';
 export {
   McpConfigProblem,
   McpToolChange,

@@ -1,7 +1,41 @@
 import { Ajv } from 'ajv';
-import { ToolSpec, validate } from '@hermes/contracts';
+import { ToolSpec, argumentPolicyProblems, validate } from '@hermes/contracts';
 import type { HostedTool } from './define-tool.js';
 import { ToolProviderConfigError } from './errors.js';
+
+// The formats the ToolBus validates (ajv-formats and its own `date-or-date-time`): known here only
+// by name, since the provider does not validate values; an unknown one fails strict compilation.
+const TOOLBUS_FORMATS = Object.fromEntries(
+  [
+    'date',
+    'time',
+    'date-time',
+    'iso-time',
+    'iso-date-time',
+    'duration',
+    'uri',
+    'uri-reference',
+    'uri-template',
+    'url',
+    'email',
+    'hostname',
+    'ipv4',
+    'ipv6',
+    'regex',
+    'uuid',
+    'json-pointer',
+    'json-pointer-uri-fragment',
+    'relative-json-pointer',
+    'byte',
+    'int32',
+    'int64',
+    'float',
+    'double',
+    'password',
+    'binary',
+    'date-or-date-time',
+  ].map((f) => [f, true as const]),
+);
 
 /** Checks every tool as the ToolBus will, and returns their specs as plain JSON (as announced). */
 export function checkedSpecs(provider: string, tools: readonly HostedTool[]): ToolSpec[] {
@@ -9,7 +43,7 @@ export function checkedSpecs(provider: string, tools: readonly HostedTool[]): To
   // The ToolBus compiles argument schemas in strict mode and refuses tools it cannot validate
   // strictly; checking the same here makes a provider fail at start-up instead of its tools
   // silently never appearing. A fresh instance, so two providers may reuse a schema `$id`.
-  const schemaChecker = new Ajv({ strict: true, allErrors: true });
+  const schemaChecker = new Ajv({ strict: true, allErrors: true, formats: TOOLBUS_FORMATS });
   const names = new Set<string>();
   return tools.map(({ spec, handler }) => {
     // A TypeBox schema carries symbol keys; the wire (and the ToolBus) sees plain JSON.
@@ -19,6 +53,9 @@ export function checkedSpecs(provider: string, tools: readonly HostedTool[]): To
     if (!shape.ok) {
       throw new ToolProviderConfigError(provider, `${label}: ${shape.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`);
     }
+    // Transforms and rules run in the ToolBus, which refuses a tool whose ones it cannot run.
+    const policy = argumentPolicyProblems(plain);
+    if (policy.length) throw new ToolProviderConfigError(provider, `${label}: ${policy.map((i) => `${i.path} ${i.message}`).join('; ')}`);
     if (typeof handler !== 'function') throw new ToolProviderConfigError(provider, `${label} has no handler`);
     if (names.has(plain.name)) throw new ToolProviderConfigError(provider, `${label} is listed twice`);
     names.add(plain.name);

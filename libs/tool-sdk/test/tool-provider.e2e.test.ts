@@ -12,7 +12,7 @@ import {
   type ToolExecRequest,
   type WireError,
 } from '@hermes/contracts';
-import { cleanupAll, startNatsServer } from '@hermes/testkit';
+import { cleanupAll, eventually, startNatsServer } from '@hermes/testkit';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   defineTool,
@@ -396,5 +396,32 @@ describe('configuration', () => {
     await reject({ provider: 'bad.name', tools: [tool] });
     await reject({ provider: providerName('cfg'), tools: [tool], ttlMs: 500 });
     await reject({ provider: providerName('cfg'), tools: [tool], ttlMs: 2000, announceEveryMs: 2000 });
+  });
+
+  it('refuses transforms and rules the ToolBus could not run, and hosts a tool with date-time arguments, transforms and rules', async () => {
+    const parameters = Type.Object({ at: Type.String({ format: 'date-time' }), wait_s: Type.Integer() }, { additionalProperties: false });
+    const withPolicy = (extra: object) => defineTool({ name: 'timed', description: 'x', parameters, ...extra }, async () => null);
+    await reject({ provider: providerName('cfg'), tools: [withPolicy({ transforms: [{ op: 'unit', field: '/wait_s', unit: 'fortnight' }] })] });
+    await reject({ provider: providerName('cfg'), tools: [withPolicy({ transforms: [{ op: 'trim', field: '/__proto__' }] })] });
+    await reject({
+      provider: providerName('cfg'),
+      tools: [withPolicy({ rules: [{ name: 'r', message: 'm', condition: { field: '/at', op: 'regex', value: '.*' } }] })],
+    });
+    const good = withPolicy({
+      transforms: [{ op: 'unit', field: '/wait_s', unit: 's' }],
+      rules: [{ name: 'soon', message: 'wait at most an hour', condition: { field: '/wait_s', op: 'lte', value: 3600 } }],
+    });
+    const name = providerName('timed');
+    const watch = watchAnnouncements(name);
+    await nc.flush();
+    await host({ provider: name, tools: [good] });
+    // The transforms and rules travel in the announcement: the ToolBus runs them.
+    const announced = await eventually(
+      () => watch.seen[0]?.value,
+      5000,
+      () => `an announcement of ${name}`,
+    );
+    watch.stop();
+    expect(announced.tools[0]).toMatchObject({ name: 'timed', transforms: good.spec.transforms, rules: good.spec.rules });
   });
 });

@@ -245,10 +245,13 @@ function pendingCalls(cp: Checkpoint) {
 /** What the model reads back for a tool call: the result, or what failed and why. */
 export function toolMessage(reply: ToolCallReply | undefined): string {
   if (!reply) return JSON.stringify({ ok: false, error: 'unsupported tool call type' });
-  if (reply.status === 'ok') return JSON.stringify({ ok: true, result: reply.result, ...(reply.truncated ? { truncated: true } : {}) });
+  // Adjustments tell the model what the ToolBus changed in its arguments, so its next call can send that itself.
+  const adjusted = reply.adjustments?.length ? { adjusted_arguments: reply.adjustments } : {};
+  if (reply.status === 'ok') return JSON.stringify({ ok: true, result: reply.result, ...(reply.truncated ? { truncated: true } : {}), ...adjusted });
   return JSON.stringify({
     ok: false,
     error: reply.error ?? { code: 'tool_failed', message: 'the tool call did not complete' },
+    ...adjusted,
     hint: 'The tool call failed. Fix the arguments or try another way; do not invent a result.',
   });
 }

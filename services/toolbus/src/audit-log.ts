@@ -73,6 +73,7 @@ function toAuditRecord(origin: CallOrigin, f: AuditFacts): ToolAuditRecord {
         : errorCode === 'tool_forbidden' || errorCode === 'approval_denied'
           ? 'denied'
           : 'error');
+  const brokenRules = (reply?.error?.issues ?? []).flatMap((i) => (i.rule ? [i.rule] : []));
   const summary = f.note ?? (reply?.status === 'ok' ? JSON.stringify(reply.result) : reply?.error?.message);
   return {
     time: new Date().toISOString(),
@@ -94,5 +95,7 @@ function toAuditRecord(origin: CallOrigin, f: AuditFacts): ToolAuditRecord {
     replayed: f.replayed ?? reply?.replayed ?? false,
     cached: f.cached ?? reply?.cached ?? false,
     ...(f.decided_by ? { decided_by: f.decided_by } : {}),
+    ...(reply?.adjustments?.length ? { adjustments: reply.adjustments } : {}),
+    ...(brokenRules.length ? { broken_rules: brokenRules } : {}),
   };
 }

@@ -142,7 +142,12 @@ export class CallRunner {
     tool: RegisteredTool | undefined,
     outcome: ExecOutcome & { duration_ms: number },
   ): { reply: ToolCallReply; done: CallRecord } {
-    const reply: ToolCallReply = { call_id: record.call_id, status: outcome.ok ? 'ok' : 'error', duration_ms: outcome.duration_ms };
+    const reply: ToolCallReply = {
+      call_id: record.call_id,
+      status: outcome.ok ? 'ok' : 'error',
+      duration_ms: outcome.duration_ms,
+      ...(record.adjustments ? { adjustments: record.adjustments } : {}),
+    };
     let full: unknown;
     if (outcome.ok) {
       const normalized = normalizeResult(outcome.result);

@@ -3,6 +3,8 @@ import { ReplyError } from '@hermes/bus';
 import type { ApprovalDesk } from './approval-desk.js';
 import type { ArgumentValidator } from './argument-validator.js';
 import { parseArguments } from './argument-parser.js';
+import { brokenRules } from './argument-rules.js';
+import { shapeArguments } from './argument-transforms.js';
 import { AUDIT_ARGUMENTS_BYTES, truncateBytes, type AuditLog } from './audit-log.js';
 import { callHashOf, recordKeyFor, type CallOrigin, type CallRecord, type CallRecordStore, type StoredRecord } from './call-record.js';
 import type { CallRunner } from './call-runner.js';
@@ -141,18 +143,25 @@ export class ToolCallHandler {
     const withTool: CallRecord = { ...base, provider: tool.provider };
     const denial = denialOf(tool.spec, access);
     if (denial) return this.finish(o, withTool, { code: 'tool_forbidden', message: `you may not use this tool: ${denial}`, retryable: false });
+    // repair → transform → validate → rules: each step sees what the one before made of the arguments.
     const parsed = parseArguments(req.arguments);
     if (!parsed.ok) return this.finish(o, withTool, invalidArguments(tool, parsed.issues));
-    const issues = this.o.validator.check(tool.validate, parsed.value);
-    if (issues.length) return this.finish(o, withTool, invalidArguments(tool, issues));
+    const shaped = shapeArguments(parsed.value, tool.spec.transforms ?? [], tool.spec.parameters);
+    if (shaped.issues.length) return this.finish(o, withTool, invalidArguments(tool, shaped.issues));
+    const args = shaped.value;
+    const adjusted: Partial<CallRecord> = shaped.adjustments.length ? { adjustments: shaped.adjustments } : {};
+    const issues = this.o.validator.check(tool.validate, args);
+    if (issues.length) return this.finish(o, { ...withTool, ...adjusted }, invalidArguments(tool, issues));
+    const broken = brokenRules(tool.spec.rules ?? [], args);
+    if (broken.length) return this.finish(o, { ...withTool, ...adjusted }, invalidArguments(tool, broken));
     // A memory write's provenance is decided now, from the task's earlier results, and kept with
     // the call: an approval later writes what was decided here.
     const provenance = this.o.trust.writesMemory(tool) ? await this.o.trust.provenanceOf(req, key) : undefined;
-    const checked: CallRecord = { ...withTool, arguments: parsed.value, ...(provenance ? { provenance } : {}) };
+    const checked: CallRecord = { ...withTool, ...adjusted, arguments: args, ...(provenance ? { provenance } : {}) };
     const confirm = tool.spec.require_confirm === true || this.o.trust.needsApproval(provenance);
 
     if (ResultCache.applies(tool.spec) && !confirm) {
-      const hit = await this.o.cache.get(tool.spec, parsed.value).catch(() => undefined);
+      const hit = await this.o.cache.get(tool.spec, args).catch(() => undefined);
       if (hit !== undefined) return this.finishFromCache(o, checked, hit);
     }
     if (confirm) {
@@ -172,7 +181,7 @@ export class ToolCallHandler {
 
   /** Records a call that ends before running (a model error), so that a replay is identical. */
   private async finish({ key, replacing }: NewCall, base: CallRecord, error: ToolError): Promise<ToolCallReply | undefined> {
-    const reply: ToolCallReply = { call_id: key, status: 'error', error, duration_ms: 0 };
+    const reply: ToolCallReply = { call_id: key, status: 'error', error, duration_ms: 0, ...(base.adjustments ? { adjustments: base.adjustments } : {}) };
     if ((await this.o.store.write(key, { ...base, state: 'done', replaceable: true, reply }, replacing)) === undefined) return undefined;
     this.o.audit.record(base.origin, { call_id: key, provider: base.provider, reply });
     return reply;
@@ -186,6 +195,7 @@ export class ToolCallHandler {
       result: shaped.result,
       cached: true,
       duration_ms: 0,
+      ...(base.adjustments ? { adjustments: base.adjustments } : {}),
       ...(shaped.truncated ? { truncated: true, full_result_ref: key } : {}),
     };
     const record: CallRecord = { ...base, state: 'done', replaceable: true, reply, ...(shaped.truncated ? { full_result: cached } : {}) };

@@ -1,4 +1,4 @@
-import { validate, ToolSpec, type ToolProviderAnnouncement } from '@hermes/contracts';
+import { argumentPolicyProblems, validate, ToolSpec, type ToolProviderAnnouncement } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import type { ArgumentValidator } from './argument-validator.js';
 import { mayUse, type Access } from './permissions.js';
@@ -236,6 +236,8 @@ export class ToolRegistry {
     if (!shape.ok) throw new InvalidToolDefinitionError(String(spec.name), shape.issues.map((i) => `${i.path || '/'} ${i.message}`).join('; '));
     // Function-calling APIs require an object at the root.
     if (spec.parameters.type !== 'object') throw new InvalidToolDefinitionError(spec.name, 'parameters must have type "object"');
+    const policy = argumentPolicyProblems(spec);
+    if (policy.length) throw new InvalidToolDefinitionError(spec.name, policy.map((i) => `${i.path} ${i.message}`).join('; '));
     try {
       const { schema, validate: check } = this.o.validator.prepare(spec.parameters);
       return { spec: { ...spec, parameters: schema }, provider, host, validate: check, timeoutMs: spec.timeout_ms ?? this.o.defaultTimeoutMs };

@@ -92,6 +92,15 @@ describe('ToolRegistry', () => {
     expect(() => registry([builtin(spec('probe', { parameters: { type: 'string' } }))])).toThrow(InvalidToolDefinitionError);
   });
 
+  it('refuses a tool whose transforms or rules the ToolBus could not run, naming where', () => {
+    let deep: Record<string, unknown> = { field: '/a', op: 'exists' };
+    for (let i = 0; i < 1000; i++) deep = { not: deep };
+    expect(() => registry([builtin(spec('probe', { rules: [{ name: 'deep', message: 'm', condition: deep as never }] }))])).toThrow(
+      /\/rules\/0\/condition\/not.* nests deeper than 6 levels/,
+    );
+    expect(() => registry([builtin(spec('probe', { transforms: [{ op: 'unit', field: '/a', unit: 'parsec' }] }))])).toThrow(/\/transforms\/0\/unit/);
+  });
+
   it('refuses a second built-in tool with the same name', () => {
     expect(() => registry([builtin(spec('same')), builtin(spec('same'))])).toThrow(/already registered/);
   });

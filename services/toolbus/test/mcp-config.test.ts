@@ -25,6 +25,23 @@ describe('MCP config', () => {
     ]);
   });
 
+  it('reads per-tool transforms and rules as a ToolSpec declares them, and names the field of a broken one', () => {
+    const transforms = [{ op: 'trim', field: '/query' }];
+    const rules = [{ name: 'short', message: 'keep it short', condition: { field: '/query', op: 'ne', value: '' } }];
+    const c = parseMcpConfig({
+      servers: {
+        good: { transport: 'stdio', command: 'x', tools: { search: { transforms, rules } } },
+        badunit: { transport: 'stdio', command: 'x', tools: { t: { transforms: [{ op: 'unit', field: '/a', unit: 'parsec' }] } } },
+        badrule: { transport: 'stdio', command: 'x', tools: { t: { rules: [{ name: 'r', message: 'm', condition: { field: '/a', op: 'gt' } }] } } },
+      },
+    });
+    expect(c.servers.find((s) => s.name === 'good')?.tools).toEqual({ search: { transforms, rules } });
+    expect(c.problems.map((p) => [p.server, p.field])).toEqual([
+      ['badunit', 'tools.t.transforms.0.unit'],
+      ['badrule', 'tools.t.rules.0.condition'],
+    ]);
+  });
+
   it('resolves ${ENV} references, reports a missing one without its value, and hides secrets when shown', () => {
     const env = { TOKEN: 'secret-1', KEY: 'secret-2' };
     const c = parseMcpConfig(

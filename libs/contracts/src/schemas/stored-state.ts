@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage } from './common.js';
 import { MemoryProvenance, MemorySource, MemoryStatus, MemoryType } from './long-term-memory.js';
 import { TaskView } from './task-state.js';
-import { ToolCallReply, ToolCallRequest } from './tool-calls.js';
+import { ArgumentAdjustment, ToolCallReply, ToolCallRequest } from './tool-calls.js';
 
 // Records kept in JetStream KV are read back by other replicas, and during a rolling upgrade by
 // other versions of the code: they are contracts like the messages. Unlike a message schema, a
@@ -111,6 +111,7 @@ export const StoredCallRecord = Type.Object(
     replaceable: Type.Optional(Type.Boolean({ description: 'nothing with side effects ran for it, so another call under its key may take the record over' })),
     traceparent: Type.Optional(Type.String({ description: 'W3C traceparent of the request that parked the call' })),
     provenance: Type.Optional(MemoryProvenance),
+    adjustments: Type.Optional(Type.Array(ArgumentAdjustment, { description: "what the tool's transforms and time normalisation changed in `arguments`" })),
     created_at: Timestamp,
     updated_at: Timestamp,
   },

@@ -1,9 +1,64 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
 import { Team } from '../owner.js';
+import { Condition, FieldPointer } from './condition.js';
 
 /** The JSON Schema keywords a tool definition may use for its arguments (validated strictly). */
 const JsonSchemaObject = Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of the arguments (type: object)' });
+
+/** Units `unit` transforms convert between, by dimension (a value in another dimension is refused). */
+export const UNIT_FACTORS: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  duration: { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 },
+  length: { mm: 0.001, cm: 0.01, m: 1, km: 1000 },
+  mass: { mg: 0.001, g: 1, kg: 1000, t: 1_000_000 },
+  bytes: { B: 1, KB: 1e3, MB: 1e6, GB: 1e9, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 },
+};
+
+/**
+ * A light change from what a model sends to what the tool needs, run by the ToolBus before the
+ * arguments are validated: `alias` moves a value sent under another name to `field`, `trim` cuts
+ * surrounding white space, `case` lowers or raises a string, `unit` turns "90 min" or "1.5 h" into a
+ * number in `unit` (a plain number is taken as already in it).
+ */
+export const ArgumentTransform = Type.Union(
+  [
+    Type.Object(
+      { op: Type.Literal('alias'), field: FieldPointer, aliases: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 16 }) },
+      { additionalProperties: false, description: 'names in the same object that mean `field`' },
+    ),
+    Type.Object({ op: Type.Literal('trim'), field: FieldPointer }, { additionalProperties: false }),
+    Type.Object(
+      { op: Type.Literal('case'), field: FieldPointer, to: Type.Union([Type.Literal('lower'), Type.Literal('upper')]) },
+      { additionalProperties: false },
+    ),
+    Type.Object({ op: Type.Literal('unit'), field: FieldPointer, unit: Type.String({ minLength: 1, maxLength: 8 }) }, { additionalProperties: false }),
+  ],
+  { title: 'ArgumentTransform' },
+);
+export type ArgumentTransform = Static<typeof ArgumentTransform>;
+
+/** A business pre-check over the validated arguments: they must satisfy `condition`, else the model gets `message`. */
+export const ArgumentRule = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z0-9_]{1,64}$' }),
+    message: Type.String({ minLength: 1, maxLength: 500, description: 'what the model is told when the rule is broken' }),
+    condition: Condition,
+  },
+  { title: 'ArgumentRule', additionalProperties: false },
+);
+export type ArgumentRule = Static<typeof ArgumentRule>;
+
+/** A change the ToolBus made to the model's arguments before running the tool (told to the model and audited). */
+export const ArgumentAdjustment = Type.Object(
+  {
+    path: Type.String({ description: 'JSON Pointer of the argument as the tool received it' }),
+    transform: Type.Union([Type.Literal('alias'), Type.Literal('trim'), Type.Literal('case'), Type.Literal('unit'), Type.Literal('date_time')]),
+    from: Type.String({ description: 'what the model sent (JSON, cut short), under its own name for an alias' }),
+    to: Type.String({ description: 'what the tool received (JSON, cut short)' }),
+  },
+  { title: 'ArgumentAdjustment', additionalProperties: false },
+);
+export type ArgumentAdjustment = Static<typeof ArgumentAdjustment>;
 
 /** A tool as a provider declares it. */
 export const ToolSpec = Type.Object(
@@ -16,6 +71,8 @@ export const ToolSpec = Type.Object(
     roles: Type.Optional(Type.Array(Type.String(), { description: 'caller needs at least one of these roles; absent = anyone' })),
     idempotent: Type.Optional(Type.Boolean({ description: 'same arguments, same result, no side effects: results may be cached' })),
     cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 1, description: 'cache results of an idempotent tool this long' })),
+    transforms: Type.Optional(Type.Array(ArgumentTransform, { maxItems: 64, description: 'run in order after repair, before validation' })),
+    rules: Type.Optional(Type.Array(ArgumentRule, { maxItems: 64, description: 'checked after validation; every broken one is reported' })),
   },
   { title: 'ToolSpec', additionalProperties: false },
 );
@@ -56,7 +113,13 @@ export type ToolErrorCode = Static<typeof ToolErrorCode>;
 
 /** A problem with one argument, written so the model can correct it. */
 export const ArgumentIssue = Type.Object(
-  { path: Type.String(), message: Type.String(), expected: Type.Optional(Type.String()), got: Type.Optional(Type.String()) },
+  {
+    path: Type.String(),
+    message: Type.String(),
+    expected: Type.Optional(Type.String()),
+    got: Type.Optional(Type.String()),
+    rule: Type.Optional(Type.String({ description: 'the name of the tool rule the arguments break' })),
+  },
   { title: 'ArgumentIssue', additionalProperties: false },
 );
 
@@ -84,6 +147,7 @@ export const ToolCallReply = Type.Object(
     cached: Type.Optional(Type.Boolean()),
     duration_ms: Type.Optional(Type.Number()),
     approval_expires_at: Type.Optional(Timestamp),
+    adjustments: Type.Optional(Type.Array(ArgumentAdjustment, { description: 'changes the ToolBus made to the arguments before the tool ran' })),
   },
   { title: 'ToolCallReply', additionalProperties: false },
 );
@@ -205,6 +269,8 @@ export const ToolAuditRecord = Type.Object(
     replayed: Type.Boolean(),
     cached: Type.Boolean(),
     decided_by: Type.Optional(Type.String()),
+    adjustments: Type.Optional(Type.Array(ArgumentAdjustment, { description: "the tool's transforms and time normalisation applied to the arguments" })),
+    broken_rules: Type.Optional(Type.Array(Type.String(), { description: 'names of the tool rules the arguments broke' })),
   },
   { title: 'ToolAuditRecord', additionalProperties: false },
 );

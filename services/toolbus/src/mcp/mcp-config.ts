@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import { Type } from '@sinclair/typebox';
+import { ArgumentRule, ArgumentTransform, argumentPolicyProblems, validate } from '@hermes/contracts';
 import { redactText, secretsOf, urlCredentialProblem } from './mcp-secrets.js';
 
 /** Per-tool overrides of what a server's tools get by default. */
@@ -7,6 +9,12 @@ export interface McpToolPolicy {
   require_confirm?: boolean;
   roles?: string[];
   timeout_ms?: number;
+}
+
+/** What only one tool can have: its argument transforms and rules (as in a ToolSpec). */
+export interface McpToolArgumentPolicy extends McpToolPolicy {
+  transforms?: ArgumentTransform[];
+  rules?: ArgumentRule[];
 }
 
 interface McpServerCommon extends McpToolPolicy {
@@ -17,7 +25,7 @@ interface McpServerCommon extends McpToolPolicy {
   connect_timeout_ms?: number;
   /** Hide a tool whose description or schema changed since first seen until `mcp approve-change`. */
   pin_tools?: boolean;
-  tools?: Record<string, McpToolPolicy>;
+  tools?: Record<string, McpToolArgumentPolicy>;
   /** Values never to print (header values, secret env values): redacted from every error text. */
   secrets: string[];
 }
@@ -71,7 +79,8 @@ const COMMON_KEYS = [
 ];
 const STDIO_KEYS = ['command', 'args', 'env', 'cwd'];
 const HTTP_KEYS = ['url', 'headers'];
-const POLICY_KEYS = ['require_confirm', 'roles', 'timeout_ms'];
+const POLICY_KEYS = ['require_confirm', 'roles', 'timeout_ms', 'transforms', 'rules'];
+const ToolArgumentPolicy = Type.Object({ transforms: Type.Optional(Type.Array(ArgumentTransform)), rules: Type.Optional(Type.Array(ArgumentRule)) });
 
 /** Reads and checks the MCP config file (`.json`, or YAML for anything else). */
 export async function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = process.env): Promise<McpConfig> {
@@ -222,7 +231,7 @@ function parseCommon(name: string, raw: Record<string, unknown>, report: Report)
         }
         for (const key of Object.keys(policy))
           if (!POLICY_KEYS.includes(key)) report(`tools.${tool}.${key}`, `unknown field (expected ${POLICY_KEYS.join(', ')})`);
-        out.tools[tool] = parsePolicy(policy, `tools.${tool}.`, report);
+        out.tools[tool] = { ...parsePolicy(policy, `tools.${tool}.`, report), ...parseArgumentPolicy(policy, `tools.${tool}`, report) };
       }
     }
   }
@@ -244,6 +253,15 @@ function parsePolicy(raw: Record<string, unknown>, at: string, report: Report): 
     else out.timeout_ms = raw.timeout_ms;
   }
   return out;
+}
+
+/** A tool's `transforms` and `rules`, checked as the ToolBus checks a provider's (the same schema and problems). */
+function parseArgumentPolicy(raw: Record<string, unknown>, at: string, report: Report): Pick<McpToolArgumentPolicy, 'transforms' | 'rules'> {
+  const given = { ...(raw.transforms !== undefined ? { transforms: raw.transforms } : {}), ...(raw.rules !== undefined ? { rules: raw.rules } : {}) };
+  const shape = validate(ToolArgumentPolicy, given);
+  const problems = shape.ok ? argumentPolicyProblems(shape.value) : shape.issues;
+  for (const p of problems) report(`${at}${p.path.replace(/\//g, '.')}`, p.message);
+  return shape.ok && problems.length === 0 ? shape.value : {};
 }
 
 /** Replaces `${NAME}` with the environment variable; a missing one is a problem naming the field, not the value. */

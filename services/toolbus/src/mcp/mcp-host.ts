@@ -245,7 +245,8 @@ export class McpHost implements ToolSource {
           name = disambiguatedName(c.name, t.name);
           this.o.logger.warn({ mcp_server: c.name, tool: t.name, offered_as: name }, 'MCP tool name clashes with another server’s; offered with a hash suffix');
         }
-        const policy = { ...pick(c), ...pick(c.tools?.[t.name] ?? {}) };
+        const toolPolicy = c.tools?.[t.name] ?? {};
+        const policy = { ...pick(c), ...pick(toolPolicy) };
         const parameters = toolParameters(t.inputSchema);
         try {
           this.o.validator.prepare(parameters);
@@ -260,6 +261,8 @@ export class McpHost implements ToolSource {
           ...(policy.timeout_ms !== undefined ? { timeout_ms: policy.timeout_ms } : {}),
           ...(policy.require_confirm !== undefined ? { require_confirm: policy.require_confirm } : {}),
           ...(policy.roles !== undefined ? { roles: policy.roles } : {}),
+          ...(toolPolicy.transforms ? { transforms: toolPolicy.transforms } : {}),
+          ...(toolPolicy.rules ? { rules: toolPolicy.rules } : {}),
         };
         routes.set(name, { server: c.name, tool: t.name });
         offered.push({ spec, provider: mcpProvider(c.name), host: { kind: 'mcp', server: c.name, tool: t.name } });
