@@ -30,7 +30,11 @@ export class Ledger {
 
   lines(taskId?: string): LedgerLine[] {
     if (!existsSync(this.path)) return [];
-    const all = readFileSync(this.path, 'utf8')
+    // The provider appends a line per run while we read: a last line without its newline is still
+    // being written, not a side effect yet (parsing it failed a fault run with "Unexpected end of JSON").
+    const text = readFileSync(this.path, 'utf8');
+    const all = text
+      .slice(0, text.lastIndexOf('\n') + 1)
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as LedgerLine);
