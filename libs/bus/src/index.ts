@@ -8,6 +8,7 @@ export { deadLetter, isDependencyOutage, isRetryable, isUnansweredRequest, error
 export { ConsumerProgress, DEFAULT_LIVENESS_ACK_WAITS } from './consumer-progress.js';
 export type { StalledConsumer } from './consumer-progress.js';
 export { followSubject } from './event-follower.js';
+export { replaySubject, lastSeqOf } from './subject-replay.js';
 export type { FollowedMessage } from './event-follower.js';
 export {
   streamConfig,
