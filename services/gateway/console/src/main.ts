@@ -1,4 +1,6 @@
 import { api, apiKey } from './api.js';
+import { mcpView } from './mcp-view.js';
+import { memoryView } from './memory-view.js';
 import { approvalsView, loginView, sessionsView, tableView, taskView, tasksView, type Stop } from './views.js';
 
 // The console: hash routes over the gateway's API, with the key from the login page in sessionStorage.
@@ -40,7 +42,8 @@ async function route(): Promise<void> {
     stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: Record<string, unknown>[] }) =>
       b.tools.map(({ name, description, idempotent }) => ({ name, description, idempotent: idempotent ?? false })),
     );
-  else if (page === 'mcp') stop = tableView(app, 'MCP servers', '/v1/mcp/servers', (b: { servers: Record<string, unknown>[] }) => b.servers);
+  else if (page === 'memory' && me) stop = memoryView(app, me);
+  else if (page === 'mcp') stop = mcpView(app);
   else if (page === 'pools') stop = tableView(app, 'LLM pools', '/v1/llm/pools', (b: { pools: Record<string, unknown>[] }) => b.pools);
   else stop = tasksView(app);
 }
