@@ -166,7 +166,7 @@ describe('the console in a browser', () => {
     expect(await memories('bob')).toContain(facts.bob);
   }, 90_000);
 
-  it("shows an admin every user's tasks, the MCP servers of the toolbus and the LLM pools", async () => {
+  it("shows an admin every user's tasks, where each tool runs, the MCP servers of the toolbus and the LLM pools", async () => {
     await page.click('#logout');
     await page.fill('#api-key', ADMIN_KEY);
     await page.click('#login button[type=submit]');
@@ -176,6 +176,13 @@ describe('the console in a browser', () => {
     await page.fill('#user-filter', 'alice');
     await page.dispatchEvent('#user-filter', 'change');
     await page.waitForSelector(`tr[data-task="${bobsTask}"]`, { state: 'detached', ...WAIT });
+
+    // Where each tool runs, and which wait for a person: a built-in, and the fixture provider's require_confirm tool.
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tools`);
+    const transfer = page.locator('#table tr:has-text("confirm_transfer")');
+    await transfer.waitFor(WAIT);
+    expect(await transfer.textContent()).toMatch(/provider e2e-tools.*required/);
+    expect(await page.locator('#table tr:has-text("time_now")').textContent()).toContain('builtin');
 
     // The shared stack's toolbus has no MCP config: the page says so, naming the replica that answered.
     await page.goto(`${fx.stack.gatewayUrl}/console/#/mcp`);

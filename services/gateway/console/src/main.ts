@@ -17,6 +17,15 @@ let me: { user_id: string; team: string; is_admin: boolean } | undefined;
 
 let routing = 0;
 
+/** A tool as GET /v1/tools lists it. */
+interface ToolRow {
+  name: string;
+  description: string;
+  idempotent?: boolean;
+  origin?: { kind: string; name?: string };
+  requires_approval?: boolean;
+}
+
 async function route(): Promise<void> {
   const turn = ++routing;
   stop();
@@ -39,8 +48,14 @@ async function route(): Promise<void> {
   else if (page === 'approvals') stop = approvalsView(app, (n) => (count.textContent = n ? String(n) : ''));
   else if (page === 'sessions' && me) stop = sessionsView(app, me);
   else if (page === 'tools')
-    stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: Record<string, unknown>[] }) =>
-      b.tools.map(({ name, description, idempotent }) => ({ name, description, idempotent: idempotent ?? false })),
+    stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: ToolRow[] }) =>
+      b.tools.map(({ name, description, idempotent, origin, requires_approval }) => ({
+        name,
+        runs: origin ? `${origin.kind}${origin.name ? ` ${origin.name}` : ''}` : '',
+        approval: requires_approval ? 'required' : '',
+        idempotent: idempotent ?? false,
+        description,
+      })),
     );
   else if (page === 'memory' && me) stop = memoryView(app, me);
   else if (page === 'mcp') stop = mcpView(app);
