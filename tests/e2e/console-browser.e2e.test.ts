@@ -135,6 +135,20 @@ describe('the console in a browser', () => {
     expect(await res.json()).toMatchObject({ status: 'completed' });
   }, 90_000);
 
+  it('cancels a running task from its page', async () => {
+    const goal = 'console browser: think for a long time';
+    // The answer comes after the test ends: the task is running while the page shows it.
+    fx.model.on(goal, [{ content: 'Too late.', delayMs: 60_000 }]);
+    const taskId = await submitOverHttp(goal);
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks/${taskId}`);
+    await page.waitForSelector('#timeline li[data-kind="started"]', WAIT);
+    await page.click('#cancel');
+    await page.waitForSelector('#task-head [data-status="cancelled"]', WAIT);
+    expect(await page.locator('#cancel').count()).toBe(0);
+    const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(await res.json()).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+  }, 60_000);
+
   it("lists the viewer's own memories with their provenance, never another user's, and forgets them from the page", async () => {
     const facts = { alice: 'Alice reads the console every morning', bob: 'Bob keeps his notes to himself' };
     for (const [user, fact] of Object.entries(facts)) {
