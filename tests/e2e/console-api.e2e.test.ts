@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApprovalListReply,
   LlmPoolsReply,
+  McpApproveChangeReply,
   McpStatusReply,
   ProblemDetails,
+  TaskAuditView,
   TaskPlanView,
   ToolsListReply,
   validate,
@@ -115,6 +117,25 @@ describe('approvals for the console', () => {
       expect(mine((await get('/v1/approvals', API_KEY, ApprovalListReply)).body.approvals)).toEqual([]);
       // Bob's stream never carried alice's call.
       expect(bobFeed.lists.flat().map((a) => a.call_id)).not.toContain(callId);
+
+      // The task's tool audit: the parked attempt and the approved run, with who decided, for the
+      // owner and an admin; another user gets the same 404 as for a task that does not exist.
+      const audit = await get(`/v1/tasks/${taskId}/audit`, API_KEY, TaskAuditView);
+      expect(audit.status).toBe(200);
+      expect(audit.body.task_id).toBe(taskId);
+      // (A settled call the runtime asks for again is audited once more, so the count of ok records is not asserted.)
+      const records = audit.body.records;
+      expect(records[0]).toMatchObject({ tool: 'confirm_transfer', outcome: 'pending_approval', call_id: callId, user_id: 'alice' });
+      expect(JSON.parse(records[0]!.arguments)).toEqual({ to: 'ACME', amount_cents: 5000 });
+      expect(records.find((r) => r.outcome === 'ok')).toMatchObject({
+        tool: 'confirm_transfer',
+        call_id: callId,
+        decided_by: expect.stringContaining('alice'),
+      });
+      expect(records.every((r) => r.task_id === taskId)).toBe(true);
+      expect((await get(`/v1/tasks/${taskId}/audit`, ADMIN_KEY, TaskAuditView)).body.records).toEqual(records);
+      expect(await get(`/v1/tasks/${taskId}/audit`, BOB_KEY, TaskAuditView)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(await get('/v1/tasks/no-such-task/audit', API_KEY, TaskAuditView)).toMatchObject({ status: 404, body: { code: 'not_found' } });
     } finally {
       aliceFeed.close();
       bobFeed.close();
@@ -161,5 +182,23 @@ describe('task plan, tools, MCP servers and LLM pools', () => {
     expect(admin.status).toBe(200);
     expect(admin.body).toMatchObject({ servers: [], problems: [] });
     expect(await get('/v1/mcp/servers', API_KEY, McpStatusReply)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+  });
+
+  it('approve-change is for admins only, refuses a malformed server name, and answers the toolbus refusing an unknown server', async () => {
+    const post = async (path: string, key: string) => {
+      const res = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+      const json: unknown = await res.json();
+      const checked = validate(res.status === 200 ? McpApproveChangeReply : ProblemDetails, json);
+      if (!checked.ok) throw new Error(`${path} answered ${res.status} off its schema: ${JSON.stringify(checked.issues)}`);
+      return { status: res.status, type: res.headers.get('content-type'), body: json as Record<string, unknown> };
+    };
+    expect(await post('/v1/mcp/servers/files/approve-change', API_KEY)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await post('/v1/mcp/servers/bad.name/approve-change', ADMIN_KEY)).toMatchObject({
+      status: 400,
+      type: expect.stringMatching(/^application\/problem\+json/),
+      body: { code: 'invalid_server', retryable: false },
+    });
+    // The request reached the toolbus, which has no MCP server of that name in this stack.
+    expect(await post('/v1/mcp/servers/no-such-server/approve-change?tool=x', ADMIN_KEY)).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
 });

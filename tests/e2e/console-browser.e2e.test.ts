@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedStack } from './shared-stack.js';
-import { API_KEY, BOB_KEY } from './stack.js';
+import { ADMIN_KEY, API_KEY, BOB_KEY } from './stack.js';
 import { callTools } from './model-script.js';
 import { withToolProvider, type ToolStack } from './tool-fixtures.js';
 
 // The console in a real browser (Debian's Chromium driven by playwright-core) against the real
-// services: log in, watch a task submitted over the API complete live with its steps, approve a
-// require_confirm call from the inbox, and not see another user's task. With HERMES_SCREENSHOTS
+// services: log in, watch a task submitted over the API complete live with its steps and tool
+// audit, approve a require_confirm call from the inbox, not see another user's task or memories,
+// forget a user's memories from the page, and, as an admin, see every user's tasks, the MCP
+// servers and the LLM pools. With HERMES_SCREENSHOTS
 // set to a folder (scripts/console-screenshots.sh: docs/img), it saves the pages it shows.
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.HERMES_SCREENSHOTS;
@@ -19,6 +21,8 @@ let fx: ToolStack;
 let profile: string;
 let browser: BrowserContext;
 let page: Page;
+/** Bob's task of the second test: the admin's list shows it, alice's never. */
+let bobsTask: string;
 
 beforeAll(async () => {
   fx = await withToolProvider(await sharedStack());
@@ -74,8 +78,10 @@ describe('the console in a browser', () => {
 
   it('shows a task submitted over the API in the list, and its steps, plan and result live on its page; never bob’s task', async () => {
     const goal = 'console browser: look something up, then answer';
-    fx.model.on(goal, [callTools({ id: 'b1', name: 'echo', arguments: { text: 'looked up' } }), { content: 'The answer is 42.', delayMs: 1500 }]);
-    const bobsTask = await submitOverHttp('console browser: bob keeps this to himself', BOB_KEY);
+    // Arguments longer than the timeline shows (300 characters): cut, with "show all".
+    const looked = `looked up ${'and found '.repeat(40)}the end`;
+    fx.model.on(goal, [callTools({ id: 'b1', name: 'echo', arguments: { text: looked } }), { content: 'The answer is 42.', delayMs: 1500 }]);
+    bobsTask = await submitOverHttp('console browser: bob keeps this to himself', BOB_KEY);
     const taskId = await submitOverHttp(goal);
 
     await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks`);
@@ -89,6 +95,12 @@ describe('the console in a browser', () => {
     await page.waitForSelector('#plan [data-subtask] [data-status="succeeded"]', WAIT);
     const kinds = await page.locator('#timeline li').evaluateAll((items) => items.map((li) => li.getAttribute('data-kind')));
     expect(kinds).toEqual(expect.arrayContaining(['accepted', 'llm_call', 'tool_call', 'tool_result', 'completed']));
+    const call = page.locator('#timeline li[data-kind="tool_call"]');
+    expect(await call.textContent()).not.toContain('the end');
+    await call.locator('button:has-text("show all")').click();
+    await page.waitForSelector('#timeline li[data-kind="tool_call"]:has-text("the end")', WAIT);
+    // The toolbus's audit of the call, read from the audit stream through the gateway.
+    await page.waitForSelector('#audit tr[data-tool="echo"][data-outcome="ok"]', WAIT);
     await screenshot('console-task');
 
     // The task's conversation is in alice's sessions.
@@ -122,4 +134,75 @@ describe('the console in a browser', () => {
     const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${API_KEY}` } });
     expect(await res.json()).toMatchObject({ status: 'completed' });
   }, 90_000);
+
+  it('cancels a running task from its page', async () => {
+    const goal = 'console browser: think for a long time';
+    // The answer comes after the test ends: the task is running while the page shows it.
+    fx.model.on(goal, [{ content: 'Too late.', delayMs: 60_000 }]);
+    const taskId = await submitOverHttp(goal);
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tasks/${taskId}`);
+    await page.waitForSelector('#timeline li[data-kind="started"]', WAIT);
+    await page.click('#cancel');
+    await page.waitForSelector('#task-head [data-status="cancelled"]', WAIT);
+    expect(await page.locator('#cancel').count()).toBe(0);
+    const res = await fetch(`${fx.stack.gatewayUrl}/v1/tasks/${taskId}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(await res.json()).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
+  }, 60_000);
+
+  it("lists the viewer's own memories with their provenance, never another user's, and forgets them from the page", async () => {
+    const facts = { alice: 'Alice reads the console every morning', bob: 'Bob keeps his notes to himself' };
+    for (const [user, fact] of Object.entries(facts)) {
+      const goal = `console browser: remember something about ${user}`;
+      fx.model.on(goal, [callTools({ id: `m-${user}`, name: 'remember', arguments: { content: fact } }), { content: 'Noted.' }]);
+      await submitOverHttp(goal, user === 'alice' ? API_KEY : BOB_KEY);
+    }
+    // The remember writes are queued: wait until both are stored before looking.
+    const memories = async (user: string) => {
+      const res = await fetch(`${fx.stack.gatewayUrl}/v1/users/${user}/memory`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      return ((await res.json()) as { memories: { content: string }[] }).memories.map((m) => m.content);
+    };
+    await expect.poll(() => memories('alice'), { timeout: 30_000, interval: 200 }).toContain(facts.alice);
+    await expect.poll(() => memories('bob'), { timeout: 30_000, interval: 200 }).toContain(facts.bob);
+
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/memory`);
+    const card = page.locator(`.memory:has-text("${facts.alice}")`);
+    await card.waitFor(WAIT);
+    // Written by the model's remember call with no untrusted tool result before it.
+    expect(await card.locator('.provenance').textContent()).toContain('model');
+    expect(await page.locator(`.memory:has-text("${facts.bob}")`).count()).toBe(0);
+    expect(await page.locator('#memory-user').getAttribute('readonly')).not.toBeNull();
+
+    await page.click('#forget');
+    await page.click('#forget-confirm');
+    await page.waitForSelector('#forget-outcome:has-text("Forgot")', WAIT);
+    await page.waitForSelector('#no-memories', WAIT);
+    expect(await memories('alice')).toEqual([]);
+    expect(await memories('bob')).toContain(facts.bob);
+  }, 90_000);
+
+  it("shows an admin every user's tasks, where each tool runs, the MCP servers of the toolbus and the LLM pools", async () => {
+    await page.click('#logout');
+    await page.fill('#api-key', ADMIN_KEY);
+    await page.click('#login button[type=submit]');
+    await page.waitForSelector('#task-rows', { state: 'attached', ...WAIT });
+    await page.check('#all-users');
+    await page.waitForSelector(`tr[data-task="${bobsTask}"]`, WAIT);
+    await page.fill('#user-filter', 'alice');
+    await page.dispatchEvent('#user-filter', 'change');
+    await page.waitForSelector(`tr[data-task="${bobsTask}"]`, { state: 'detached', ...WAIT });
+
+    // Where each tool runs, and which wait for a person: a built-in, and the fixture provider's require_confirm tool.
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/tools`);
+    const transfer = page.locator('#table tr:has-text("confirm_transfer")');
+    await transfer.waitFor(WAIT);
+    expect(await transfer.textContent()).toMatch(/provider e2e-tools.*required/);
+    expect(await page.locator('#table tr:has-text("time_now")').textContent()).toContain('builtin');
+
+    // The shared stack's toolbus has no MCP config: the page says so, naming the replica that answered.
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/mcp`);
+    await page.waitForSelector('#mcp-servers:has-text("No MCP servers on toolbus")', WAIT);
+    await page.goto(`${fx.stack.gatewayUrl}/console/#/pools`);
+    await page.waitForSelector('#table th:has-text("capacity")', WAIT);
+    expect(await page.locator('#table tbody tr').count()).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -9,6 +9,7 @@ export { retryThroughOutage } from './outage-retry.js';
 export { ConsumerProgress, DEFAULT_LIVENESS_ACK_WAITS } from './consumer-progress.js';
 export type { StalledConsumer } from './consumer-progress.js';
 export { followSubject } from './event-follower.js';
+export { replaySubject, lastSeqOf } from './subject-replay.js';
 export type { FollowedMessage } from './event-follower.js';
 export {
   streamConfig,

@@ -349,7 +349,7 @@ export const contracts = {
     stream: (s) => s.streams.toolAudit,
     payload: ToolAuditRecord,
     producers: ['toolbus'],
-    consumers: ['cli'],
+    consumers: ['cli', 'gateway'],
   }),
   toolProvidersAnnounce: message({
     name: 'toolProvidersAnnounce',
@@ -439,7 +439,7 @@ export const contracts = {
     request: McpApproveChangeRequest,
     reply: McpApproveChangeReply,
     responder: 'toolbus',
-    requesters: ['cli'],
+    requesters: ['cli', 'gateway'],
   }),
   sessionAppend: request({
     name: 'sessionAppend',

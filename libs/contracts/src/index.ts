@@ -46,6 +46,7 @@ export {
   problemTitle,
   ProblemDetails,
   TaskPlanView,
+  TaskAuditView,
   LlmPoolStatus,
   LlmPoolsReply,
   TaskSubmitted,

@@ -65,8 +65,8 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
     // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
     gets: ['taskEvents'],
   },
-  // GET /v1/llm/pools reads the semaphore's pools (as hermes llm status does).
-  gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents'], gets: ['taskEvents'], buckets: ['llmSemaphore'] },
+  // GET /v1/llm/pools reads the semaphore's pools (as hermes llm status does); GET /v1/tasks/:id/audit replays the task's audit subject.
+  gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents', 'toolAudit'], gets: ['taskEvents', 'toolAudit'], buckets: ['llmSemaphore'] },
   runtime: {
     uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
     durables: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],

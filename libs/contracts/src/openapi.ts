@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
-import { McpStatusReply } from './schemas/mcp.js';
+import { McpApproveChangeReply, McpStatusReply } from './schemas/mcp.js';
 import { MemoryForgetReply, MemoryListReply, MemoryStatus } from './schemas/long-term-memory.js';
 import { ScheduleDeleteReply, ScheduleListReply, ScheduleSpec, ScheduleView } from './schemas/schedules.js';
 import { SessionListReply } from './schemas/session-list.js';
@@ -17,6 +17,7 @@ import {
   ProblemDetails,
   SessionDeletedView,
   SessionMessagesView,
+  TaskAuditView,
   TaskPlanView,
   TaskSubmitted,
 } from './schemas/http-api.js';
@@ -144,6 +145,16 @@ export const HTTP_OPERATIONS = [
     responses: { '200': { description: 'the plan', json: TaskPlanView } },
   },
   {
+    operationId: 'getTaskAudit',
+    method: 'get',
+    path: '/v1/tasks/{id}/audit',
+    tag: 'tasks',
+    summary:
+      "The audit records of the task's tool calls (who, what, arguments, outcome, duration, who decided), one per attempt, oldest first, as long as the audit stream keeps them.",
+    parameters: [TASK_ID],
+    responses: { '200': { description: 'the audit records', json: TaskAuditView } },
+  },
+  {
     operationId: 'decideApproval',
     method: 'post',
     path: '/v1/tasks/{id}/approvals/{call_id}',
@@ -184,6 +195,25 @@ export const HTTP_OPERATIONS = [
     tag: 'platform',
     summary: 'The MCP servers of one toolbus replica: state, health, tools, held description changes, config problems (admins only).',
     responses: { '200': { description: 'the MCP status', json: McpStatusReply } },
+  },
+  {
+    operationId: 'approveMcpChange',
+    method: 'post',
+    path: '/v1/mcp/servers/{server}/approve-change',
+    tag: 'platform',
+    summary:
+      "Accept an MCP server's held description or schema changes (all of them, or one tool's), offering those tools again (admins only; logged with the admin's id). Answers the tools approved, empty when nothing was held.",
+    parameters: [
+      {
+        name: 'server',
+        in: 'path',
+        required: true,
+        description: 'the MCP server (or remote tool provider) name',
+        schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+      },
+      query('tool', "only this tool's change", { type: 'string', minLength: 1 }),
+    ],
+    responses: { '200': { description: 'the approved tools', json: McpApproveChangeReply } },
   },
   {
     operationId: 'llmPools',

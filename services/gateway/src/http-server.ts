@@ -6,6 +6,7 @@ import { contextFromTraceparent, DEFAULT_TEAM, type CallerView } from '@hermes/c
 import { buildOpenApi } from '@hermes/contracts/openapi';
 import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
+import { createAuditRoute } from './audit-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
 import { createCors, type Cors } from './cors.js';
@@ -88,7 +89,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     logger: opts.logger,
     ...(opts.approvalRefreshMs ? { refreshMs: opts.approvalRefreshMs } : {}),
   });
-  const platform = createPlatformRoutes({ bus: opts.bus });
+  const platform = createPlatformRoutes({ bus: opts.bus, logger: opts.logger });
   const sessions = createSessionRoutes({ bus: opts.bus });
   const schedules = createScheduleRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const openApiText = JSON.stringify(buildOpenApi());
@@ -99,11 +100,13 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     cancelTask: createCancelRoute({ bus: opts.bus }),
     taskEvents: tasks.events,
     getTaskPlan: tasks.plan,
+    getTaskAudit: createAuditRoute({ bus: opts.bus }),
     decideApproval: approvals.decide,
     listApprovals: approvals.list,
     approvalEvents: approvals.events,
     listTools: platform.tools,
     mcpServers: platform.mcpServers,
+    approveMcpChange: platform.approveMcpChange,
     llmPools: platform.llmPools,
     listSessions: sessions.list,
     readSession: sessions.read,

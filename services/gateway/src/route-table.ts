@@ -22,6 +22,7 @@ const FIELDS: Record<string, readonly (string | undefined)[]> = {
   '/v1/tasks/{id}': ['task_id'],
   '/v1/tasks/{id}/events': ['task_id'],
   '/v1/tasks/{id}/plan': ['task_id'],
+  '/v1/tasks/{id}/audit': ['task_id'],
   '/v1/tasks/{id}/approvals/{call_id}': ['task_id', 'call_id'],
   '/v1/users/{user}/sessions/{id}': [undefined, 'session_id'],
   '/v1/schedules/{id}': ['schedule_id'],

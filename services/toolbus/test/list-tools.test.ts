@@ -25,6 +25,19 @@ describe('listTools', () => {
     expect(validate(ToolsListReply, reply).ok).toBe(true);
   });
 
+  it('says where each tool runs and which need a person to approve their calls, for people reading the list', () => {
+    const r = registry([echoTool, builtin(spec('wire_money', { require_confirm: true, idempotent: true }))]);
+    r.announce({ provider: 'crm', instance_id: 'crm-1', tools: [spec('crm_lookup')], ttl_ms: 5000 });
+    const reply = listTools(r, {});
+    expect(reply.tools.map(({ name, origin, requires_approval, idempotent }) => ({ name, origin, requires_approval, idempotent }))).toEqual([
+      { name: 'echo', origin: { kind: 'builtin' }, requires_approval: undefined, idempotent: true },
+      // A tool that needs approval is never sent ahead of its checkpoint, whatever it declares.
+      { name: 'wire_money', origin: { kind: 'builtin' }, requires_approval: true, idempotent: undefined },
+      { name: 'crm_lookup', origin: { kind: 'provider', name: 'crm' }, requires_approval: undefined, idempotent: undefined },
+    ]);
+    expect(validate(ToolsListReply, reply).ok).toBe(true);
+  });
+
   it('offers a tool with roles only to callers holding one of them', () => {
     const r = registry([builtin(spec('deploy', { roles: ['ops', 'admin'] })), builtin(spec('open'))]);
     expect(names(listTools(r, { roles: ['member'] }))).toEqual(['open']);

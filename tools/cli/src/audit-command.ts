@@ -1,7 +1,6 @@
-import type { Bus } from '@hermes/bus';
+import { replaySubject, type Bus } from '@hermes/bus';
 import type { ToolAuditRecord } from '@hermes/contracts';
 import { CliError, EXIT, taskIdArg, writeLine, type Command } from './command.js';
-import { replaySubject } from './stream-replay.js';
 import { formatTable } from './text-table.js';
 
 /** `hermes audit <task-id>`: replay the audit records of a task's tool calls, one line per call attempt. */

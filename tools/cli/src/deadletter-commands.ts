@@ -1,7 +1,6 @@
-import { republishDeadLetter, type Bus } from '@hermes/bus';
+import { lastSeqOf, replaySubject, republishDeadLetter, type Bus } from '@hermes/bus';
 import { DeadLetter, validate } from '@hermes/contracts';
 import { CliError, EXIT, UsageError, stringOption, writeLine, type Command, type CommandContext } from './command.js';
-import { lastSeqOf, replaySubject } from './stream-replay.js';
 import { formatTable } from './text-table.js';
 
 const DEFAULT_LIST_LIMIT = 50;

@@ -1,8 +1,7 @@
-import { request, RemoteError, type Bus } from '@hermes/bus';
+import { replaySubject, request, RemoteError, type Bus } from '@hermes/bus';
 import { contracts, taskEventKind, type TaskEvent, type TaskView, type ToolAuditRecord } from '@hermes/contracts';
 import { EXIT, taskIdArg, writeLine, type Command } from './command.js';
 import { formatTaskEvent } from './event-format.js';
-import { replaySubject } from './stream-replay.js';
 import { formatTable } from './text-table.js';
 
 /** One line of a task's timeline: a task event or a tool call's audit record. */

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, ValidationIssue } from './common.js';
 import { PlanState, TaskStatus } from './task-state.js';
 import { TaskRequest } from './task-submission.js';
-import { ApprovalDecision } from './tool-calls.js';
+import { ApprovalDecision, ToolAuditRecord } from './tool-calls.js';
 import { SessionMessagesReply } from './memory.js';
 import { SessionDeleteReply } from './session-list.js';
 
@@ -55,6 +55,10 @@ export const TaskPlanView = Type.Object(
   { title: 'TaskPlanView', additionalProperties: false },
 );
 export type TaskPlanView = Static<typeof TaskPlanView>;
+
+/** `GET /v1/tasks/:id/audit`: the toolbus's audit records of the task's tool calls, one per attempt, oldest first. */
+export const TaskAuditView = Type.Object({ task_id: Id, records: Type.Array(ToolAuditRecord) }, { title: 'TaskAuditView', additionalProperties: false });
+export type TaskAuditView = Static<typeof TaskAuditView>;
 
 /** One LLM pool of the cluster-wide semaphore, as `hermes llm status` shows it. */
 export const LlmPoolStatus = Type.Object(

@@ -11,6 +11,17 @@ export const ToolDefinition = Type.Object(
     idempotent: Type.Optional(
       Type.Boolean({ description: 'side-effect free and needs no approval: the runtime may send its calls while their turn is still being checkpointed' }),
     ),
+    // For people reading the list (the console, GET /v1/tools); the runtime hands models only name, description and parameters.
+    origin: Type.Optional(
+      Type.Object(
+        {
+          kind: Type.Union([Type.Literal('builtin'), Type.Literal('provider'), Type.Literal('mcp')]),
+          name: Type.Optional(Type.String({ description: 'the remote tool provider or MCP server' })),
+        },
+        { additionalProperties: false, description: 'where the tool runs' },
+      ),
+    ),
+    requires_approval: Type.Optional(Type.Boolean({ description: 'a person approves each call first (require_confirm)' })),
   },
   { title: 'ToolDefinition', additionalProperties: false },
 );

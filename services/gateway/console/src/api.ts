@@ -19,6 +19,28 @@ export class ApiProblem extends Error {
   }
 }
 
+/** How the pages show an error: the problem's code and detail. */
+export const problemText = (err: unknown): string => (err instanceof ApiProblem ? `${err.code}: ${err.message}` : String(err));
+
+/** `run`, with its failure shown in `error` (and `error` emptied once it succeeds). */
+export function guarded(error: Element, run: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    try {
+      await run();
+      error.replaceChildren();
+    } catch (err) {
+      error.replaceChildren(problemText(err));
+    }
+  };
+}
+
+/** Runs `load` now and every `ms` until the returned stop is called: pages without a change stream of their own. */
+export function polled(load: () => Promise<void>, ms = 2000): () => void {
+  void load();
+  const timer = setInterval(() => void load(), ms);
+  return () => clearInterval(timer);
+}
+
 function headers(extra: Record<string, string> = {}): Record<string, string> {
   const key = apiKey.get();
   return { ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };

@@ -1,4 +1,6 @@
 import { api, apiKey } from './api.js';
+import { mcpView } from './mcp-view.js';
+import { memoryView } from './memory-view.js';
 import { approvalsView, loginView, sessionsView, tableView, taskView, tasksView, type Stop } from './views.js';
 
 // The console: hash routes over the gateway's API, with the key from the login page in sessionStorage.
@@ -14,6 +16,15 @@ const who = document.getElementById('who')!;
 let me: { user_id: string; team: string; is_admin: boolean } | undefined;
 
 let routing = 0;
+
+/** A tool as GET /v1/tools lists it. */
+interface ToolRow {
+  name: string;
+  description: string;
+  idempotent?: boolean;
+  origin?: { kind: string; name?: string };
+  requires_approval?: boolean;
+}
 
 async function route(): Promise<void> {
   const turn = ++routing;
@@ -37,10 +48,17 @@ async function route(): Promise<void> {
   else if (page === 'approvals') stop = approvalsView(app, (n) => (count.textContent = n ? String(n) : ''));
   else if (page === 'sessions' && me) stop = sessionsView(app, me);
   else if (page === 'tools')
-    stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: Record<string, unknown>[] }) =>
-      b.tools.map(({ name, description, idempotent }) => ({ name, description, idempotent: idempotent ?? false })),
+    stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: ToolRow[] }) =>
+      b.tools.map(({ name, description, idempotent, origin, requires_approval }) => ({
+        name,
+        runs: origin ? `${origin.kind}${origin.name ? ` ${origin.name}` : ''}` : '',
+        approval: requires_approval ? 'required' : '',
+        idempotent: idempotent ?? false,
+        description,
+      })),
     );
-  else if (page === 'mcp') stop = tableView(app, 'MCP servers', '/v1/mcp/servers', (b: { servers: Record<string, unknown>[] }) => b.servers);
+  else if (page === 'memory' && me) stop = memoryView(app, me);
+  else if (page === 'mcp') stop = mcpView(app);
   else if (page === 'pools') stop = tableView(app, 'LLM pools', '/v1/llm/pools', (b: { pools: Record<string, unknown>[] }) => b.pools);
   else stop = tasksView(app);
 }

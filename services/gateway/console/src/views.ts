@@ -1,4 +1,4 @@
-import { api, ApiProblem, apiKey, follow } from './api.js';
+import { api, ApiProblem, apiKey, follow, guarded, polled, problemText } from './api.js';
 import { h, show, statusTag, truncated } from './dom.js';
 
 // Shapes of the API answers this page reads (the OpenAPI document has them in full).
@@ -44,14 +44,25 @@ interface Approval {
   requested_at: string;
   expires_at: string;
 }
+interface AuditRecord {
+  time: string;
+  tool: string;
+  provider?: string;
+  arguments: string;
+  outcome: string;
+  error_code?: string;
+  result_summary?: string;
+  duration_ms: number;
+  replayed: boolean;
+  cached: boolean;
+  decided_by?: string;
+}
 interface ConsoleConfig {
   traceUrlTemplate: string | null;
 }
 
 /** What a view gives back so the router can stop its live updates when the page changes. */
 export type Stop = () => void;
-
-const problemText = (err: unknown) => (err instanceof ApiProblem ? `${err.code}: ${err.message}` : String(err));
 
 export function loginView(app: HTMLElement, done: () => void): Stop {
   const input = h('input', { id: 'api-key', type: 'password', autocomplete: 'off', placeholder: 'API key', required: true }) as HTMLInputElement;
@@ -72,12 +83,21 @@ export function loginView(app: HTMLElement, done: () => void): Stop {
   return () => undefined;
 }
 
+/** The time filter's choices: tasks created within the last ... (0: any time). */
+const TIME_WINDOWS: [string, number][] = [
+  ['any time', 0],
+  ['last hour', 3_600_000],
+  ['last 24 hours', 86_400_000],
+  ['last 7 days', 7 * 86_400_000],
+];
+
 export function tasksView(app: HTMLElement): Stop {
   const status = h(
     'select',
     { id: 'status-filter' },
     ...['', 'accepted', 'planning', 'running', 'waiting', 'completed', 'failed', 'cancelled'].map((s) => h('option', { value: s }, s || 'any status')),
   ) as HTMLSelectElement;
+  const since = h('select', { id: 'since-filter' }, ...TIME_WINDOWS.map(([label, ms]) => h('option', { value: String(ms) }, label))) as HTMLSelectElement;
   const everyone = h('input', { type: 'checkbox', id: 'all-users' }) as HTMLInputElement;
   const user = h('input', { id: 'user-filter', placeholder: 'user' }) as HTMLInputElement;
   const rows = h('tbody', { id: 'task-rows' });
@@ -85,7 +105,7 @@ export function tasksView(app: HTMLElement): Stop {
   show(
     app,
     h('h1', {}, 'Tasks'),
-    h('p', {}, status, ' ', h('label', {}, everyone, " every user's (admin)"), ' ', user),
+    h('p', {}, status, ' ', since, ' ', h('label', {}, everyone, " every user's (admin)"), ' ', user),
     error,
     h(
       'table',
@@ -94,37 +114,32 @@ export function tasksView(app: HTMLElement): Stop {
       rows,
     ),
   );
-  const load = async () => {
+  const load = guarded(error, async () => {
     const q = new URLSearchParams({ limit: '50' });
     if (status.value) q.set('status', status.value);
     if (everyone.checked) q.set('all', 'true');
-    try {
-      const { tasks } = await api<{ tasks: TaskSummary[] }>('GET', `/v1/tasks?${q}`);
-      const wanted = tasks.filter((t) => !user.value || t.user_id === user.value.trim());
-      show(
-        rows,
-        ...wanted.map((t) =>
-          h(
-            'tr',
-            { 'data-task': t.task_id },
-            h('td', {}, h('a', { href: `#/tasks/${t.task_id}` }, t.task_id)),
-            h('td', {}, t.user_id),
-            h('td', {}, t.goal.slice(0, 120)),
-            h('td', {}, statusTag(t.status)),
-            h('td', {}, new Date(t.updated_at).toLocaleTimeString()),
-          ),
+    const { tasks } = await api<{ tasks: TaskSummary[] }>('GET', `/v1/tasks?${q}`);
+    // The API filters by status and owner; the user and time filters narrow the page it answered.
+    const after = Number(since.value) ? Date.now() - Number(since.value) : 0;
+    const wanted = tasks.filter((t) => (!user.value || t.user_id === user.value.trim()) && Date.parse(t.created_at) >= after);
+    show(
+      rows,
+      ...wanted.map((t) =>
+        h(
+          'tr',
+          { 'data-task': t.task_id },
+          h('td', {}, h('a', { href: `#/tasks/${t.task_id}` }, t.task_id)),
+          h('td', {}, t.user_id),
+          h('td', {}, t.goal.slice(0, 120)),
+          h('td', {}, statusTag(t.status)),
+          h('td', {}, new Date(t.updated_at).toLocaleTimeString()),
         ),
-      );
-      show(error);
-    } catch (err) {
-      show(error, problemText(err));
-    }
-  };
-  for (const el of [status, everyone, user]) el.addEventListener('change', () => void load());
-  void load();
+      ),
+    );
+  });
+  for (const el of [status, since, everyone, user]) el.addEventListener('change', () => void load());
   // The list has no change stream of its own: it is read again every 2 s while shown.
-  const timer = setInterval(() => void load(), 2000);
-  return () => clearInterval(timer);
+  return polled(load);
 }
 
 /** The plan as layers: each subtask sits one column right of the deepest subtask it depends on. */
@@ -190,14 +205,55 @@ function timelineItem(event: string, data: Record<string, unknown>): HTMLElement
   return h('li', { 'data-kind': event }, event, d.error ? ` · ${(d.error as WireError).code}: ${(d.error as WireError).message}` : '');
 }
 
+/** The task's tool calls as the toolbus audited them: one row per attempt. */
+function auditTable(records: AuditRecord[]): HTMLElement {
+  const columns = ['time', 'tool', 'outcome', 'duration', 'decided by', 'arguments', 'result'];
+  return h(
+    'table',
+    {},
+    h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))),
+    h(
+      'tbody',
+      {},
+      ...records.map((r) =>
+        h(
+          'tr',
+          { 'data-tool': r.tool, 'data-outcome': r.outcome },
+          h('td', {}, new Date(r.time).toLocaleTimeString()),
+          h('td', {}, r.tool, r.provider ? ` (${r.provider})` : ''),
+          h('td', {}, statusTag(r.outcome), r.error_code ? ` ${r.error_code}` : '', r.replayed ? ' · replayed' : '', r.cached ? ' · cached' : ''),
+          h('td', {}, `${Math.round(r.duration_ms)} ms`),
+          h('td', {}, r.decided_by ?? ''),
+          h('td', {}, truncated(r.arguments, 200)),
+          h('td', {}, r.result_summary ? truncated(r.result_summary, 200) : ''),
+        ),
+      ),
+    ),
+  );
+}
+
 export function taskView(app: HTMLElement, taskId: string, config: ConsoleConfig): Stop {
   const abort = new AbortController();
   const head = h('div', { id: 'task-head' });
   const plan = h('div', {});
   const outcome = h('div', { id: 'outcome' });
   const timeline = h('ol', { class: 'timeline', id: 'timeline' });
+  const audit = h('div', { id: 'audit' });
   const error = h('p', { class: 'error' });
-  show(app, h('h1', {}, `Task ${taskId}`), error, head, h('h2', {}, 'Plan'), plan, h('h2', {}, 'Outcome'), outcome, h('h2', {}, 'Timeline'), timeline);
+  show(
+    app,
+    h('h1', {}, `Task ${taskId}`),
+    error,
+    head,
+    h('h2', {}, 'Plan'),
+    plan,
+    h('h2', {}, 'Outcome'),
+    outcome,
+    h('h2', {}, 'Timeline'),
+    timeline,
+    h('h2', {}, 'Tool audit'),
+    audit,
+  );
   const render = async () => {
     try {
       const [view, planView] = await Promise.all([api<TaskView>('GET', `/v1/tasks/${taskId}`), api<PlanView>('GET', `/v1/tasks/${taskId}/plan`)]);
@@ -236,6 +292,11 @@ export function taskView(app: HTMLElement, taskId: string, config: ConsoleConfig
     } catch (err) {
       show(error, problemText(err));
     }
+    // The audit is read apart: without a toolbus (503) the rest of the page still shows.
+    await api<{ records: AuditRecord[] }>('GET', `/v1/tasks/${taskId}/audit`).then(
+      ({ records }) => show(audit, records.length ? auditTable(records) : 'no tool calls'),
+      (err: unknown) => show(audit, h('span', { class: 'error' }, problemText(err))),
+    );
   };
   let pending: ReturnType<typeof setTimeout> | undefined;
   const soon = () => {
@@ -303,34 +364,27 @@ export function tableView(app: HTMLElement, title: string, path: string, rowsOf:
   const error = h('p', { class: 'error' });
   const table = h('table', { id: 'table' });
   show(app, h('h1', {}, title), error, table);
-  const load = async () => {
-    try {
-      const rows = rowsOf((await api('GET', path)) as never);
-      const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
-      show(
-        table,
-        h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))),
-        h(
-          'tbody',
-          {},
-          ...rows.map((r) =>
-            h(
-              'tr',
-              {},
-              ...columns.map((c) => h('td', {}, typeof r[c] === 'object' && r[c] !== null ? truncated(JSON.stringify(r[c]), 200) : String(r[c] ?? ''))),
-            ),
+  const load = guarded(error, async () => {
+    const rows = rowsOf((await api('GET', path)) as never);
+    const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+    show(
+      table,
+      h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', {}, c)))),
+      h(
+        'tbody',
+        {},
+        ...rows.map((r) =>
+          h(
+            'tr',
+            {},
+            ...columns.map((c) => h('td', {}, typeof r[c] === 'object' && r[c] !== null ? truncated(JSON.stringify(r[c]), 200) : String(r[c] ?? ''))),
           ),
         ),
-      );
-      if (rows.length === 0) show(table, h('tr', {}, h('td', {}, 'none')));
-      show(error);
-    } catch (err) {
-      show(error, problemText(err));
-    }
-  };
-  void load();
-  const timer = setInterval(() => void load(), 2000);
-  return () => clearInterval(timer);
+      ),
+    );
+    if (rows.length === 0) show(table, h('tr', {}, h('td', {}, 'none')));
+  });
+  return polled(load);
 }
 
 interface SessionRow {
@@ -372,41 +426,36 @@ export function sessionsView(app: HTMLElement, me: { user_id: string; is_admin: 
       show(error, problemText(err));
     }
   };
-  const load = async () => {
-    try {
-      const { sessions } = await api<{ sessions: SessionRow[] }>('GET', `/v1/users/${encodeURIComponent(user.value)}/sessions?limit=50`);
-      show(
-        rows,
-        ...sessions.map((s) =>
+  const load = guarded(error, async () => {
+    const { sessions } = await api<{ sessions: SessionRow[] }>('GET', `/v1/users/${encodeURIComponent(user.value)}/sessions?limit=50`);
+    show(
+      rows,
+      ...sessions.map((s) =>
+        h(
+          'tr',
+          { 'data-session': s.session_id },
           h(
-            'tr',
-            { 'data-session': s.session_id },
+            'td',
+            {},
             h(
-              'td',
-              {},
-              h(
-                'a',
-                {
-                  href: '#/sessions',
-                  onclick: (e) => {
-                    e.preventDefault();
-                    void open(s.session_id);
-                  },
+              'a',
+              {
+                href: '#/sessions',
+                onclick: (e) => {
+                  e.preventDefault();
+                  void open(s.session_id);
                 },
-                s.session_id,
-              ),
+              },
+              s.session_id,
             ),
-            h('td', {}, s.message_count),
-            h('td', {}, s.tokens),
-            h('td', {}, new Date(s.updated_at).toLocaleString()),
           ),
+          h('td', {}, s.message_count),
+          h('td', {}, s.tokens),
+          h('td', {}, new Date(s.updated_at).toLocaleString()),
         ),
-      );
-      show(error);
-    } catch (err) {
-      show(error, problemText(err));
-    }
-  };
+      ),
+    );
+  });
   user.addEventListener('change', () => void load());
   void load();
   return () => undefined;

@@ -1,4 +1,5 @@
-import { followSubject, type Bus } from '@hermes/bus';
+import type { Bus } from './bus.js';
+import { followSubject } from './event-follower.js';
 
 /** Give up on a replay that stops delivering before it reaches the last message (it aged out meanwhile). */
 const IDLE_STOP_MS = 2000;
