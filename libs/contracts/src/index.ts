@@ -183,6 +183,7 @@ export {
   McpApproveChangeRequest,
   McpApproveChangeReply,
   ToolDebugCallRequest,
+  ToolHostCallRequest,
 } from './schemas/mcp.js';
 export { DeadLetter } from './schemas/dead-letter.js';
 export { toolCallIdFor } from './tool-call-id.js';
