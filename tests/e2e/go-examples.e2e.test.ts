@@ -9,7 +9,7 @@ import { natsHandles } from '@hermes/bus/internal';
 import { eventually } from '@hermes/testkit';
 import { startStack, type Stack } from './stack.js';
 import { callTools, ModelScript, toolMessages } from './model-script.js';
-import { waitForToolList } from './tool-fixtures.js';
+import { hermesCli, waitForToolList } from './tool-fixtures.js';
 
 // The Go examples (examples/go/): a tool provider written with nats.go's micro package and a task
 // submitter, built with Debian's golang-go and golang-github-nats-io-go-nats-dev (offline, GOPATH
@@ -79,7 +79,7 @@ describe.skipIf(!hasGo)('Go examples against the real stack', () => {
     expect(toolReply!.content).toMatchObject({ ok: true, result: { reversed: 'semreh' } });
   });
 
-  it('the Go provider is a standard NATS service: $SRV.PING and $SRV.INFO find it, $SRV.STATS counts its calls', async () => {
+  it('the Go provider is a standard NATS service: $SRV.PING and $SRV.INFO find it, $SRV.STATS counts its calls, hermes tools list shows them', async () => {
     const nc = natsHandles(stack.bus).nc;
     const ping = (await nc.request('$SRV.PING.go-tools', '', { timeout: 5000 })).json<{ name: string; id: string }>();
     expect(ping.name).toBe('go-tools');
@@ -88,5 +88,12 @@ describe.skipIf(!hasGo)('Go examples against the real stack', () => {
     const stats = (await nc.request(`$SRV.STATS.go-tools.${ping.id}`, '', { timeout: 5000 })).json<{ num_requests: number; num_errors: number }>();
     expect(stats.num_requests).toBeGreaterThanOrEqual(1);
     expect(stats.num_errors).toBe(0);
+
+    // hermes tools list shows the provider's tool and the service's own counters.
+    const { stdout } = await hermesCli(stack.natsUrl, ['tools', 'list']);
+    expect(stdout).toMatch(/^reverse_text\s+Reverses a text/m);
+    expect(stdout).toMatch(new RegExp(`^go-tools 1\\.0\\.0  id=${ping.id}  requests=[1-9]\\d*  errors=0$`, 'm'));
+    const json = JSON.parse((await hermesCli(stack.natsUrl, ['tools', 'list', '--json'])).stdout) as { services: { name: string; id: string }[] };
+    expect(json.services).toContainEqual(expect.objectContaining({ name: 'go-tools', id: ping.id }));
   });
 });
