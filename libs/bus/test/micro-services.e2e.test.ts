@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 function answer(subject: string, reply: string): void {
-  natsHandles(bus).nc.subscribe(subject, { callback: (_err, m) => m.respond(reply) });
+  natsHandles(bus).nc.subscribe(subject, { callback: (_err, m) => void m.respond(reply) });
 }
 
 describe('microServiceStats', () => {
