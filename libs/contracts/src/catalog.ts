@@ -73,6 +73,7 @@ import {
   McpStatusReply,
   McpStatusRequest,
   ToolDebugCallRequest,
+  ToolHostCallRequest,
 } from './schemas/mcp.js';
 
 export type ServiceName = 'gateway' | 'dispatcher' | 'runtime' | 'toolbus' | 'memory' | 'submitter' | 'tool-provider' | 'cli';
@@ -386,6 +387,16 @@ export const contracts = {
     reply: ToolCallReply,
     responder: 'toolbus',
     requesters: ['cli'],
+  }),
+  toolHostCall: request({
+    name: 'toolHostCall',
+    summary:
+      "A tool call of an MCP host (the gateway's /mcp): the whole ToolBus path under a synthesised task (task id mcp_<uuid>), as the API key's owner and roles.",
+    subject: (s) => s.toolHostCall,
+    request: ToolHostCallRequest,
+    reply: ToolCallReply,
+    responder: 'toolbus',
+    requesters: ['gateway'],
   }),
   mcpStatus: request({
     name: 'mcpStatus',

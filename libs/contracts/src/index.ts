@@ -191,8 +191,10 @@ export {
   McpApproveChangeRequest,
   McpApproveChangeReply,
   ToolDebugCallRequest,
+  ToolHostCallRequest,
 } from './schemas/mcp.js';
 export { DeadLetter } from './schemas/dead-letter.js';
+export { MicroServiceStats, MicroEndpointStats } from './schemas/micro-services.js';
 export { toolCallIdFor } from './tool-call-id.js';
 export { StoredStateError, decodeStored } from './stored-state.js';
 export type { StoredAt } from './stored-state.js';

@@ -68,6 +68,8 @@ export interface Subjects {
   toolExec(provider: string): string;
   /** Request/reply to the toolbus: a tool call for debugging, through the whole ToolBus path. */
   readonly toolDebugCall: string;
+  /** Request/reply to the toolbus: a tool call of an MCP host through the gateway's `/mcp`, as the API key's owner. */
+  readonly toolHostCall: string;
   /** Request/reply to the toolbus: MCP servers' state, reload, direct calls, resources, approving changed tools. */
   readonly mcpStatus: string;
   readonly mcpReload: string;
@@ -186,6 +188,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     toolProvidersDiscover: `${prefix}.toolbus.providers.discover`,
     toolExec: (provider: string) => `${prefix}.tools.exec.${provider}`,
     toolDebugCall: `${prefix}.toolbus.tools.call`,
+    toolHostCall: `${prefix}.toolbus.tools.host-call`,
     mcpStatus: `${prefix}.toolbus.mcp.status`,
     mcpReload: `${prefix}.toolbus.mcp.reload`,
     mcpCall: `${prefix}.toolbus.mcp.call`,

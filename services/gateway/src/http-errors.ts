@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
+import { OutgoingPayloadError, PayloadEncodingError, PayloadLimitError, RemoteError } from '@hermes/bus';
 import {
   limitValidationIssues,
   PROBLEM_JSON,
@@ -131,4 +131,14 @@ function wireBody(wire: WireError): HttpErrorBody {
     retryable: wire.retryable,
     ...(Array.isArray(issues) ? { issues: issues as ValidationIssue[] } : {}),
   };
+}
+
+/** A bus request whose failure is answered as the HTTP problem it maps to (a payload the gateway built too large stays a 500). */
+export async function ask<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof OutgoingPayloadError) throw err;
+    throw httpErrorFromBus(err);
+  }
 }

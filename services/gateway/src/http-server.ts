@@ -8,11 +8,12 @@ import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createAuditRoute } from './audit-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
-import { createAuthenticator, type Authenticator } from './auth.js';
+import { createAuthenticator, type Authenticator, type Caller } from './auth.js';
 import { createCors, type Cors } from './cors.js';
 import { consoleAssets, type ConsoleAssets } from './console-assets.js';
 import { HttpError, sendError, sendJson } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
+import { createMcpEndpoint, MCP_PATH, type McpEndpoint } from './mcp-endpoint.js';
 import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute, createMemoryListRoute } from './memory-routes.js';
 import { createScheduleRoutes } from './schedule-routes.js';
@@ -126,6 +127,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     },
   });
   const authenticate = createAuthenticator(opts.apiKeys);
+  const mcp = createMcpEndpoint({ bus: opts.bus, logger: opts.logger, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const assets = consoleAssets({ traceUrlTemplate: opts.traceUrlTemplate });
   const cors = createCors(opts.corsOrigins ?? []);
   let inFlight = 0;
@@ -155,7 +157,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     res.once('close', () => {
       if (--inFlight === 0) drained?.();
     });
-    void handle(req, res, { routes, authenticate, cors, assets, logger: opts.logger });
+    void handle(req, res, { routes, authenticate, cors, assets, mcp, logger: opts.logger });
   });
   server.maxConnections = opts.maxConnections ?? 1024;
 
@@ -193,16 +195,17 @@ interface Handling {
   authenticate: Authenticator;
   cors: Cors;
   assets: ConsoleAssets;
+  mcp: McpEndpoint;
   logger: Logger;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, assets, logger }: Handling): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, assets, mcp, logger }: Handling): Promise<void> {
   const started = performance.now();
   const method = req.method ?? 'GET';
   const path = (req.url ?? '/').split('?')[0]!;
   const match = routes.map((r) => ({ route: r, m: r.pattern.exec(path) })).find((x) => x.m !== null);
   const isConsole = path === '/console' || path.startsWith('/console/');
-  const template = match?.route.template ?? (isConsole ? '/console' : 'unmatched');
+  const template = match?.route.template ?? (isConsole ? '/console' : path === MCP_PATH ? MCP_PATH : 'unmatched');
   const parent = contextFromTraceparent(single(req.headers.traceparent), single(req.headers.tracestate));
   const span = hermesTracer().startSpan(
     `${method} ${template}`,
@@ -225,6 +228,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
     try {
       // The console's files need no key: the page asks for one and sends it with each API call.
       if (isConsole && (method === 'GET' || method === 'HEAD')) return await assets.serve(path, res);
+      if (path === MCP_PATH) {
+        if (cors.preflight(req, res, ['GET', 'POST', 'DELETE'])) return;
+        const authenticated = authenticatedCaller(authenticate, req);
+        span.setAttribute('enduser.id', authenticated.user_id);
+        caller = authenticated.user_id;
+        return await mcp(req, res, authenticated);
+      }
       if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
       // A preflight carries no credentials: it is answered before authentication.
       if (cors.preflight(req, res, Object.keys(match.route.methods))) return;
@@ -237,14 +247,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
         await handler({ req, res, caller: ANONYMOUS, params: match.m!.slice(1), annotate });
         return;
       }
-      const auth = authenticate(single(req.headers.authorization));
-      if (!auth.ok) {
-        const challenge = auth.reason === 'invalid' ? 'Bearer realm="hermes", error="invalid_token"' : 'Bearer realm="hermes"';
-        throw new HttpError(401, { code: 'unauthorized', message: 'send a valid API key as "Authorization: Bearer <key>"' }, { 'www-authenticate': challenge });
-      }
-      span.setAttribute('enduser.id', auth.caller.user_id);
-      caller = auth.caller.user_id;
-      await handler({ req, res, caller: auth.caller, params: match.m!.slice(1), annotate });
+      const authenticated = authenticatedCaller(authenticate, req);
+      span.setAttribute('enduser.id', authenticated.user_id);
+      caller = authenticated.user_id;
+      await handler({ req, res, caller: authenticated, params: match.m!.slice(1), annotate });
     } catch (err) {
       if (!(err instanceof HttpError)) {
         logger.error({ err, method, path }, 'request failed');
@@ -263,6 +269,14 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
       );
     }
   });
+}
+
+/** The caller an API key names; 401 (with the Bearer challenge) without a valid one. */
+function authenticatedCaller(authenticate: Authenticator, req: IncomingMessage): Caller {
+  const auth = authenticate(single(req.headers.authorization));
+  if (auth.ok) return auth.caller;
+  const challenge = auth.reason === 'invalid' ? 'Bearer realm="hermes", error="invalid_token"' : 'Bearer realm="hermes"';
+  throw new HttpError(401, { code: 'unauthorized', message: 'send a valid API key as "Authorization: Bearer <key>"' }, { 'www-authenticate': challenge });
 }
 
 function single(value: string | string[] | undefined): string | undefined {

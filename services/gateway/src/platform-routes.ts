@@ -1,19 +1,9 @@
-import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
+import { request, type Bus } from '@hermes/bus';
 import { contracts, McpApproveChangeRequest, validate, type LlmPoolsReply } from '@hermes/contracts';
 import { readPoolStatus } from '@hermes/semaphore';
 import type { Logger } from '@hermes/telemetry';
-import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
+import { ask, HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
 import type { RouteHandler } from './task-routes.js';
-
-/** A bus request whose failure is answered as the HTTP problem it maps to. */
-async function ask<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof OutgoingPayloadError) throw err;
-    throw httpErrorFromBus(err);
-  }
-}
 
 /**
  * `GET /v1/tools` (the tools the caller may use, with the caller's roles), `GET /v1/mcp/servers`

@@ -25,6 +25,7 @@ import { ToolRegistry } from './tool-registry.js';
 import type { ToolbusSettings } from './toolbus-settings.js';
 import type { BuiltinTool } from './tool-types.js';
 import { inToolCall } from './tool-call-context.js';
+import { hostCall } from './synthesised-call.js';
 import { ToolMetrics, observeToolbus } from './toolbus-metrics.js';
 
 export interface ToolbusOptions {
@@ -131,6 +132,8 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   const subs = [
     serveToolsList({ bus, registry }),
     serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, async () => calls.handle(authority ? await authority.authorize(req) : req, ctx))),
+    // The gateway authenticated the API key and set owner and roles; NATS permissions let only it publish here.
+    serve(bus, contracts.toolHostCall, (req) => hostCall(calls, req)),
     serve(bus, contracts.toolApprovalDecide, (d) => desk.decide(d)),
     serve(bus, contracts.toolApprovalList, (req) => desk.list(req)),
     ...serveMcpCommands({ bus, mcp, registry, calls, toolbusId: instanceId }),

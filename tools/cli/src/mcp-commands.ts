@@ -1,4 +1,4 @@
-import { request } from '@hermes/bus';
+import { microServiceStats, microServiceTotals, request } from '@hermes/bus';
 import { contracts, type McpStatusReply, type ToolCallReply } from '@hermes/contracts';
 import { EXIT, UsageError, stringOption, writeLine, type Command, type CommandContext } from './command.js';
 
@@ -166,10 +166,20 @@ export const toolsListCommand: Command = {
     const roles = (stringOption(values, 'roles') ?? 'admin').split(',').filter(Boolean);
     const bus = await ctx.bus();
     const r = await ask(() => request(bus, contracts.toolsList, { roles }));
-    if (values.json === true) printJson(ctx, r.tools);
+    // Providers that are NATS micro services report their own counters: shown per instance.
+    const services = await microServiceStats(bus);
+    if (values.json === true) printJson(ctx, { tools: r.tools, services });
     else {
       const width = Math.max(4, ...r.tools.map((t) => t.name.length));
       for (const t of r.tools) writeLine(ctx.stdout, `${t.name.padEnd(width)}  ${t.description.split('\n')[0]!.slice(0, 100)}`);
+      if (services.length) {
+        writeLine(ctx.stdout, '');
+        writeLine(ctx.stdout, 'services ($SRV.STATS):');
+        for (const s of services) {
+          const { requests, errors } = microServiceTotals(s);
+          writeLine(ctx.stdout, `${s.name} ${s.version}  id=${s.id}  requests=${requests}  errors=${errors}`);
+        }
+      }
     }
     return EXIT.ok;
   },

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id } from './common.js';
+import { Team } from '../owner.js';
 
 const ServerName = Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'an MCP server name from the config file' });
 
@@ -137,3 +138,19 @@ export const ToolDebugCallRequest = Type.Object(
   { title: 'ToolDebugCallRequest', additionalProperties: false },
 );
 export type ToolDebugCallRequest = Static<typeof ToolDebugCallRequest>;
+
+/**
+ * A tool call of an MCP host (the gateway's `/mcp`): owner and roles are the API key's, set by the
+ * gateway after authenticating it, so only the gateway may publish this request.
+ */
+export const ToolHostCallRequest = Type.Object(
+  {
+    tool: Type.String({ minLength: 1 }),
+    arguments: Type.String({ maxLength: 1_000_000, description: 'the arguments as JSON text' }),
+    user_id: Id,
+    team: Type.Optional(Team),
+    roles: Type.Array(Type.String(), { description: "the API key's roles" }),
+  },
+  { title: 'ToolHostCallRequest', additionalProperties: false },
+);
+export type ToolHostCallRequest = Static<typeof ToolHostCallRequest>;

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { contracts, type McpStatusReply, type ToolCallReply, type ToolDebugCallRequest } from '@hermes/contracts';
 import { decodeJson, ReplyError, serve, type Bus } from '@hermes/bus';
 import type { ToolCallHandler } from '../tool-call-handler.js';
+import { synthesisedCall } from '../synthesised-call.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import { McpNotFoundError, McpRequestTimeoutError, McpServerUnavailableError } from './mcp-errors.js';
 import type { McpHost } from './mcp-host.js';
@@ -55,23 +55,17 @@ export function serveMcpCommands(o: McpCommandsOptions): Drainable[] {
 }
 
 /**
- * A debug call under a synthesised task `dbg_<uuid>` (subtask `debug`, step 1, index 0), so it has
- * its own idempotency key, call record and audit trail like any call; it runs as user `debug`
+ * A debug call under a synthesised task `dbg_<uuid>` (subtask `debug`); it runs as user `debug`
  * with roles `["admin"]` unless the request names others.
  */
 export function debugCall(calls: ToolCallHandler, req: ToolDebugCallRequest): Promise<ToolCallReply> {
-  const taskId = `dbg_${randomUUID().replace(/-/g, '')}`;
-  return calls.handle({
-    idempotency_key: `${taskId}:debug:1:0`,
-    task_id: taskId,
-    subtask_id: 'debug',
-    step: 1,
-    call_index: 0,
-    tool_call_id: 'debug',
-    user_id: req.user_id ?? DEBUG_USER,
-    roles: req.roles ?? DEBUG_ROLES,
+  return synthesisedCall(calls, {
+    prefix: 'dbg',
+    subtask: 'debug',
     tool: req.tool,
     arguments: req.arguments,
+    user_id: req.user_id ?? DEBUG_USER,
+    roles: req.roles ?? DEBUG_ROLES,
   });
 }
 
