@@ -2,7 +2,7 @@ import { request, type Bus } from '@hermes/bus';
 import { contracts, McpApproveChangeRequest, validate, type LlmPoolsReply } from '@hermes/contracts';
 import { readPoolStatus } from '@hermes/semaphore';
 import type { Logger } from '@hermes/telemetry';
-import { ask, HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
+import { ask, HttpError, sendJson } from './http-errors.js';
 import type { RouteHandler } from './task-routes.js';
 
 /**
