@@ -303,10 +303,13 @@ export const contracts = {
   teamEvents: message({
     name: 'teamEvents',
     summary:
-      "An event a team publishes for its triggers (any JSON; `<event subject>` is one or more tokens). The team is the subject's token after `events`, so a team's triggers see only its own events (docs/schedules.md).",
+      "An event a team publishes for its triggers (a JSON object; `<event subject>` is one or more tokens). The team is the subject's token after `events`, so a team's triggers see only its own events (docs/schedules.md).",
     subject: (s) => s.teamEvent('{team}', '{event_subject}'),
     stream: (s) => s.streams.teamEvents,
-    payload: Type.Unknown({ title: 'TeamEvent', description: 'any JSON value; a trigger condition and its task placeholders read it with JSON Pointers' }),
+    payload: Type.Record(Type.String(), Type.Unknown(), {
+      title: 'TeamEvent',
+      description: 'a JSON object; a trigger condition and its task placeholders read it with JSON Pointers',
+    }),
     limits: PAYLOAD_LIMITS.toolArguments,
     producers: ['submitter', 'gateway', 'cli'],
     consumers: ['dispatcher'],

@@ -39,7 +39,9 @@ export function serveTriggerRequests(bus: Bus, store: TriggerStore): ReturnType<
     serve(bus, contracts.triggerList, async (req) => ({ triggers: await listOwned(store, TRIGGER, req, TriggerStore.teamFilter) })),
     serve(bus, contracts.triggerUpdate, async (req) => {
       const now = new Date().toISOString();
-      const updated = await store.update(ownerOf(req), req.trigger_id, (t) => (t.paused === req.paused ? undefined : { ...t, paused: req.paused, updated_at: now }));
+      const updated = await store.update(ownerOf(req), req.trigger_id, (t) =>
+        t.paused === req.paused ? undefined : { ...t, paused: req.paused, updated_at: now },
+      );
       if (!updated) throw notFound('trigger', req.trigger_id);
       return updated;
     }),

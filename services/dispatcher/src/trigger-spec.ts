@@ -37,7 +37,8 @@ export function templateProblems(task: TaskTemplate): ValidationIssue[] {
   forEachString(task, '/task', (text, path) => {
     for (const m of text.matchAll(PLACEHOLDER)) {
       if (++count > TRIGGER_TEMPLATE_LIMITS.maxPlaceholders) {
-        if (count === TRIGGER_TEMPLATE_LIMITS.maxPlaceholders + 1) issues.push({ path, message: `holds more than ${TRIGGER_TEMPLATE_LIMITS.maxPlaceholders} placeholders` });
+        if (count === TRIGGER_TEMPLATE_LIMITS.maxPlaceholders + 1)
+          issues.push({ path, message: `holds more than ${TRIGGER_TEMPLATE_LIMITS.maxPlaceholders} placeholders` });
         return;
       }
       if (!POINTER.test(m[1]!)) issues.push({ path, message: `placeholder {{${m[1]!.slice(0, 64)}}} must be a JSON Pointer, e.g. {{/host}}` });
