@@ -2,8 +2,8 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { nanos } from '@nats-io/transport-node';
 import type { Subjects } from '@hermes/contracts';
 
-export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters';
-export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites';
+export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters' | 'teamEvents';
+export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites' | 'dispatcherTriggers';
 /** The KV buckets of the catalog (`subjects.buckets`). */
 export type BucketKey = keyof Subjects['buckets'];
 
@@ -71,6 +71,7 @@ export const STREAM_MAX_CONSUMERS: Readonly<Record<StreamKey, number>> = {
   runtimeJobs: 16,
   runtimeResults: 16,
   memoryJobs: 16,
+  teamEvents: 16,
   taskEvents: 10_000,
   // Read by operators (hermes audit, trace, deadletter) only.
   toolAudit: 64,
@@ -128,6 +129,16 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
         retention: RetentionPolicy.Workqueue,
         max_age: nanos(7 * DAY),
       };
+    case 'teamEvents':
+      // A work queue read by the triggers' one durable: an event is gone once every trigger it matched has its task.
+      return {
+        ...base,
+        name: s.streams.teamEvents,
+        subjects: [s.teamEventsAll],
+        retention: RetentionPolicy.Workqueue,
+        max_age: nanos(7 * DAY),
+        max_msg_size: 1024 * 1024,
+      };
     case 'deadLetters':
       // Kept for two weeks: long enough to notice, fix the cause and replay, without a janitor.
       // The 2 min de-duplication window drops a record published twice (`<stream>:<seq>`).
@@ -151,6 +162,7 @@ export function bucketConfig(s: Subjects, key: BucketKey, t: StreamTuning = {}):
     case 'tasks':
     case 'taskIndex':
     case 'schedules':
+    case 'triggers':
     case 'llmSemaphore':
     case 'toolCalls':
     case 'toolApprovals':
@@ -187,6 +199,11 @@ export function consumerConfig(
       return {
         stream: s.streams.runtimeJobs,
         config: { ...common, durable_name: s.consumers.runtimeJobs, ack_wait: nanos(t.runtimeAckWaitMs ?? 30_000), max_ack_pending: 10_000 },
+      };
+    case 'dispatcherTriggers':
+      return {
+        stream: s.streams.teamEvents,
+        config: { ...common, durable_name: s.consumers.dispatcherTriggers, ack_wait: nanos(30_000), max_ack_pending: 1000 },
       };
     // One stream, two work-queue consumers on disjoint subjects (a work queue allows that).
     case 'memoryExtract':

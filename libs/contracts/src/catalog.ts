@@ -16,6 +16,16 @@ import {
   ScheduleUpdateRequest,
   ScheduleView,
 } from './schemas/schedules.js';
+import {
+  TriggerCreateRequest,
+  TriggerDeleteReply,
+  TriggerDeleteRequest,
+  TriggerGetRequest,
+  TriggerListReply,
+  TriggerListRequest,
+  TriggerUpdateRequest,
+  Trigger,
+} from './schemas/triggers.js';
 import { DeadLetter } from './schemas/dead-letter.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
@@ -206,6 +216,56 @@ const scheduleRequests = {
   }),
 };
 
+/** Triggers: the dispatcher keeps them and starts a task for each matching team event (docs/schedules.md). */
+const triggerRequests = {
+  triggerCreate: request({
+    name: 'triggerCreate',
+    summary:
+      "Create (or, with the same trigger_id and spec, find again) a trigger of an owner: a subject filter on the team's own events, an optional condition on the payload and the task it starts.",
+    subject: (s) => s.triggerCreate,
+    request: TriggerCreateRequest,
+    reply: Trigger,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  triggerGet: request({
+    name: 'triggerGet',
+    summary: "Read one of an owner's triggers (trigger ids are the owner's own).",
+    subject: (s) => s.triggerGet,
+    request: TriggerGetRequest,
+    reply: Trigger,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  triggerList: request({
+    name: 'triggerList',
+    summary: "List an owner's triggers (user_id null: every user's of the team; no team: the default team).",
+    subject: (s) => s.triggerList,
+    request: TriggerListRequest,
+    reply: TriggerListReply,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  triggerUpdate: request({
+    name: 'triggerUpdate',
+    summary: 'Pause or resume a trigger; events that arrive while it is paused start nothing.',
+    subject: (s) => s.triggerUpdate,
+    request: TriggerUpdateRequest,
+    reply: Trigger,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+  triggerDelete: request({
+    name: 'triggerDelete',
+    summary: 'Delete a trigger: it starts no more tasks; tasks it started are left as they are.',
+    subject: (s) => s.triggerDelete,
+    request: TriggerDeleteRequest,
+    reply: TriggerDeleteReply,
+    responder: 'dispatcher',
+    requesters: ['gateway', 'cli'],
+  }),
+};
+
 /** A task query on a team's own subject (the only one the team's account reaches), answered only from the team's tasks. */
 function forTeam<K extends keyof typeof taskQueries>(
   bare: K,
@@ -241,6 +301,20 @@ export const contracts = {
     producers: ['dispatcher', 'runtime', 'toolbus'],
     consumers: ['submitter', 'gateway', 'cli'],
   }),
+  teamEvents: message({
+    name: 'teamEvents',
+    summary:
+      "An event a team publishes for its triggers (a JSON object; `<event subject>` is one or more tokens). The team is the subject's token after `events`, so a team's triggers see only its own events (docs/schedules.md).",
+    subject: (s) => s.teamEvent('{team}', '{event_subject}'),
+    stream: (s) => s.streams.teamEvents,
+    payload: Type.Record(Type.String(), Type.Unknown(), {
+      title: 'TeamEvent',
+      description: 'a JSON object; a trigger condition and its task placeholders read it with JSON Pointers',
+    }),
+    limits: PAYLOAD_LIMITS.toolArguments,
+    producers: ['submitter', 'gateway', 'cli'],
+    consumers: ['dispatcher'],
+  }),
   taskRejected: message({
     name: 'taskRejected',
     summary: "A team's submissions too malformed to name a task (no usable source or id), or naming one that exists, are reported here.",
@@ -272,6 +346,7 @@ export const contracts = {
   }),
   ...taskQueries,
   ...scheduleRequests,
+  ...triggerRequests,
   teamTaskGet: forTeam('taskGet', "Read one of the team's tasks; a task of another team (or, with user_id, of another user) is not found.", (s) =>
     s.teamTaskGet('{team}'),
   ),

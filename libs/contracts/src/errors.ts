@@ -18,6 +18,10 @@ export const ERROR_CODES = {
   duplicate: { retryable: false, summary: 'this submission was already received' },
   duplicate_conflict: { retryable: false, summary: 'a submission re-used the event id (or Idempotency-Key) of an existing task with a different request' },
   invalid_schedule: { retryable: false, summary: "a schedule's cron expression or time zone cannot be read, or it never fires" },
+  invalid_trigger: {
+    retryable: false,
+    summary: "a trigger's subject filter names subjects outside the team's own events, or its condition or task placeholders cannot be read",
+  },
   session_forbidden: { retryable: false, summary: 'the session belongs to another user' },
   session_busy: { retryable: true, summary: "another holder has the session's lock (one agent loop per session); retry after it is released or lapses" },
   session_lock_lost: { retryable: false, summary: 'the lock token no longer holds the session (its lease lapsed or it never did)' },

@@ -23,6 +23,7 @@ const CALLER_FAULTS: ReadonlySet<string> = new Set([
   'payload_too_large',
   'duplicate_conflict',
   'invalid_schedule',
+  'invalid_trigger',
   'cancelled',
 ]);
 

@@ -110,6 +110,18 @@ export {
   ScheduleView,
   TaskTemplate,
 } from './schemas/schedules.js';
+export {
+  Trigger,
+  TriggerCreateRequest,
+  TriggerDeleteReply,
+  TriggerDeleteRequest,
+  TriggerGetRequest,
+  TriggerListReply,
+  TriggerListRequest,
+  TriggerSpec,
+  TriggerSubject,
+  TriggerUpdateRequest,
+} from './schemas/triggers.js';
 export { ToolDefinition, ToolsListRequest, ToolsListReply } from './schemas/toolbus.js';
 export { MessageRole, ToolCall, NewSessionMessage, SessionMessage, SessionAppendRequest, SessionReadRequest, SessionMessagesReply } from './schemas/memory.js';
 export {

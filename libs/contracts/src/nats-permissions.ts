@@ -56,12 +56,13 @@ export interface JetStreamRole {
 
 export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   dispatcher: {
-    owns: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters'],
+    owns: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters', 'teamEvents'],
     durables: [
       { stream: 'taskSubmit', consumer: 'dispatcherIntake' },
       { stream: 'runtimeResults', consumer: 'dispatcherResults' },
+      { stream: 'teamEvents', consumer: 'dispatcherTriggers' },
     ],
-    buckets: ['tasks', 'taskIndex', 'schedules'],
+    buckets: ['tasks', 'taskIndex', 'schedules', 'triggers'],
     // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
     gets: ['taskEvents'],
   },

@@ -3,6 +3,7 @@ import { stringify } from 'yaml';
 import { McpApproveChangeReply, McpStatusReply } from './schemas/mcp.js';
 import { MemoryForgetReply, MemoryListReply, MemoryStatus } from './schemas/long-term-memory.js';
 import { ScheduleDeleteReply, ScheduleListReply, ScheduleSpec, ScheduleView } from './schemas/schedules.js';
+import { Trigger, TriggerDeleteReply, TriggerListReply, TriggerSpec } from './schemas/triggers.js';
 import { SessionListReply } from './schemas/session-list.js';
 import { TaskEvent } from './schemas/task-events.js';
 import { TaskListReply, TaskStatus, TaskView } from './schemas/task-state.js';
@@ -49,7 +50,7 @@ export interface HttpOperation {
   /** OpenAPI path template; `{name}` segments are the handler's parameters, in order. */
   readonly path: string;
   readonly summary: string;
-  readonly tag: 'tasks' | 'approvals' | 'schedules' | 'platform' | 'sessions' | 'api';
+  readonly tag: 'tasks' | 'approvals' | 'schedules' | 'triggers' | 'platform' | 'sessions' | 'api';
   readonly parameters?: readonly Parameter[];
   readonly body?: TSchema;
   readonly responses: Readonly<Record<string, Answer>>;
@@ -326,6 +327,61 @@ export const HTTP_OPERATIONS = [
     summary: 'Resume the schedule, counting fire times from now (nothing missed while paused fires).',
     parameters: [pathId('id', 'the schedule id'), query('user', "an admin: that user's schedule", idSchema)],
     responses: { '200': { description: 'the schedule', json: ScheduleView } },
+  },
+  {
+    operationId: 'createTrigger',
+    method: 'post',
+    path: '/v1/triggers',
+    tag: 'triggers',
+    summary:
+      "Create a trigger: a subject filter on the team's own events (<prefix>.events.<team>.<subject>), an optional condition on the payload and the task it starts for each matching event (docs/schedules.md). A filter naming other subjects, an unreadable condition or placeholder is 400 invalid_trigger; the same id and spec again answer the trigger; another spec under the id is 409 duplicate_conflict.",
+    body: TriggerSpec,
+    responses: { '201': { description: 'the trigger', json: Trigger } },
+  },
+  {
+    operationId: 'listTriggers',
+    method: 'get',
+    path: '/v1/triggers',
+    tag: 'triggers',
+    summary: "The caller's triggers; an admin gets every user's of the team, or user's.",
+    parameters: [query('user', "an admin: only this user's triggers", idSchema)],
+    responses: { '200': { description: 'the triggers', json: TriggerListReply } },
+  },
+  {
+    operationId: 'getTrigger',
+    method: 'get',
+    path: '/v1/triggers/{id}',
+    tag: 'triggers',
+    summary: "One of the caller's triggers (an admin names the user with user), with its firings and last task.",
+    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    responses: { '200': { description: 'the trigger', json: Trigger } },
+  },
+  {
+    operationId: 'deleteTrigger',
+    method: 'delete',
+    path: '/v1/triggers/{id}',
+    tag: 'triggers',
+    summary: 'Delete the trigger: it starts no more tasks; tasks it started stay.',
+    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    responses: { '200': { description: 'deleted', json: TriggerDeleteReply } },
+  },
+  {
+    operationId: 'pauseTrigger',
+    method: 'post',
+    path: '/v1/triggers/{id}/pause',
+    tag: 'triggers',
+    summary: 'Pause the trigger: events that arrive meanwhile start nothing (they are not kept for later).',
+    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    responses: { '200': { description: 'the trigger', json: Trigger } },
+  },
+  {
+    operationId: 'resumeTrigger',
+    method: 'post',
+    path: '/v1/triggers/{id}/resume',
+    tag: 'triggers',
+    summary: 'Resume the trigger: events from now on start tasks again.',
+    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    responses: { '200': { description: 'the trigger', json: Trigger } },
   },
   {
     operationId: 'whoAmI',

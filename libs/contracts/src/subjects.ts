@@ -35,6 +35,18 @@ export interface Subjects {
   readonly scheduleList: string;
   readonly scheduleUpdate: string;
   readonly scheduleDelete: string;
+  /** Request/reply to the dispatcher: triggers (event-started tasks) of an owner. */
+  readonly triggerCreate: string;
+  readonly triggerGet: string;
+  readonly triggerList: string;
+  readonly triggerUpdate: string;
+  readonly triggerDelete: string;
+  /** JetStream (work queue): an event of one team for its triggers, `subject` relative to the team's events. */
+  teamEvent(team: string, subject: string): string;
+  /** Every event of one team (what a team's triggers may listen to). */
+  teamEvents(team: string): string;
+  /** Every team's events (what the team events stream captures). */
+  readonly teamEventsAll: string;
   /** Core pub/sub: a task was cancelled (runtimes stop its jobs). */
   taskCancelled(taskId: string): string;
   readonly taskCancelledAll: string;
@@ -116,6 +128,7 @@ export interface Subjects {
     readonly toolAudit: string;
     readonly memoryJobs: string;
     readonly deadLetters: string;
+    readonly teamEvents: string;
   };
   readonly consumers: {
     readonly dispatcherIntake: string;
@@ -123,6 +136,7 @@ export interface Subjects {
     readonly runtimeJobs: string;
     readonly memoryExtract: string;
     readonly memoryWrites: string;
+    readonly dispatcherTriggers: string;
   };
   readonly buckets: {
     readonly tasks: string;
@@ -130,6 +144,8 @@ export interface Subjects {
     readonly taskIndex: string;
     /** Schedules by id (the dispatcher's, see schedules.ts in the contracts). */
     readonly schedules: string;
+    /** Triggers, keyed by team (the dispatcher's, see triggers.ts in the contracts). */
+    readonly triggers: string;
     readonly llmSemaphore: string;
     /** Tool call records: exactly-once, pending approvals, full results. */
     readonly toolCalls: string;
@@ -171,6 +187,14 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     scheduleList: `${prefix}.schedules.list`,
     scheduleUpdate: `${prefix}.schedules.update`,
     scheduleDelete: `${prefix}.schedules.delete`,
+    triggerCreate: `${prefix}.triggers.create`,
+    triggerGet: `${prefix}.triggers.get`,
+    triggerList: `${prefix}.triggers.list`,
+    triggerUpdate: `${prefix}.triggers.update`,
+    triggerDelete: `${prefix}.triggers.delete`,
+    teamEvent: (team: string, subject: string) => `${prefix}.events.${team}.${subject}`,
+    teamEvents: (team: string) => `${prefix}.events.${team}.>`,
+    teamEventsAll: `${prefix}.events.>`,
     taskCancelled: (taskId: string) => `${prefix}.tasks.cancelled.${taskId}`,
     taskCancelledAll: `${prefix}.tasks.cancelled.>`,
     runtimeJobs: `${prefix}.runtime.jobs`,
@@ -226,6 +250,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       toolAudit: `${upper}_TOOL_AUDIT`,
       memoryJobs: `${upper}_MEMORY_JOBS`,
       deadLetters: `${upper}_DEAD_LETTERS`,
+      teamEvents: `${upper}_TEAM_EVENTS`,
     },
     consumers: {
       dispatcherIntake: 'dispatcher-intake',
@@ -233,11 +258,13 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       runtimeJobs: 'runtime-jobs',
       memoryExtract: 'memory-extract',
       memoryWrites: 'memory-writes',
+      dispatcherTriggers: 'dispatcher-triggers',
     },
     buckets: {
       tasks: `${prefix}_tasks`,
       taskIndex: `${prefix}_task_index`,
       schedules: `${prefix}_schedules`,
+      triggers: `${prefix}_triggers`,
       llmSemaphore: `${prefix}_llm_semaphore`,
       toolCalls: `${prefix}_tool_calls`,
       toolApprovals: `${prefix}_tool_approvals`,

@@ -323,6 +323,7 @@ describe('subjectsFor', () => {
     expect(s.streams).toEqual({
       taskSubmit: 'ACME_PROD_TASK_SUBMIT',
       taskEvents: 'ACME_PROD_TASK_EVENTS',
+      teamEvents: 'ACME_PROD_TEAM_EVENTS',
       runtimeJobs: 'ACME_PROD_RUNTIME_JOBS',
       runtimeResults: 'ACME_PROD_RUNTIME_RESULTS',
       toolAudit: 'ACME_PROD_TOOL_AUDIT',

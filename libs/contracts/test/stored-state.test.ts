@@ -12,6 +12,7 @@ import {
   StoredStateError,
   StoredTask,
   Schedule,
+  Trigger,
   decodeStored,
 } from '../src/index.js';
 
@@ -29,6 +30,7 @@ const SCHEMAS: Record<string, TSchema> = {
   'cache-entry': StoredCacheEntry,
   'memory-record': StoredMemoryRecord,
   schedule: Schedule,
+  trigger: Trigger,
   'pool-profile': StoredPoolProfile,
 };
 const fixtures = readdirSync(fixturesDir)

@@ -16,6 +16,9 @@ import { rejectDeadSubmission } from './dead-submissions.js';
 import { ScheduleStore } from './schedule-store.js';
 import { Scheduler } from './scheduler.js';
 import { serveScheduleRequests } from './schedule-requests.js';
+import { TriggerStore } from './trigger-store.js';
+import { serveTriggerRequests } from './trigger-requests.js';
+import { TriggerFirer } from './trigger-firer.js';
 
 const settings = Type.Object({
   DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
@@ -122,13 +125,18 @@ export function serveTaskQueries(
 export const dispatcherService: HostServiceOptions<typeof settings> = {
   service: 'dispatcher',
   settings,
-  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters'],
-  consumers: ['dispatcherIntake', 'dispatcherResults'],
+  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters', 'teamEvents'],
+  consumers: ['dispatcherIntake', 'dispatcherResults', 'dispatcherTriggers'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
     const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger });
     const schedules = new ScheduleStore(await bus.kv('schedules'));
-    const subscriptions = [...serveTaskQueries(bus, { store, index, coordinator, rolesOf }), ...serveScheduleRequests(bus, schedules)];
+    const triggers = new TriggerStore(await bus.kv('triggers'));
+    const subscriptions = [
+      ...serveTaskQueries(bus, { store, index, coordinator, rolesOf }),
+      ...serveScheduleRequests(bus, schedules),
+      ...serveTriggerRequests(bus, triggers),
+    ];
     const scheduler = new Scheduler({ store: schedules, bus, logger, tickMs: config.SCHEDULE_TICK_MS, graceMs: config.SCHEDULE_GRACE_MS });
     const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
     const intakeConsumer = await startWorkConsumer(
@@ -147,13 +155,19 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
       { stream: bus.subjects.streams.runtimeResults, durable: bus.subjects.consumers.dispatcherResults, concurrency: config.DISPATCHER_CONCURRENCY },
       (result) => coordinator.onResult(result),
     );
+    const firer = new TriggerFirer({ bus, store: triggers, logger });
+    const triggerConsumer = await startWorkConsumer(
+      bus,
+      { stream: bus.subjects.streams.teamEvents, durable: bus.subjects.consumers.dispatcherTriggers, concurrency: config.DISPATCHER_CONCURRENCY },
+      (msg) => firer.handle(msg),
+    );
     await scheduler.start();
     return {
       stop: async (timeoutMs) => {
         await scheduler.stop();
         await sweeper.stop();
         coordinator.stop();
-        await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs)]);
+        await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs), triggerConsumer.stop(timeoutMs)]);
         await Promise.all(subscriptions.map((sub) => sub.drain()));
       },
     };

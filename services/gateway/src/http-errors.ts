@@ -77,6 +77,7 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
   unavailable: 503,
   session_busy: 409,
   invalid_schedule: 400,
+  invalid_trigger: 400,
   duplicate_conflict: 409,
 };
 

@@ -17,6 +17,7 @@ import { createMcpEndpoint, MCP_PATH, type McpEndpoint } from './mcp-endpoint.js
 import { createSessionRoutes } from './session-routes.js';
 import { createForgetRoute, createMemoryListRoute } from './memory-routes.js';
 import { createScheduleRoutes } from './schedule-routes.js';
+import { createTriggerRoutes } from './trigger-routes.js';
 import { createPlatformRoutes } from './platform-routes.js';
 import { routeTable, type Route } from './route-table.js';
 import type { ApiKeyEntry } from './settings.js';
@@ -65,6 +66,7 @@ const SPAN_ATTRIBUTES: Record<string, string> = {
   call_id: 'hermes.tool.call_id',
   session_id: 'hermes.session.id',
   schedule_id: 'hermes.schedule.id',
+  trigger_id: 'hermes.trigger.id',
 };
 
 /** The internal HTTP API: it authenticates callers and translates requests into bus messages. */
@@ -93,6 +95,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const platform = createPlatformRoutes({ bus: opts.bus, logger: opts.logger });
   const sessions = createSessionRoutes({ bus: opts.bus });
   const schedules = createScheduleRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
+  const triggers = createTriggerRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const openApiText = JSON.stringify(buildOpenApi());
   const routes = routeTable({
     submitTask: tasks.submit,
@@ -120,6 +123,12 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     deleteSchedule: schedules.remove,
     pauseSchedule: schedules.pause,
     resumeSchedule: schedules.resume,
+    createTrigger: triggers.create,
+    listTriggers: triggers.list,
+    getTrigger: triggers.get,
+    deleteTrigger: triggers.remove,
+    pauseTrigger: triggers.pause,
+    resumeTrigger: triggers.resume,
     whoAmI: async ({ res, caller }) =>
       sendJson(res, 200, { user_id: caller.user_id, team: caller.team, roles: [...caller.roles], is_admin: caller.isAdmin } satisfies CallerView),
     openApi: async ({ res }) => {

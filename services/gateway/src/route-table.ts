@@ -28,6 +28,9 @@ const FIELDS: Record<string, readonly (string | undefined)[]> = {
   '/v1/schedules/{id}': ['schedule_id'],
   '/v1/schedules/{id}/pause': ['schedule_id'],
   '/v1/schedules/{id}/resume': ['schedule_id'],
+  '/v1/triggers/{id}': ['trigger_id'],
+  '/v1/triggers/{id}/pause': ['trigger_id'],
+  '/v1/triggers/{id}/resume': ['trigger_id'],
 };
 
 /**
