@@ -22,6 +22,7 @@ export interface PlanSettings {
   maxReplans: number;
   /** First retry back-off; doubled per attempt. */
   retryBaseMs: number;
+  /** Carried by each agent job; its runtime counts it from the job's start, so time queued behind the LLM cap never counts. */
   subtaskTimeoutMs: number;
   /** A claimed job not marked dispatched after this long is published again (same msg id). */
   redispatchAfterMs: number;
@@ -118,7 +119,7 @@ export function cancel(v: TaskView, reason: string | undefined): Step | undefine
   return { view, actions: [...terminalActions(view, reason), { kind: 'stop_jobs', reason: reason ?? 'task cancelled' }] };
 }
 
-const jobCtx = (ctx: Ctx): JobContext => ({ roles: ctx.roles, maxSubtasks: ctx.settings.maxSubtasks });
+const jobCtx = (ctx: Ctx): JobContext => ({ roles: ctx.roles, maxSubtasks: ctx.settings.maxSubtasks, subtaskTimeoutMs: ctx.settings.subtaskTimeoutMs });
 
 /** Job id of a planning job: one per (re-)plan and attempt, so each is de-duplicated but never confused with another. */
 export function planJobId(taskId: string, replans: number, purpose: 'plan' | 'replan', attempt: number): string {
@@ -234,7 +235,7 @@ function failNode(node: SubtaskState, error: WireError, ctx: Ctx): void {
 }
 
 /**
- * Moves a task as far as its state allows: task deadline, subtask timeouts, dispatching ready
+ * Moves a task as far as its state allows: task deadline, dispatching ready
  * subtasks (and retries that are due), publishing again jobs a dead dispatcher claimed but never
  * marked sent, re-planning failed subtasks, and finishing. Pure: the caller writes the returned
  * view with compare-and-set and, only if that wins, performs the actions.
@@ -269,13 +270,10 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
 
   const byId = new Map(plan.subtasks.map((s) => [s.id, s]));
   for (const s of plan.subtasks) {
+    // No timeout is counted here: a job queued behind the LLM cap has not started, and its
+    // runtime stops it SUBTASK_TIMEOUT_MS after it does (timeout_ms), reporting subtask_timeout.
     if (s.status !== 'running') continue;
-    const since = s.dispatched_at ?? s.claimed_at;
-    if (since && ctx.now - Date.parse(since) >= ctx.settings.subtaskTimeoutMs) {
-      delete s.claimed_at;
-      delete s.dispatched_at;
-      failNode(s, wireError('subtask_timeout', `subtask ${s.id} ran longer than ${ctx.settings.subtaskTimeoutMs} ms`, { job_id: s.job_id }), ctx);
-    } else if (!s.dispatched_at && stale(s.claimed_at)) {
+    if (!s.dispatched_at && stale(s.claimed_at)) {
       actions.push({ kind: 'job', job: subtaskJob(view, s, jobCtx(ctx)) });
     }
   }

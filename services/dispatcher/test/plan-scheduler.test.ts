@@ -53,6 +53,18 @@ describe('plan scheduler', () => {
     expect(step.view.usage).toEqual({ input_tokens: 5, output_tokens: 5 });
   });
 
+  it('an agent job carries SUBTASK_TIMEOUT_MS for its runtime, and a job dispatched long ago is not timed out here: it may still be queued', () => {
+    const started = begin(taskView({ task_id: 't_queued', status: 'accepted', plan: singlePlan('wait in the queue') }), ctx())!;
+    const [job] = jobs(started.actions);
+    expect(job).toMatchObject({ kind: 'agent', timeout_ms: settings.subtaskTimeoutMs });
+    const dispatched = structuredClone(started.view);
+    dispatched.plan!.subtasks[0]!.dispatched_at = new Date().toISOString();
+    // Ten timeouts later the job may still wait behind the LLM cap; only its runtime knows when it started.
+    const later = advance(dispatched, ctx(Date.now() + settings.subtaskTimeoutMs * 10));
+    expect(later.actions).toEqual([]);
+    expect(later.view.plan!.subtasks[0]).toMatchObject({ status: 'running', attempts: 1 });
+  });
+
   it('a duplicate result changes nothing', () => {
     const v = planned();
     const planJob = { job_id: v.plan!.job!.job_id, task_id: v.task_id, subtask_id: 'plan' } as RuntimeJob;

@@ -21,6 +21,7 @@ import { noWaiting, waitOutOutage, type OutagePolicy, type WaitOut } from './dep
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore, type JobCheckpoint } from './checkpoint-store.js';
 import { loopSignal, SessionHoldError, type SessionHold, type SessionHolds } from './session-hold.js';
 import { recallBackground } from './memory-recall.js';
+import { eitherSignal, JobDeadline } from './job-deadline.js';
 import { assertOpeningFits } from './opening-budget.js';
 import { openingMessages } from './prompt-builder.js';
 import { memoryCompactor } from './conversation-compaction.js';
@@ -108,6 +109,7 @@ export class JobRunner {
     log.info('job started');
     const events = new StepEvents({ bus: this.o.bus, logger: log });
     const guard = this.o.cancellations?.track(job.task_id);
+    const deadline = new JobDeadline(job);
     const waitOut = this.waitOutFor(job, events, log, guard?.signal);
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
     // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
@@ -132,7 +134,7 @@ export class JobRunner {
       // Plan and compose jobs never touch the session; an agent loop holds it from reading its
       // context to writing its final turn.
       hold = await this.o.sessions?.acquire(job, guard?.signal, waitOut);
-      const signal = loopSignal(guard?.signal, hold);
+      const signal = eitherSignal(loopSignal(guard?.signal, hold), deadline.signal);
       // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
       // more than the default of ten: not a leak, as every wait removes its listener.
       if (signal) setMaxListeners(0, signal);
@@ -151,6 +153,12 @@ export class JobRunner {
       if (guard?.signal.aborted) {
         // The dispatcher already ended the task as cancelled; there is nothing to report.
         log.info('job stopped: task cancelled');
+        return 'done';
+      }
+      if (deadline.expired) {
+        // Not thrown for a redelivery: another run would only hit the same bound; the dispatcher retries the subtask.
+        log.warn({ timeout_ms: job.timeout_ms }, 'job stopped: ran longer than its timeout');
+        await this.report(job, attempt, { outcome: 'failed', error: deadline.error() });
         return 'done';
       }
       if (err instanceof CheckpointConflictError) {
@@ -180,6 +188,7 @@ export class JobRunner {
       log.warn({ err, code: wire.code }, 'job failed');
       await this.report(job, attempt, { outcome: 'failed', error: wire });
     } finally {
+      deadline.clear();
       await hold?.release();
       guard?.done();
     }

@@ -42,6 +42,13 @@ export const RuntimeJob = Type.Object(
     stream: Type.Optional(Type.Boolean()),
     model_role: ModelRole,
     kind: Type.Optional(JobKind),
+    timeout_ms: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'how long the job may run, counted from when a runtime starts it (not from when it was queued); past it the runtime stops it and reports a retryable subtask_timeout',
+      }),
+    ),
   },
   { title: 'RuntimeJob', additionalProperties: false },
 );
