@@ -191,6 +191,8 @@ export type { StoredAt } from './stored-state.js';
 export {
   StoredChatMessage,
   StoredCheckpoint,
+  StoredCheckpointHead,
+  StoredCheckpointTurn,
   StoredTask,
   CallState,
   CallOrigin,

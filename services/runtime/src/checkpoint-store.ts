@@ -1,14 +1,17 @@
 import type { KV } from '@nats-io/kv';
 import { isCasConflict } from '@hermes/bus';
-import { decodeStored, StoredCheckpoint } from '@hermes/contracts';
+import { randomBytes } from 'node:crypto';
+import { decodeStored, StoredCheckpoint, StoredCheckpointHead } from '@hermes/contracts';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { headKey, TurnRecords, type TurnDelta } from './checkpoint-turns.js';
 
 /**
  * Everything the loop needs to resume a job after a crash without repeating a finished LLM call:
- * the stored shape (`StoredCheckpoint` in the contracts), with the messages typed as the OpenAI
- * SDK's, which the contracts do not depend on (their schema checks what the loop relies on).
+ * the v1 stored shape (`StoredCheckpoint` in the contracts), with the messages typed as the OpenAI
+ * SDK's, which the contracts do not depend on (their schema checks what the loop relies on). It is
+ * stored as a head and turn records since v2; `v` is present only on a v1 record read back.
  */
-export type Checkpoint = Omit<StoredCheckpoint, 'messages'> & { messages: ChatCompletionMessageParam[] };
+export type Checkpoint = Omit<StoredCheckpoint, 'messages' | 'v'> & { v?: 1; messages: ChatCompletionMessageParam[] };
 
 /** Another runtime wrote the checkpoint since we read it: it has taken the job over. */
 export class CheckpointConflictError extends Error {
@@ -28,56 +31,155 @@ export interface CheckpointWriter {
 }
 
 /**
- * Checkpoints in JetStream KV, one key per job, written with compare-and-set. The fence is the
+ * Checkpoints in JetStream KV. Since v2 a job's checkpoint is a small head record (key
+ * `job.<job id>`, written with compare-and-set) and one turn record per save holding only what
+ * that save added, so a step costs the same whatever the task's length. The fence is the head's
  * revision one delivery last read or wrote, held by that delivery's handle (never shared by two
  * runs in one process): if a runtime that was presumed dead (its job redelivered) wakes up, its
- * next write fails and it stops.
+ * next head write fails and it stops; the turns it wrote before are under its own token, never
+ * under the keys of the runtime that took over.
  */
 export class CheckpointStore {
-  constructor(private readonly kv: KV) {}
+  constructor(private readonly o: CheckpointStoreOptions) {}
 
   /** A handle for one delivery of a job: its own fence, from its own `load`. */
   open(jobId: string): JobCheckpoint {
-    return new JobCheckpoint(this.kv, jobId);
+    return new JobCheckpoint({ ...this.o, jobId });
   }
 }
 
+export interface CheckpointStoreOptions {
+  kv: KV;
+  /** The bucket's name, for errors that name a record. */
+  bucket: string;
+  /** Contents above this many bytes go to blobs (INLINE_CONTENT_BYTES by default; a test lowers it). */
+  inlineBytes?: number;
+}
+
 export class JobCheckpoint implements CheckpointWriter {
+  readonly jobId: string;
+  private readonly kv: KV;
+  private readonly turns: TurnRecords;
+  /** This delivery's name in the keys of the turns it writes. */
+  private readonly token = randomBytes(6).toString('hex');
   private revision = 0;
+  /** The head as last read or written; undefined before the first save of a new job, or after reading a v1 checkpoint. */
+  private head: StoredCheckpointHead | undefined;
+  /** What the stored turns hold: how many messages and calls, and the first and last message (to see a conversation replaced by compaction). */
+  private saved = {
+    messages: 0,
+    calls: 0,
+    first: undefined as ChatCompletionMessageParam | undefined,
+    last: undefined as ChatCompletionMessageParam | undefined,
+  };
 
-  constructor(
-    private readonly kv: KV,
-    readonly jobId: string,
-  ) {}
+  constructor(o: CheckpointStoreOptions & { jobId: string }) {
+    this.kv = o.kv;
+    this.jobId = o.jobId;
+    this.turns = new TurnRecords({ kv: o.kv, bucket: o.bucket, jobId: o.jobId, ...(o.inlineBytes !== undefined ? { inlineBytes: o.inlineBytes } : {}) });
+  }
 
-  /** The job's checkpoint; a record that fails its schema throws StoredStateError (`corrupt_state`, not retryable). */
+  /**
+   * The job's checkpoint, its conversation rebuilt from the turn records; a v1 checkpoint (the
+   * whole conversation in one record) is read as it is, and the next save rewrites it as v2. A
+   * record that fails its schema, or a turn the head names that is missing, throws StoredStateError
+   * (`corrupt_state`, not retryable).
+   */
   async load(): Promise<Checkpoint | undefined> {
-    const e = await this.kv.get(key(this.jobId));
+    const e = await this.kv.get(headKey(this.jobId));
+    this.head = undefined;
+    this.saved = { messages: 0, calls: 0, first: undefined, last: undefined };
     if (!e || e.operation !== 'PUT') {
       this.revision = 0;
       return undefined;
     }
-    const checkpoint = decodeStored(StoredCheckpoint, e) as Checkpoint;
+    const version = (e.json<{ v?: unknown }>() ?? {}).v;
+    if (version !== 2) {
+      const checkpoint = decodeStored(StoredCheckpoint, e) as Checkpoint;
+      this.revision = e.revision;
+      return checkpoint;
+    }
+    const head = decodeStored(StoredCheckpointHead, e);
+    const { messages, calls } = await this.turns.read(head);
+    this.head = head;
     this.revision = e.revision;
-    return checkpoint;
+    this.saved = { messages: messages.length, calls: calls.length, first: messages[0], last: messages.at(-1) };
+    return {
+      job_id: head.job_id,
+      step: head.step,
+      messages,
+      usage: head.usage,
+      calls,
+      pending: head.pending,
+      ...(head.session_written !== undefined ? { session_written: head.session_written } : {}),
+    };
   }
 
+  /** Stores what changed since the last save: a turn record (if the conversation grew), then the head under the fence. */
   async save(cp: Checkpoint): Promise<void> {
-    const k = key(cp.job_id);
-    const value = JSON.stringify(cp);
+    const delta = this.delta(cp);
+    const head = this.nextHead(cp, delta);
+    if (delta) await this.turns.write(this.token, delta);
+    const k = headKey(cp.job_id);
+    const value = JSON.stringify(head);
     try {
       this.revision = this.revision === 0 ? await this.kv.create(k, value) : await this.kv.update(k, value, this.revision);
     } catch (err) {
       if (!isCasConflict(err)) throw err;
       // Our own write may have landed with its reply lost (a reconnect): then it is ours to continue.
       const stored = await this.kv.get(k);
-      if (stored?.operation === 'PUT' && stored.string() === value) {
-        this.revision = stored.revision;
-        return;
-      }
-      throw new CheckpointConflictError(cp.job_id, { cause: err });
+      if (stored?.operation !== 'PUT' || stored.string() !== value) throw new CheckpointConflictError(cp.job_id, { cause: err });
+      this.revision = stored.revision;
     }
+    this.head = head;
+    this.saved = { messages: cp.messages.length, calls: cp.calls.length, first: cp.messages[0], last: cp.messages.at(-1) };
+  }
+
+  /**
+   * What this save adds: the messages and calls after those stored, or the whole conversation
+   * afresh when there is no v2 head yet or the stored prefix is no longer the conversation's
+   * (compaction replaced it). Undefined when nothing was added (the session-written mark).
+   */
+  private delta(cp: Checkpoint): TurnDelta | undefined {
+    const turn = (this.head?.turns ?? 0) + 1;
+    const n = this.saved.messages;
+    const extends_ =
+      this.head !== undefined &&
+      cp.messages.length >= n &&
+      cp.calls.length >= this.saved.calls &&
+      sameMessage(cp.messages[0], this.saved.first) &&
+      sameMessage(cp.messages[n - 1], this.saved.last);
+    if (!extends_) return { turn, fresh: true, messages: cp.messages, calls: cp.calls };
+    if (cp.messages.length === n && cp.calls.length === this.saved.calls) return undefined;
+    return { turn, fresh: false, messages: cp.messages.slice(n), calls: cp.calls.slice(this.saved.calls) };
+  }
+
+  private nextHead(cp: Checkpoint, delta: TurnDelta | undefined): StoredCheckpointHead {
+    const prev = this.head;
+    let writers = prev?.writers ?? [];
+    let base = prev?.base ?? 1;
+    if (delta?.fresh) {
+      base = delta.turn;
+      writers = [{ token: this.token, from: delta.turn }];
+    } else if (delta && writers.at(-1)?.token !== this.token) {
+      // Once per delivery that saves, not per step: the head stays small.
+      writers = [...writers, { token: this.token, from: delta.turn }];
+    }
+    return {
+      v: 2,
+      job_id: cp.job_id,
+      step: cp.step,
+      usage: cp.usage,
+      pending: cp.pending,
+      ...(cp.session_written !== undefined ? { session_written: cp.session_written } : {}),
+      turns: delta?.turn ?? prev?.turns ?? 0,
+      base,
+      writers,
+    };
   }
 }
 
-const key = (jobId: string) => `job.${jobId.replace(/[^A-Za-z0-9_=-]/g, '_')}`;
+/** The same message: the same object (the loop's own), or the same JSON (a copy of it). */
+function sameMessage(a: ChatCompletionMessageParam | undefined, b: ChatCompletionMessageParam | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b));
+}
