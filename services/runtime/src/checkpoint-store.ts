@@ -115,11 +115,19 @@ export class JobCheckpoint implements CheckpointWriter {
     };
   }
 
-  /** Stores what changed since the last save: a turn record (if the conversation grew), then the head under the fence. */
+  /**
+   * Stores what changed since the last save: a turn record (if the conversation grew), then the
+   * head under the fence. Both go out in one round trip: the turn's puts are handed to the
+   * connection before the head's, and a stream stores one connection's messages in the order they
+   * arrive, so a head never lands before the turn it counts unless the turn's put was refused
+   * (which is then this save's error, and the head that names the missing turn reads as corrupt).
+   */
   async save(cp: Checkpoint): Promise<void> {
     const delta = this.delta(cp);
     const head = this.nextHead(cp, delta);
-    if (delta) await this.turns.write(this.token, delta);
+    const turn = delta ? this.turns.write(this.token, delta) : undefined;
+    // Awaited below, or never when the head is refused first; either way not an unhandled rejection.
+    turn?.catch(() => undefined);
     const k = headKey(cp.job_id);
     const value = JSON.stringify(head);
     try {
@@ -131,6 +139,7 @@ export class JobCheckpoint implements CheckpointWriter {
       if (stored?.operation !== 'PUT' || stored.string() !== value) throw new CheckpointConflictError(cp.job_id, { cause: err });
       this.revision = stored.revision;
     }
+    await turn;
     this.head = head;
     this.saved = { messages: cp.messages.length, calls: cp.calls.length, first: cp.messages[0], last: cp.messages.at(-1) };
   }
