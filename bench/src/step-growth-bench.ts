@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { undiciFetch } from '@hermes/llm';
 import { hostBenchTools } from './bench-tools.js';
+import { checkpointWriteCost, type CheckpointWriteCost } from './checkpoint-write-cost.js';
 import { DirectAgent } from './direct-agent.js';
 import { ModelProcess } from './model-process.js';
 import { ProcessCpu } from './process-cpu.js';
@@ -52,6 +53,8 @@ export interface GrowthRow extends Comparison {
   overhead_cpu_ms_per_step: number | undefined;
   /** The task's checkpoint records as stored at its end: the head, and the turn records (one per step). */
   checkpoint: { head_bytes: number; turn_records: number; turn_bytes_mean: number; turn_bytes_max: number; total_bytes: number };
+  /** The checkpoint write of this task's last step alone, as the release before wrote it and as this one does. */
+  checkpoint_write: CheckpointWriteCost;
 }
 
 export interface StepGrowthReport {
@@ -191,6 +194,7 @@ export async function runStepGrowthBench(o: StepGrowthOptions, log: (line: strin
           overhead_ms_per_step_mean: round(c.hermes.ms_per_step_mean - u.ms_per_step_mean),
           overhead_cpu_ms_per_step: hCpu !== undefined && uCpu !== undefined ? round(hCpu - uCpu) : undefined,
           checkpoint: await checkpointOf(taskIds[0]!),
+          checkpoint_write: await checkpointWriteCost({ kv: checkpoints, natsPid: stack.nats?.pid, steps, padBytes, label }),
         });
       }
     }

@@ -68,8 +68,21 @@ export function renderStepGrowthMarkdown(r: StepGrowthReport): string {
     '',
     ...flatness(r).map(
       (f) =>
-        `- ${f.pad_bytes} B results, ${f.from_steps} → ${f.to_steps} steps: the CPU Hermes adds per step (all processes, against the direct loop on the same HTTP client) went from ${ms(f.first)} to ${ms(f.last)} ms, ${(f.change * 100).toFixed(0)} % (goal: within ${GROWTH_GOAL.flat_within * 100} %: ${f.flat ? 'met' : 'MISSED'}).`,
+        `- ${f.pad_bytes} B results, ${f.from_steps} → ${f.to_steps} steps: the CPU Hermes adds per step (all processes, against the direct loop on the same HTTP client) went from ${ms(f.first)} to ${ms(f.last)} ms, ${(f.change * 100).toFixed(0)} % (goal: within ${GROWTH_GOAL.flat_within * 100} %: ${f.flat ? 'met' : f.change < 0 ? 'MISSED, by falling: the per-task work is spread over more steps' : 'MISSED'}).`,
     ),
+    '',
+    '## The checkpoint write alone: the release before against this one',
+    '',
+    "The last step's checkpoint of each growth task, written alone against the same NATS (p50 of 20 writes; CPU of the bench process and nats-server per write): the whole conversation as one compare-and-set record, re-serialised each time, as the release before wrote it every step, and this release's turn record and head, sent in one round trip.",
+    '',
+    '| steps | result bytes | whole: bytes | ms p50 | CPU ms | turn + head: bytes | ms p50 | CPU ms |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...r.growth.map((g) => {
+      const w = g.checkpoint_write.whole;
+      const t = g.checkpoint_write.turn_and_head;
+      const whole = w.error ? `fails: ${w.error} | – ` : `${ms(w.p50_ms)} | ${ms(w.cpu_ms_per_write)} `;
+      return `| ${g.steps} | ${g.pad_bytes} | ${w.bytes} | ${whole}| ${t.bytes} | ${ms(t.p50_ms)} | ${ms(t.cpu_ms_per_write)} |`;
+    }),
     '',
     '## How it was measured',
     '',
