@@ -59,9 +59,15 @@ describe('CheckpointStore', () => {
     const delivery = store.open(cp.job_id);
     const loaded = await delivery.load();
     expect(loaded).toEqual(cp);
-    await delivery.save({ ...loaded!, step: loaded!.step + 1 });
+    const next = { ...loaded!, step: loaded!.step + 1, messages: [...loaded!.messages, { role: 'assistant' as const, content: 'the answer' }] };
+    await delivery.save(next);
 
-    expect((await store.open(cp.job_id).load())?.step).toBe(cp.step + 1);
+    // Rewritten as a head and one fresh turn holding the whole conversation, which reads back whole.
+    const resumed = await store.open(cp.job_id).load();
+    expect(resumed?.step).toBe(cp.step + 1);
+    expect(resumed?.messages).toEqual(next.messages);
+    expect(resumed?.calls).toEqual(cp.calls);
+    expect((await kv.get(`job.${cp.job_id}`))?.json<{ v: number }>().v).toBe(2);
   });
 
   it('an unreadable checkpoint is a StoredStateError naming the bucket and key, not a checkpoint', async () => {
