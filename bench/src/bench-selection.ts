@@ -1,5 +1,5 @@
 /** The benchmarks `npm run bench` knows, in the order they run. */
-export const BENCHMARKS = ['semaphore', 'step-overhead', 'memory-recall', 'context-budget'] as const;
+export const BENCHMARKS = ['semaphore', 'step-overhead', 'step-growth', 'memory-recall', 'context-budget'] as const;
 export type BenchmarkName = (typeof BENCHMARKS)[number];
 
 /**

@@ -2,11 +2,13 @@ import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { BenchError } from './bench-errors.js';
+import { recordEntry } from './bench-tools.js';
 import { epochNow, type StepTool } from './step-script.js';
 
-/** The tool run as a plain function call, returning what the toolbus's built-in would. */
+/** The tool run as a plain function call, returning what the toolbus's built-in (or the bench's hosted tool) would. */
 export function runLocalTool(tool: StepTool, args: Record<string, unknown>): unknown {
   if (tool === 'echo') return String(args.text);
+  if (tool === 'bench_record') return recordEntry(args);
   const timezone = typeof args.timezone === 'string' ? args.timezone : 'UTC';
   const now = new Date();
   return {

@@ -12,6 +12,8 @@ import { memoryRecallOptions, memoryRecallSettings } from './memory-recall-optio
 import { memoryRecallVerdict, renderMemoryRecallMarkdown } from './memory-recall-report.js';
 import { goalVerdicts, renderMarkdown } from './report.js';
 import { runSemaphoreBench } from './semaphore-bench.js';
+import { runStepGrowthBench } from './step-growth-bench.js';
+import { renderStepGrowthMarkdown } from './step-growth-report.js';
 import { runStepOverheadBench } from './step-overhead-bench.js';
 import { stepOverheadOptions, stepOverheadSettings } from './step-overhead-options.js';
 import { renderStepOverheadMarkdown, stepOverheadVerdict } from './step-overhead-report.js';
@@ -54,6 +56,22 @@ try {
     await writeFile(join(stepOpts.resultsDir, 'step-overhead.md'), renderStepOverheadMarkdown(report));
     say(`wrote ${join(stepOpts.resultsDir, 'step-overhead.json')} and step-overhead.md`);
     say(stepOverheadVerdict(report));
+  }
+
+  if (only.includes('step-growth')) {
+    // By default the lengths and sizes issue 20 asks for; results go beside step-overhead's.
+    const list = (v: string | undefined, d: number[]) => (v ? v.split(',').map((x) => Number.parseInt(x, 10)) : d);
+    const growthOpts = {
+      steps: 20,
+      tasks: Number.parseInt(process.env.BENCH_GROWTH_TASKS ?? '5', 10),
+      lengths: list(process.env.BENCH_GROWTH_LENGTHS, [10, 50, 100, 200]),
+      padBytes: list(process.env.BENCH_GROWTH_PADS, [100, 20_000]),
+    };
+    const report = await runStepGrowthBench(growthOpts, say);
+    await mkdir(stepOpts.resultsDir, { recursive: true });
+    await writeFile(join(stepOpts.resultsDir, 'step-growth.json'), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(join(stepOpts.resultsDir, 'step-growth.md'), renderStepGrowthMarkdown(report));
+    say(`wrote ${join(stepOpts.resultsDir, 'step-growth.json')} and step-growth.md`);
   }
 
   if (only.includes('memory-recall')) {

@@ -168,7 +168,7 @@ function checkpointBytes(toolSteps: number): number {
   );
 }
 
-async function timeEach(iterations: number, run: (n: number) => Promise<unknown>): Promise<LatencySummary> {
+export async function timeEach(iterations: number, run: (n: number) => Promise<unknown>): Promise<LatencySummary> {
   const warmup = Math.min(50, Math.ceil(iterations / 10));
   for (let n = 0; n < warmup; n++) await run(-1 - n);
   const samples: number[] = [];

@@ -11,7 +11,7 @@ import { BenchError } from './bench-errors.js';
 import { DirectAgent } from './direct-agent.js';
 import { round, summarise } from './stats.js';
 import { ModelProcess } from './model-process.js';
-import { goalFor, intervals } from './step-script.js';
+import { goalFor, intervals, type StepTool } from './step-script.js';
 import type { StepOverheadOptions } from './step-overhead-options.js';
 import { measureBreakdown, type StepBreakdown } from './step-breakdown.js';
 
@@ -109,22 +109,9 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
   const loadAtStart = os.loadavg()[0]!;
   log('step overhead: starting the scripted model (its own process), nats-server, redis-server and the five services');
   const model = await ModelProcess.start({ steps: o.steps, tool: o.tool });
-  const stack = await startHermesStack({
-    apiKeys: [{ key: 'bench-key-0123456789abcdef', user_id: USER, roles: ['user'] }],
-    openai: { baseUrl: model.baseUrl, apiKey: 'scripted', model: MODEL },
-    // The default PLAN_MODE (auto), as users run it: each task is planned, then its one subtask
-    // loops. Steps are measured inside the loop; the planning call is a per-task cost.
-    env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', AGENT_MAX_REPEATS: '100', SHUTDOWN_TIMEOUT_MS: '3000' },
-  }).catch(async (err: unknown) => {
-    await model.stop();
-    throw err;
-  });
-  const bus = await Bus.connect({
-    servers: stack.natsUrl,
-    name: 'bench-step-overhead',
-    logger: createLogger({ service: 'bench', level: 'silent' }),
-    waitOnFirstConnect: false,
-  });
+  // The default PLAN_MODE (auto), as users run it: each task is planned, then its one subtask
+  // loops. Steps are measured inside the loop; the planning call is a per-task cost.
+  const { stack, bus } = await startStepStack({ model, name: 'bench-step-overhead', env: { AGENT_MAX_REPEATS: '100' } });
   const stamp = Date.now().toString(36);
   const errors: string[] = [];
   try {
@@ -185,6 +172,34 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
   }
 }
 
+/**
+ * The whole Hermes against the bench's model process, and a bus client on it: the stack every
+ * step benchmark measures (`env` and `serviceEnv` over quiet logs and no LLM retries).
+ */
+export async function startStepStack(o: {
+  model: ModelProcess;
+  name: string;
+  env?: Record<string, string>;
+  serviceEnv?: NonNullable<Parameters<typeof startHermesStack>[0]>['serviceEnv'];
+}): Promise<{ stack: Awaited<ReturnType<typeof startHermesStack>>; bus: Bus }> {
+  const stack = await startHermesStack({
+    apiKeys: [{ key: 'bench-key-0123456789abcdef', user_id: USER, roles: ['user'] }],
+    openai: { baseUrl: o.model.baseUrl, apiKey: 'scripted', model: MODEL },
+    env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', SHUTDOWN_TIMEOUT_MS: '3000', ...o.env },
+    ...(o.serviceEnv ? { serviceEnv: o.serviceEnv } : {}),
+  }).catch(async (err: unknown) => {
+    await o.model.stop();
+    throw err;
+  });
+  const bus = await Bus.connect({
+    servers: stack.natsUrl,
+    name: o.name,
+    logger: createLogger({ service: 'bench', level: 'silent' }),
+    waitOnFirstConnect: false,
+  });
+  return { stack, bus };
+}
+
 /** What the runtime's first request of a task looked like, to replay in the direct loop. */
 export interface RequestShape {
   system: string;
@@ -193,7 +208,7 @@ export interface RequestShape {
   runId: string;
 }
 
-async function runtimeRequestShape(model: ModelProcess, runId: string): Promise<RequestShape> {
+export async function runtimeRequestShape(model: ModelProcess, runId: string): Promise<RequestShape> {
   const body = await model.firstRequestOf(runId);
   const system = body?.messages?.[0];
   if (!body || system?.role !== 'system' || typeof system.content !== 'string')
@@ -201,11 +216,18 @@ async function runtimeRequestShape(model: ModelProcess, runId: string): Promise<
   return { system: system.content, tools: (body.tools ?? []) as ChatCompletionTool[], runId };
 }
 
-export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: string; steps: number; timeoutMs?: number }): Promise<TaskRun> {
+export async function runHermesTask(o: {
+  bus: Bus;
+  model: ModelProcess;
+  runId: string;
+  steps: number;
+  padBytes?: number;
+  timeoutMs?: number;
+}): Promise<TaskRun> {
   const started = performance.now();
   const { taskId } = await submitTask(
     o.bus,
-    { user_id: USER, goal: goalFor(o.runId, o.steps), budget: { max_steps: o.steps } },
+    { user_id: USER, goal: goalFor(o.runId, o.steps, o.padBytes), budget: { max_steps: o.steps } },
     { team: DEFAULT_TEAM, source: '/bench/step-overhead', id: o.runId },
   );
   const llmEvents: number[] = [];
@@ -231,15 +253,16 @@ export async function runHermesTask(o: { bus: Bus; model: ModelProcess; runId: s
   );
 }
 
-async function runDirectTask(o: {
+export async function runDirectTask(o: {
   direct: DirectAgent;
   model: ModelProcess;
   runId: string;
   steps: number;
+  padBytes?: number;
   template: RequestShape;
-  tool: StepOverheadOptions['tool'];
+  tool: StepTool;
 }): Promise<TaskRun> {
-  const goal = goalFor(o.runId, o.steps);
+  const goal = goalFor(o.runId, o.steps, o.padBytes);
   const started = performance.now();
   const r = await o.direct.run({
     system: o.template.system.split(o.template.runId).join(o.runId),

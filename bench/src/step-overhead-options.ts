@@ -59,6 +59,6 @@ export function stepOverheadOptions(o: {
   };
   const unknown = applySettings(opts, stepOverheadSettings, o.env, splitFlags(o.argv));
   rejectUnknown(unknown, [...stepOverheadSettings.map((s) => s.flag), ...(o.ignore ?? [])]);
-  if (opts.steps > 100) throw new RangeError('steps must be <= 100 (a task budget allows at most 100 steps)');
+  if (opts.steps > 1000) throw new RangeError('steps must be <= 1000 (a task budget allows at most 1000 steps)');
   return opts;
 }

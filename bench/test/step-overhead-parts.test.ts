@@ -5,12 +5,12 @@ import { selectBenchmarks } from '../src/bench-selection.js';
 import { runLocalTool, toolMessageContent } from '../src/direct-agent.js';
 import { parseStepTiming } from '../src/step-breakdown.js';
 import { stepOverheadOptions } from '../src/step-overhead-options.js';
-import { StepScript, answerFor, goalFor, intervals, runIdOf } from '../src/step-script.js';
+import { StepScript, answerFor, goalFor, goalShape, intervals, runIdOf } from '../src/step-script.js';
 
 describe('selecting benchmarks', () => {
   it('runs every benchmark by default and passes the other flags on', () => {
     expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({
-      only: ['semaphore', 'step-overhead', 'memory-recall', 'context-budget'],
+      only: ['semaphore', 'step-overhead', 'step-growth', 'memory-recall', 'context-budget'],
       argv: ['--capacity', '8'],
     });
   });
@@ -53,13 +53,14 @@ describe('stepOverheadOptions', () => {
       tool: 'time_now',
       breakdown: false,
     });
-    expect(() => stepOverheadOptions({ argv: ['--steps', '101'], env: {}, defaultResultsDir: '/r' })).toThrow(/steps/);
+    expect(() => stepOverheadOptions({ argv: ['--steps', '1001'], env: {}, defaultResultsDir: '/r' })).toThrow(/steps/);
     expect(() => stepOverheadOptions({ argv: ['--tool', 'http_get'], env: {}, defaultResultsDir: '/r' })).toThrow(/tool/);
   });
 });
 
 describe('the scripted steps', () => {
   const body = (runId: string, toolResults: number) => ({
+    tools: [{ type: 'function', function: { name: 'echo', parameters: {} } }],
     messages: [
       { role: 'system', content: 'x' },
       { role: 'user', content: goalFor(runId, 4) },
@@ -102,7 +103,23 @@ describe('the scripted steps', () => {
     expect(script.arrivalsOf('run-p')).toEqual([]);
   });
 
+  it('does not count a request that offers no tools (a memory summary or extraction quoting the goal)', () => {
+    const script = new StepScript({ steps: 4, tool: 'echo', now: () => 1 });
+    const { tools: _tools, ...judge } = body('run-j', 0);
+    expect(script.responder({ body: judge, headers: {}, receivedAt: 0 })).toEqual({ content: 'not a benchmark step' });
+    expect(script.arrivalsOf('run-j')).toEqual([]);
+  });
+
+  it('reads the length and result padding of a task from its goal', () => {
+    expect(goalShape(goalFor('run-g', 200, 20_000))).toEqual({ steps: 200, padBytes: 20_000 });
+    expect(goalShape(goalFor('run-g', 10))).toEqual({ steps: 10, padBytes: 0 });
+    expect(answerFor({ steps: 200, tool: 'bench_record', done: 4, padBytes: 100 })).toMatchObject({
+      toolCalls: [{ name: 'bench_record', arguments: { entry: 'step 5', pad: 100 } }],
+    });
+  });
+
   it('the direct loop feeds back what the runtime would', () => {
+    expect(runLocalTool('bench_record', { entry: 'step 1', pad: 3 })).toEqual({ recorded: 'step 1', padding: 'xxx' });
     expect(toolMessageContent(runLocalTool('echo', { text: 'step 1' }))).toBe('{"ok":true,"result":{"result":"step 1"}}');
     expect(runLocalTool('time_now', {})).toMatchObject({ timezone: 'UTC' });
   });

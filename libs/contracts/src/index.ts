@@ -213,6 +213,8 @@ export type { StoredAt } from './stored-state.js';
 export {
   StoredChatMessage,
   StoredCheckpoint,
+  StoredCheckpointHead,
+  StoredCheckpointTurn,
   StoredTask,
   CallState,
   CallOrigin,

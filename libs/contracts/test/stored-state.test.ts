@@ -6,6 +6,8 @@ import {
   StoredCacheEntry,
   StoredCallRecord,
   StoredCheckpoint,
+  StoredCheckpointHead,
+  StoredCheckpointTurn,
   StoredMemoryRecord,
   StoredPendingApproval,
   StoredPoolProfile,
@@ -24,6 +26,8 @@ import {
 const fixturesDir = new URL('./fixtures/', import.meta.url);
 const SCHEMAS: Record<string, TSchema> = {
   checkpoint: StoredCheckpoint,
+  'checkpoint-head': StoredCheckpointHead,
+  'checkpoint-turn': StoredCheckpointTurn,
   task: StoredTask,
   'call-record': StoredCallRecord,
   'pending-approval': StoredPendingApproval,

@@ -318,7 +318,6 @@ export class JobRunner {
       ),
     );
     return {
-      v: 1,
       job_id: job.job_id,
       step: 0,
       messages: openingMessages(job, history.messages, await background),

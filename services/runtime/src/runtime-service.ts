@@ -32,7 +32,7 @@ const settings = Type.Object({
     description:
       '/healthz answers 503 when the runtime has held a job this long and finished none meanwhile; longer than any legitimate job (the dispatcher gives one up after SUBTASK_TIMEOUT_MS)',
   }),
-  AGENT_MAX_STEPS: Type.Integer({ default: 10, minimum: 1, maximum: 100, description: 'LLM calls per job unless the task sets budget.max_steps' }),
+  AGENT_MAX_STEPS: Type.Integer({ default: 10, minimum: 1, maximum: 1000, description: 'LLM calls per job unless the task sets budget.max_steps' }),
   AGENT_MAX_REPEATS: Type.Integer({ default: 2, minimum: 1, description: 'identical tool calls (same tool and arguments) repeated this often stop the loop' }),
   TOOL_CALL_TIMEOUT_MS: Type.Integer({
     default: 120_000,
@@ -93,8 +93,10 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
     logger,
     maxAttempts: config.RUNTIME_MAX_ATTEMPTS,
     outage: { budgetMs: config.HERMES_OUTAGE_BUDGET_MS },
-    checkpoints: new CheckpointStore(await bus.kv('checkpoints'), {
-      budgetMs: config.HERMES_OUTAGE_BUDGET_MS,
+    checkpoints: new CheckpointStore({
+      kv: await bus.kv('checkpoints'),
+      bucket: bus.subjects.buckets.checkpoints,
+      outageBudgetMs: config.HERMES_OUTAGE_BUDGET_MS,
       logger,
       recheckAfterMs: config.RUNTIME_ACK_WAIT_MS / 2,
     }),

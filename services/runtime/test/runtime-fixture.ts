@@ -202,7 +202,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       outage: undefined,
       sessions: undefined,
       ...(opts.cancellable ? {} : { cancellations: undefined }),
-      ...(opts.checkpointDelayMs ? { checkpoints: new DelayedCheckpointStore(kv, opts.checkpointDelayMs) } : {}),
+      ...(opts.checkpointDelayMs ? { checkpoints: new DelayedCheckpointStore({ kv, bucket: bus.subjects.buckets.checkpoints }, opts.checkpointDelayMs) } : {}),
       ...(toolTimeoutMs < 1_000 ? { tools: new ToolCaller({ bus, requestTimeoutMs: toolTimeoutMs, approvalPollMs: config.APPROVAL_POLL_MS }) } : {}),
     },
   });
@@ -231,7 +231,7 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
       return inFlight.max;
     },
     /** A checkpoint store of "another runtime" on the same bucket. */
-    otherRuntime: async () => anotherRuntime(new CheckpointStore(await bus.kv('checkpoints'))),
+    otherRuntime: async () => anotherRuntime(new CheckpointStore({ kv: await bus.kv('checkpoints'), bucket: bus.subjects.buckets.checkpoints })),
     /** Publishes the job and returns its `delivery`-th delivery (earlier ones are nak'ed, as a failed handler would). */
     async deliver(j: RuntimeJob, delivery = 1): Promise<JsMsg> {
       await bus.publish(contracts.runtimeJobs, j, { msgId: j.job_id });
@@ -272,29 +272,28 @@ export async function runtimeFixture(natsUrl: string, llm: ScriptedLlm, opts: Fi
 
 export type RuntimeFixture = Awaited<ReturnType<typeof runtimeFixture>>;
 
-type Kv = ConstructorParameters<typeof CheckpointStore>[0];
+type StoreOptions = ConstructorParameters<typeof CheckpointStore>[0];
 
 /** The real store, whose writes are sent only after a delay. */
 export class DelayedCheckpointStore extends CheckpointStore {
   constructor(
-    private readonly bucket: Kv,
+    private readonly options: StoreOptions,
     private readonly delayMs: number,
   ) {
-    super(bucket);
+    super(options);
   }
 
   override open(jobId: string): JobCheckpoint {
-    return new DelayedJobCheckpoint(this.bucket, jobId, this.delayMs);
+    return new DelayedJobCheckpoint({ ...this.options, jobId }, this.delayMs);
   }
 }
 
 class DelayedJobCheckpoint extends JobCheckpoint {
   constructor(
-    bucket: Kv,
-    jobId: string,
+    options: StoreOptions & { jobId: string },
     private readonly delayMs: number,
   ) {
-    super(bucket, jobId);
+    super(options);
   }
 
   override async save(cp: Checkpoint): Promise<void> {

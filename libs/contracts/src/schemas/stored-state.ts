@@ -59,6 +59,68 @@ export const StoredCheckpoint = Type.Object(
 );
 export type StoredCheckpoint = Static<typeof StoredCheckpoint>;
 
+/**
+ * Bucket `checkpoints`, key `job.<job id>`: the head of a job's checkpoint since v2, small and
+ * fixed in size whatever the task's length. It carries the compare-and-set fence (its revision)
+ * and says which turn records make up the conversation; the conversation itself lives in those
+ * records, one per saved step, so a step writes its own turn and this head, not the whole history.
+ */
+export const StoredCheckpointHead = Type.Object(
+  {
+    v: Type.Literal(2),
+    job_id: Type.String({ minLength: 1 }),
+    step: Type.Integer({ minimum: 0, description: 'LLM calls completed' }),
+    usage: TokenUsage,
+    pending: StoredCheckpoint.properties.pending,
+    session_written: StoredCheckpoint.properties.session_written,
+    turns: Type.Integer({ minimum: 0, description: 'the number of the last turn record of the conversation (0: none yet)' }),
+    base: Type.Integer({
+      minimum: 1,
+      description: 'the first turn record of the conversation: one that starts it afresh (the opening, a compacted conversation, a v1 checkpoint rewritten)',
+    }),
+    writers: Type.Array(
+      Type.Object({
+        token: Type.String({ pattern: '^[A-Za-z0-9]{1,32}$', description: 'the delivery that wrote these turns; part of their keys' }),
+        from: Type.Integer({ minimum: 1, description: "the first turn it wrote (it wrote all up to the next writer's first)" }),
+      }),
+      {
+        description:
+          'who wrote which turns, one entry per delivery that saved (not per step): turn n is key `job.<job id>.<token>.<n>`, so a runtime that lost the job never overwrites the turns of the one that took it over',
+      },
+    ),
+  },
+  { title: 'StoredCheckpointHead' },
+);
+export type StoredCheckpointHead = Static<typeof StoredCheckpointHead>;
+
+/**
+ * Bucket `checkpoints`, key `job.<job id>.<writer token>.<turn>`: the messages and tool-call
+ * signatures one checkpoint save added, written once before the head that counts it. Message
+ * contents too large to keep inline are stored once by hash (key `job.<job id>.blob.<sha256 hex>`,
+ * the raw text) and named in `refs`, so a turn record stays far below max_payload.
+ */
+export const StoredCheckpointTurn = Type.Object(
+  {
+    v: Type.Literal(1),
+    job_id: Type.String({ minLength: 1 }),
+    turn: Type.Integer({ minimum: 1 }),
+    fresh: Type.Optional(Type.Boolean({ description: 'the conversation starts afresh here (messages and calls replace all before)' })),
+    messages: Type.Array(StoredChatMessage, { description: 'the messages this save added, in order; a referenced content is an empty string here' }),
+    calls: Type.Array(Type.String(), { description: 'the tool-call signatures this save added, for the loop detector' }),
+    refs: Type.Optional(
+      Type.Array(
+        Type.Object({
+          message: Type.Integer({ minimum: 0, description: 'index into `messages`' }),
+          sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+          bytes: Type.Integer({ minimum: 0, description: 'UTF-8 bytes of the content' }),
+        }),
+      ),
+    ),
+  },
+  { title: 'StoredCheckpointTurn' },
+);
+export type StoredCheckpointTurn = Static<typeof StoredCheckpointTurn>;
+
 /** Bucket `tasks`, key the task id: the task state, which is also what taskGet answers. */
 export const StoredTask = Type.Object(
   // Strict like TaskView: the replicas of the release before this one validate stored tasks

@@ -9,7 +9,7 @@ export const Priority = Type.Union([Type.Literal('low'), Type.Literal('normal'),
 export const TaskBudget = Type.Object(
   {
     max_tokens: Type.Optional(Type.Integer({ minimum: 1, description: 'stop with budget_exceeded past this many tokens' })),
-    max_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'agent loop steps per subtask' })),
+    max_steps: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'agent loop steps per subtask' })),
     timeout_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 86_400_000 })),
   },
   { title: 'TaskBudget', additionalProperties: false },
