@@ -60,6 +60,11 @@ export const ERROR_CODES = {
     retryable: false,
     summary: 'a stored record (checkpoint, task, tool call record, approval) does not match its schema; reading it again cannot help',
   },
+  unsupported_answer: {
+    retryable: false,
+    summary:
+      'the task requires evidence and the final answer, asked once more, still did not cite tool results by call id with fragments present in them; details.problems say what was missing',
+  },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;
 

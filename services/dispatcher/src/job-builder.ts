@@ -19,7 +19,11 @@ export const MAX_DEPENDENCY_OUTPUT_CHARS = 64_000;
  * claim) and the task's options. Built from the stored state alone, so any replica can publish
  * a job again after another died.
  */
-function jobOf(v: TaskView, ctx: JobContext, job: Pick<RuntimeJob, 'job_id' | 'subtask_id' | 'goal' | 'model_role' | 'kind' | 'inputs' | 'tools'>): RuntimeJob {
+function jobOf(
+  v: TaskView,
+  ctx: JobContext,
+  job: Pick<RuntimeJob, 'job_id' | 'subtask_id' | 'goal' | 'model_role' | 'kind' | 'inputs' | 'tools' | 'require_evidence'>,
+): RuntimeJob {
   const o = v.options ?? {};
   return {
     task_id: v.task_id,
@@ -39,7 +43,14 @@ function jobOf(v: TaskView, ctx: JobContext, job: Pick<RuntimeJob, 'job_id' | 's
 export function subtaskJob(v: TaskView, s: SubtaskState, ctx: JobContext): RuntimeJob {
   const o = v.options ?? {};
   const tools = s.tools ?? o.tools;
-  const common = { job_id: s.job_id!, subtask_id: s.id, model_role: 'worker' as const, kind: 'agent' as const, ...(tools ? { tools } : {}) };
+  const common = {
+    job_id: s.job_id!,
+    subtask_id: s.id,
+    model_role: 'worker' as const,
+    kind: 'agent' as const,
+    ...(tools ? { tools } : {}),
+    ...(o.require_evidence ? { require_evidence: true } : {}),
+  };
   if (v.plan?.origin === 'single') return jobOf(v, ctx, { ...common, goal: v.goal, ...(o.inputs ? { inputs: o.inputs } : {}) });
   const outputs = new Map((v.plan?.subtasks ?? []).map((d) => [d.id, d.output]));
   return jobOf(v, ctx, {

@@ -295,8 +295,10 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
   if (failed) {
     const error = failed.error ?? wireError('internal', `subtask ${failed.id} failed without an error`);
     // A single-subtask task, or a refusal (permission, ownership, budget): a re-plan cannot help,
-    // and the task ends with the subtask's own error, not a wrapper that hides it.
-    if (plan.origin === 'single' || isCallerFault(error)) {
+    // and the task ends with the subtask's own error, not a wrapper that hides it. So does an
+    // answer the evidence gate refused: the task asked for evidence, and a reshuffled plan would
+    // hand the same gap to the next subtask instead of reporting it.
+    if (plan.origin === 'single' || isCallerFault(error) || error.code === 'unsupported_answer') {
       const own = plan.origin === 'single' ? error : { ...error, details: { ...error.details, subtask_id: failed.id, report: report(plan) } };
       const step = finish(fail(view, own), ctx);
       step.actions.unshift(...actions.filter((a) => a.kind !== 'job'));

@@ -86,6 +86,7 @@ export class TaskIntake {
       ...(d.budget ? { budget: d.budget } : {}),
       ...(d.stream !== undefined ? { stream: d.stream } : {}),
       ...(d.priority ? { priority: d.priority } : {}),
+      ...(d.require_evidence ? { require_evidence: true } : {}),
     };
     const { view, created } = await store.createOrGet({
       task_id: taskId,

@@ -10,6 +10,7 @@ import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
 import type { WaitOut } from './dependency-wait.js';
 import type { Compactor } from './conversation-compaction.js';
+import { checkEvidence, describe, EVIDENCE_REQUEST_START, evidenceRequest, evidenceRequired } from './evidence-gate.js';
 
 export interface LoopLimits {
   maxSteps: number;
@@ -129,6 +130,14 @@ export class AgentLoop {
 
         if (answer.toolCalls.length === 0) {
           cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
+          const refused = this.gate(job, o.tools, cp, answer.content ?? '');
+          if (refused === 'ask_again') {
+            // Saved like a tool turn: a redelivered job asks the model again instead of reporting the refused answer.
+            await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
+            timer.end();
+            continue;
+          }
+          if (refused) return this.stop(cp, refused);
           // Saved before the session write: a runtime that lost the job learns it here, before any side effect.
           await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
           timer.end();
@@ -156,6 +165,29 @@ export class AgentLoop {
       // Stopped before the next LLM call (limits, a failed tool call, cancellation): let the permit go.
       void reservation?.cancel();
     }
+  }
+
+  /**
+   * The evidence gate (docs/planning.md): an answer that must cite tool results and does not, or
+   * quotes what they do not hold, gets one more chance with what was wrong; the second such answer
+   * ends the job `unsupported_answer`. Whether the chance was used is read from the conversation
+   * itself, so a redelivered job counts it too.
+   */
+  private gate(job: RuntimeJob, tools: ToolDefinition[], cp: Checkpoint, answer: string): WireError | 'ask_again' | undefined {
+    if (!evidenceRequired(job, tools, cp.messages)) return undefined;
+    const problems = checkEvidence(answer, cp.messages);
+    if (problems.length === 0) return undefined;
+    const asked = cp.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith(EVIDENCE_REQUEST_START));
+    if (!asked) {
+      cp.messages.push({ role: 'user', content: evidenceRequest(problems) });
+      this.d.events.evidenceRefused(job, cp.step, problems);
+      return 'ask_again';
+    }
+    return wireError('unsupported_answer', `the answer is not supported by tool results: ${problems.map(describe).join('; ')}`, {
+      problems,
+      answer: answer.slice(0, 4000),
+      step: cp.step,
+    });
   }
 
   /** Sends the last turn's calls that `which` picks, by index; a failure is the caller's to see when it awaits. */

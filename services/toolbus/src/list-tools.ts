@@ -16,6 +16,7 @@ export function listTools(registry: ToolRegistry, req: ToolsListRequest): ToolsL
       description: spec.description,
       parameters: spec.parameters,
       ...(spec.idempotent && !spec.require_confirm ? { idempotent: true } : {}),
+      ...(spec.require_evidence ? { require_evidence: true } : {}),
     })),
   };
 }

@@ -42,6 +42,7 @@ export const RuntimeJob = Type.Object(
     stream: Type.Optional(Type.Boolean()),
     model_role: ModelRole,
     kind: Type.Optional(JobKind),
+    require_evidence: Type.Optional(Type.Boolean({ description: "agent jobs: the task's evidence gate (the final answer cites tool results)" })),
   },
   { title: 'RuntimeJob', additionalProperties: false },
 );

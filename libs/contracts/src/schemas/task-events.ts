@@ -75,6 +75,7 @@ export const StepKind = Type.Union([
   Type.Literal('token_delta'),
   Type.Literal('waiting'),
   Type.Literal('compacted'),
+  Type.Literal('evidence_refused'),
 ]);
 export const StepData = Type.Object(
   {

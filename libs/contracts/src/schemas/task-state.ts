@@ -95,6 +95,7 @@ export const TaskOptions = Type.Object(
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean()),
     priority: Type.Optional(Priority),
+    require_evidence: Type.Optional(Type.Boolean()),
   },
   { title: 'TaskOptions', additionalProperties: false },
 );

@@ -32,6 +32,12 @@ export const TaskRequest = Type.Object(
     priority: Type.Optional(Priority),
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean({ description: 'emit token deltas as step events' })),
+    require_evidence: Type.Optional(
+      Type.Boolean({
+        description:
+          'the final answer must cite tool results by call id with a fragment quoted from them; else the task ends unsupported_answer (docs/planning.md)',
+      }),
+    ),
     metadata: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { description: 'opaque labels echoed on every event' })),
   },
   { title: 'TaskRequest', additionalProperties: false },

@@ -16,6 +16,9 @@ export const ToolSpec = Type.Object(
     roles: Type.Optional(Type.Array(Type.String(), { description: 'caller needs at least one of these roles; absent = anyone' })),
     idempotent: Type.Optional(Type.Boolean({ description: 'same arguments, same result, no side effects: results may be cached' })),
     cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 1, description: 'cache results of an idempotent tool this long' })),
+    require_evidence: Type.Optional(
+      Type.Boolean({ description: "a job that called this tool must cite its results in the final answer (the runtime's evidence gate, docs/planning.md)" }),
+    ),
   },
   { title: 'ToolSpec', additionalProperties: false },
 );

@@ -11,6 +11,7 @@ export const ToolDefinition = Type.Object(
     idempotent: Type.Optional(
       Type.Boolean({ description: 'side-effect free and needs no approval: the runtime may send its calls while their turn is still being checkpointed' }),
     ),
+    require_evidence: Type.Optional(Type.Boolean({ description: 'a job that called this tool must cite its results in the final answer (evidence gate)' })),
   },
   { title: 'ToolDefinition', additionalProperties: false },
 );
