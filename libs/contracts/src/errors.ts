@@ -60,6 +60,8 @@ export const ERROR_CODES = {
     retryable: false,
     summary: 'a stored record (checkpoint, task, tool call record, approval) does not match its schema; reading it again cannot help',
   },
+  input_timeout: { retryable: false, summary: 'nobody answered the question a task asked (ask_user) within ASK_USER_TIMEOUT_MS' },
+  not_waiting_for_input: { retryable: false, summary: 'the task waits for no answer (it asked nothing, was answered already, or ended)' },
   unsupported_answer: {
     retryable: false,
     summary:

@@ -24,6 +24,8 @@ const CALLER_FAULTS: ReadonlySet<string> = new Set([
   'duplicate_conflict',
   'invalid_schedule',
   'cancelled',
+  'input_timeout',
+  'not_waiting_for_input',
 ]);
 
 /** Whether an error is the caller's fault (see CALLER_FAULTS): never retried nor re-planned. */

@@ -10,6 +10,7 @@ import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
 import type { WaitOut } from './dependency-wait.js';
 import type { Compactor } from './conversation-compaction.js';
+import { answerMessage, ASK_USER, notAskedMessage, readQuestion, type Question } from './ask-user.js';
 import { checkEvidence, describe, EVIDENCE_REQUEST_START, evidenceRequest, evidenceRequired } from './evidence-gate.js';
 
 export interface LoopLimits {
@@ -19,7 +20,9 @@ export interface LoopLimits {
 
 export type LoopOutcome =
   | { kind: 'answer'; output: string; usage: Checkpoint['usage']; model: string; checkpoint: Checkpoint }
-  | { kind: 'stopped'; error: WireError; usage: Checkpoint['usage'] };
+  | { kind: 'stopped'; error: WireError; usage: Checkpoint['usage'] }
+  /** The model asked its user (ask_user): the turn is checkpointed with the call pending, and the job ends until the answer. */
+  | { kind: 'input_required'; question: Question; usage: Checkpoint['usage'] };
 
 export interface AgentLoopDeps {
   llm: LlmClient;
@@ -86,7 +89,10 @@ export class AgentLoop {
             wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }),
           );
         }
-        if (cp.pending) await this.runPendingTools(job, cp, timer, { resumed, ...(o.signal ? { signal: o.signal } : {}), ...(sent ? { sent } : {}) });
+        if (cp.pending) {
+          const asked = await this.runPendingTools(job, cp, timer, { resumed, ...(o.signal ? { signal: o.signal } : {}), ...(sent ? { sent } : {}) });
+          if (asked) return { kind: 'input_required', question: asked, usage: cp.usage };
+        }
         sent = undefined;
         resumed = false;
 
@@ -239,18 +245,24 @@ export class AgentLoop {
     cp: Checkpoint,
     timer: StepTimer,
     o: CallOptions & { sent?: Map<number, Promise<ToolCallReply>> },
-  ): Promise<void> {
+  ): Promise<Question | undefined> {
     const calls = pendingCalls(cp);
+    // ask_user never goes to the toolbus: its result is the user's answer, which a resumed job carries.
+    const asks = askUserReplies(job, calls);
     const replies = await timer.time('tools', () =>
       Promise.all(
         calls.map((c, index) => {
-          if (c.type !== 'function') return undefined;
+          if (c.type !== 'function' || asks.has(index)) return undefined;
           return o.sent?.get(index) ?? this.callTool(job, cp.step, index, c, o);
         }),
       ),
     );
-    calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
+    // The turn stays pending: the resuming job sends its other calls again, and the toolbus replays their records.
+    const question = [...asks.values()].find((a): a is Question => typeof a !== 'string');
+    if (question) return question;
+    calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: (asks.get(i) as string | undefined) ?? toolMessage(replies[i]) }));
     cp.pending = false;
+    return undefined;
   }
 
   private stop(cp: Checkpoint, error: WireError): LoopOutcome {
@@ -264,6 +276,26 @@ interface CallOptions {
   /** Sent again after the job was redelivered (the toolbus then looks for the call's record first). */
   resumed: boolean;
   signal?: AbortSignal;
+}
+
+/**
+ * The ask_user calls of a turn, by index: the answered one's tool message, the question still to
+ * ask (the first one only: one question at a time), or the correction for a call not asked.
+ */
+function askUserReplies(job: RuntimeJob, calls: ReturnType<typeof pendingCalls>): Map<number, string | Question> {
+  const out = new Map<number, string | Question>();
+  // A turn whose question was answered asks no other: the answer would be lost to the next resume.
+  let asked = calls.some((c) => c.id === job.input_answer?.call_id);
+  calls.forEach((c, index) => {
+    if (c.type !== 'function' || c.function.name !== ASK_USER) return;
+    if (job.input_answer?.call_id === c.id) return out.set(index, answerMessage(job.input_answer));
+    const q = readQuestion(c.id, c.function.arguments);
+    if ('error' in q) return out.set(index, notAskedMessage(q.error));
+    if (asked) return out.set(index, notAskedMessage('ask one question at a time; ask this one again if you still need it'));
+    asked = true;
+    out.set(index, q);
+  });
+  return out;
 }
 
 /** The tool calls of the checkpoint's last assistant turn. */
