@@ -22,9 +22,12 @@ export const ASK_USER_TOOL: ToolDefinition = {
   },
 };
 
-/** The job's tools with ask_user added, unless the task's allow-list leaves it out. */
+/**
+ * The job's tools with ask_user added, unless the task's allow-list leaves it out. A job the
+ * toolbus gives no tool at all stays tool-less (its prompt says so), as it was before ask_user.
+ */
 export function withAskUser(job: Pick<RuntimeJob, 'tools'>, tools: ToolDefinition[]): ToolDefinition[] {
-  if (job.tools && !job.tools.includes(ASK_USER)) return tools;
+  if (tools.length === 0 || (job.tools && !job.tools.includes(ASK_USER))) return tools;
   return tools.some((t) => t.name === ASK_USER) ? tools : [...tools, ASK_USER_TOOL];
 }
 
