@@ -4,7 +4,7 @@ import { PAYLOAD_LIMITS, type PayloadLimits } from './limits.js';
 import { WireError } from './schemas/common.js';
 import { TaskSubmitEvent } from './schemas/task-submission.js';
 import { TaskEvent, TaskRejectedEvent } from './schemas/task-events.js';
-import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskListReply, TaskListRequest, TaskView } from './schemas/task-state.js';
+import { TaskCancelledNotice, TaskCancelRequest, TaskGetRequest, TaskInputRequest, TaskListReply, TaskListRequest, TaskView } from './schemas/task-state.js';
 import { RuntimeJob, RuntimeResult } from './schemas/runtime.js';
 import {
   ScheduleCreateRequest,
@@ -160,6 +160,16 @@ const taskQueries = {
       'Cancel any task: it ends `cancelled`, running jobs stop, their results are ignored. Cancelling an ended task changes nothing and returns it as it is.',
     subject: (s) => s.taskCancel,
     request: TaskCancelRequest,
+    reply: TaskView,
+    responder: 'dispatcher',
+    requesters: ['cli'],
+  }),
+  taskInput: request({
+    name: 'taskInput',
+    summary:
+      'Answer the question a task asked with ask_user: the waiting subtask resumes from its checkpoint with the answer as the tool result. A task that waits for nothing answers not_waiting_for_input.',
+    subject: (s) => s.taskInput,
+    request: TaskInputRequest,
     reply: TaskView,
     responder: 'dispatcher',
     requesters: ['cli'],
@@ -356,6 +366,9 @@ export const contracts = {
     "List a user's tasks of the team (every user's of the team when user_id is null), newest first, optionally by status, one page at a time.",
     (s) => s.teamTaskList('{team}'),
     ['cli'],
+  ),
+  teamTaskInput: forTeam('taskInput', "Answer a question one of the team's tasks asked (another team's is not found), as taskInput.", (s) =>
+    s.teamTaskInput('{team}'),
   ),
   teamTaskCancel: forTeam('taskCancel', "Cancel one of the team's tasks (another team's is not found), as taskCancel.", (s) => s.teamTaskCancel('{team}')),
   taskCancelled: message({

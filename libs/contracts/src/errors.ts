@@ -64,6 +64,13 @@ export const ERROR_CODES = {
     retryable: false,
     summary: 'a stored record (checkpoint, task, tool call record, approval) does not match its schema; reading it again cannot help',
   },
+  input_timeout: { retryable: false, summary: 'nobody answered the question a task asked (ask_user) within ASK_USER_TIMEOUT_MS' },
+  not_waiting_for_input: { retryable: false, summary: 'the task waits for no answer (it asked nothing, was answered already, or ended)' },
+  unsupported_answer: {
+    retryable: false,
+    summary:
+      'the task requires evidence and the final answer, asked once more, still did not cite tool results by call id with fragments present in them; details.problems say what was missing',
+  },
   internal: { retryable: true, summary: 'an unexpected error inside Hermes' },
 } as const;
 

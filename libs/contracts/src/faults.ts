@@ -25,6 +25,8 @@ const CALLER_FAULTS: ReadonlySet<string> = new Set([
   'invalid_schedule',
   'invalid_trigger',
   'cancelled',
+  'input_timeout',
+  'not_waiting_for_input',
 ]);
 
 /** Whether an error is the caller's fault (see CALLER_FAULTS): never retried nor re-planned. */
@@ -36,7 +38,7 @@ export function isCallerFault(error: Pick<WireError, 'code'>): boolean {
 // context_too_long reaches a task only after the runtime compacted the conversation and it still
 // did not fit: the loop's own turns (the model's tool calls and their results) outgrew the window,
 // since an opening that does not fit is refused as input_too_large first. A smaller plan can help.
-const MODEL_FAULTS: ReadonlySet<string> = new Set(['loop_detected', 'max_steps_exceeded', 'plan_invalid', 'context_too_long']);
+const MODEL_FAULTS: ReadonlySet<string> = new Set(['loop_detected', 'max_steps_exceeded', 'plan_invalid', 'context_too_long', 'unsupported_answer']);
 
 /** Whose fault an error with this code is (unknown codes are the system's). */
 export function faultOf(error: Pick<WireError, 'code'>): Fault {

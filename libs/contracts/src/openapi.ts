@@ -11,6 +11,7 @@ import { ApprovalDecisionReply, ApprovalListReply } from './schemas/tool-calls.j
 import { ToolsListReply } from './schemas/toolbus.js';
 import {
   ApprovalDecisionBody,
+  TaskInputBody,
   CallerView,
   HttpTaskRequest,
   LlmPoolsReply,
@@ -119,6 +120,17 @@ export const HTTP_OPERATIONS = [
     summary: 'Cancel the task; a task that already ended is returned as it is.',
     parameters: [TASK_ID, query('reason', 'why (default: cancelled by <user>)', { type: 'string', maxLength: 2000 })],
     responses: { '200': { description: 'the task after the cancel', json: TaskView } },
+  },
+  {
+    operationId: 'answerTask',
+    method: 'post',
+    path: '/v1/tasks/{id}/input',
+    tag: 'tasks',
+    summary:
+      "Answer the question the task asked (ask_user; its input_required event carries it): the task resumes where it stopped. Only the task's owner or an admin; a task waiting for no answer is 409 not_waiting_for_input.",
+    parameters: [TASK_ID],
+    body: TaskInputBody,
+    responses: { '200': { description: 'the task after the answer (running again, or waiting on another question)', json: TaskView } },
   },
   {
     operationId: 'taskEvents',

@@ -25,10 +25,13 @@ export interface Subjects {
   readonly taskList: string;
   /** Request/reply to the dispatcher: cancel any task. */
   readonly taskCancel: string;
+  /** Request/reply to the dispatcher: answer the question a task asked (ask_user). */
+  readonly taskInput: string;
   /** Request/reply to the dispatcher for one team: answered only from that team's tasks. */
   teamTaskGet(team: string): string;
   teamTaskList(team: string): string;
   teamTaskCancel(team: string): string;
+  teamTaskInput(team: string): string;
   /** Request/reply to the dispatcher: schedules (cron-fired tasks) of an owner. */
   readonly scheduleCreate: string;
   readonly scheduleGet: string;
@@ -179,9 +182,11 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     taskGet: `${prefix}.tasks.get`,
     taskList: `${prefix}.tasks.list`,
     taskCancel: `${prefix}.tasks.cancel`,
+    taskInput: `${prefix}.tasks.input`,
     teamTaskGet: (team: string) => `${prefix}.tasks.get.${team}`,
     teamTaskList: (team: string) => `${prefix}.tasks.list.${team}`,
     teamTaskCancel: (team: string) => `${prefix}.tasks.cancel.${team}`,
+    teamTaskInput: (team: string) => `${prefix}.tasks.input.${team}`,
     scheduleCreate: `${prefix}.schedules.create`,
     scheduleGet: `${prefix}.schedules.get`,
     scheduleList: `${prefix}.schedules.list`,

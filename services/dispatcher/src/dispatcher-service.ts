@@ -45,6 +45,18 @@ const settings = Type.Object({
   }),
   SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
   MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
+  ASK_USER_TIMEOUT_MS: Type.Integer({
+    default: 86_400_000,
+    minimum: 1000,
+    // Below the checkpoints' 7-day TTL: the answer resumes from the asking job's checkpoint.
+    maximum: 518_400_000,
+    description: 'how long a question a task asked (ask_user) waits for its answer; the task deadline does not run meanwhile',
+  }),
+  ASK_USER_TIMEOUT_POLICY: Type.Union([Type.Literal('fail'), Type.Literal('continue')], {
+    default: 'fail',
+    description:
+      'what an unanswered question does at ASK_USER_TIMEOUT_MS: fail ends the task input_timeout; continue resumes it telling the model nobody answered',
+  }),
   TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
   SCHEDULE_TICK_MS: Type.Integer({
     default: 1000,
@@ -93,6 +105,8 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
       retryBaseMs: config.SUBTASK_RETRY_BASE_MS,
       subtaskTimeoutMs: config.SUBTASK_TIMEOUT_MS,
       redispatchAfterMs: Math.max(2000, config.DISPATCHER_SWEEP_MS * 2),
+      inputTimeoutMs: config.ASK_USER_TIMEOUT_MS,
+      inputTimeoutPolicy: config.ASK_USER_TIMEOUT_POLICY,
     },
   });
   const intake = new TaskIntake({ bus, store, logger, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });
@@ -115,9 +129,11 @@ export function serveTaskQueries(
     serve(bus, contracts.taskGet, (req) => getTask(store, req, lookups)),
     serve(bus, contracts.taskList, (req) => listTasks(store, index, req)),
     serve(bus, contracts.taskCancel, (req) => coordinator.cancel(req)),
+    serve(bus, contracts.taskInput, (req) => coordinator.answer(req)),
     serve(bus, contracts.teamTaskGet, (req, ctx) => getTask(store, req, { ...lookups, team: teamOfRequest(ctx.subject, s.taskGet) })),
     serve(bus, contracts.teamTaskList, (req, ctx) => listTasks(store, index, req, teamOfRequest(ctx.subject, s.taskList))),
     serve(bus, contracts.teamTaskCancel, (req, ctx) => coordinator.cancel(req, teamOfRequest(ctx.subject, s.taskCancel))),
+    serve(bus, contracts.teamTaskInput, (req, ctx) => coordinator.answer(req, teamOfRequest(ctx.subject, s.taskInput))),
   ];
 }
 

@@ -24,7 +24,7 @@ export const MAX_DEPENDENCY_OUTPUT_CHARS = 64_000;
 function jobOf(
   v: TaskView,
   ctx: JobContext,
-  job: Pick<RuntimeJob, 'job_id' | 'subtask_id' | 'goal' | 'model_role' | 'kind' | 'inputs' | 'tools' | 'timeout_ms'>,
+  job: Pick<RuntimeJob, 'job_id' | 'subtask_id' | 'goal' | 'model_role' | 'kind' | 'inputs' | 'tools' | 'timeout_ms' | 'require_evidence' | 'input_answer'>,
 ): RuntimeJob {
   const o = v.options ?? {};
   return {
@@ -52,6 +52,18 @@ export function subtaskJob(v: TaskView, s: SubtaskState, ctx: JobContext): Runti
     kind: 'agent' as const,
     timeout_ms: ctx.subtaskTimeoutMs,
     ...(tools ? { tools } : {}),
+    ...(o.require_evidence ? { require_evidence: true } : {}),
+    ...(s.input?.answer !== undefined
+      ? {
+          input_answer: {
+            from_job: s.input.asked_by,
+            call_id: s.input.call_id,
+            answer: s.input.answer,
+            ...(s.input.timed_out ? { timed_out: true } : {}),
+            ...(s.input.usage_total ? { usage_before: s.input.usage_total } : {}),
+          },
+        }
+      : {}),
   };
   if (v.plan?.origin === 'single') return jobOf(v, ctx, { ...common, goal: v.goal, ...(o.inputs ? { inputs: o.inputs } : {}) });
   const outputs = new Map((v.plan?.subtasks ?? []).map((d) => [d.id, d.output]));

@@ -8,7 +8,9 @@ import {
   type Owner,
   type RuntimeResult,
   type TaskCancelRequest,
+  type TaskInputRequest,
   type TaskView,
+  type WireError,
 } from '@hermes/contracts';
 import { ReplyError, request, type Bus } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
@@ -18,7 +20,7 @@ import { acceptedData, emitTaskEvent, taskEventsPublished } from './task-events.
 import type { TaskMetrics } from './task-metrics.js';
 import { visibleTo } from './task-visibility.js';
 import { inTaskTrace } from './task-trace.js';
-import { advance, applyResult, begin, cancel, terminalActions, type Action, type PlanSettings, type Step } from './plan-scheduler.js';
+import { advance, answerInput, applyResult, begin, cancel, terminalActions, type Action, type PlanSettings, type Step } from './plan-scheduler.js';
 
 export interface PlanCoordinatorOptions {
   bus: Bus;
@@ -67,6 +69,30 @@ export class PlanCoordinator {
     const now = await this.o.store.get(req.task_id);
     if (!now) throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
     return now.view;
+  }
+
+  /**
+   * The answer to a question a task of the caller asked (ask_user): the waiting subtask's resuming
+   * job goes out. A task that waits for no answer is refused with not_waiting_for_input.
+   */
+  async answer(req: TaskInputRequest, team?: string): Promise<TaskView> {
+    const found = await this.o.store.get(req.task_id);
+    if (!found || !visibleTo(found.view, req.user_id, team)) {
+      throw new ReplyError(wireError('not_found', `no task ${req.task_id}`, { task_id: req.task_id }));
+    }
+    let refused: WireError | undefined;
+    const written = await this.transition(
+      req.task_id,
+      (v) => {
+        const step = answerInput(v, { answer: req.answer, ...(req.call_id ? { callId: req.call_id } : {}) }, this.ctx(v));
+        refused = 'code' in step ? step : undefined;
+        return 'code' in step ? undefined : step;
+      },
+      'input',
+    );
+    if (refused) throw new ReplyError(refused);
+    if (!written) throw new ReplyError(wireError('not_waiting_for_input', `task ${req.task_id} waits for no answer`, { task_id: req.task_id }));
+    return written;
   }
 
   /**
@@ -158,6 +184,10 @@ export class PlanCoordinator {
             this.o.metrics?.jobDispatched(a.job, isRetry(view, a.job.job_id));
             await this.markDispatched(taskId, a.job.job_id);
             log.info({ job_id: a.job.job_id, kind: a.job.kind, subtask_id: a.job.subtask_id }, 'job dispatched');
+            return;
+          case 'input_required':
+            await emitTaskEvent(bus, 'input_required', view, a.data, `${taskId}:input_required:${a.data.subtask_id}:${a.data.call_id}`);
+            log.info({ subtask_id: a.data.subtask_id, call_id: a.data.call_id }, 'task waits for input');
             return;
           case 'planned':
             await emitTaskEvent(bus, 'planned', view, a.data, `${taskId}:planned:${a.data.replans}`);

@@ -26,6 +26,10 @@ export interface PlanSettings {
   subtaskTimeoutMs: number;
   /** A claimed job not marked dispatched after this long is published again (same msg id). */
   redispatchAfterMs: number;
+  /** How long a question (ask_user) waits for its answer (ASK_USER_TIMEOUT_MS). */
+  inputTimeoutMs: number;
+  /** What then: `fail` ends the task input_timeout, `continue` resumes it telling the model nobody answered. */
+  inputTimeoutPolicy: 'fail' | 'continue';
 }
 
 /** Something to do once a state change has been written (compare-and-set won). */
@@ -33,6 +37,7 @@ export type Action =
   | { kind: 'accepted' }
   | { kind: 'job'; job: RuntimeJob }
   | { kind: 'planned'; data: TaskEventDataByKind['planned'] }
+  | { kind: 'input_required'; data: TaskEventDataByKind['input_required'] }
   | { kind: 'completed'; data: TaskEventDataByKind['completed']; userId: string }
   | { kind: 'failed'; data: TaskEventDataByKind['failed']; userId: string }
   | { kind: 'cancelled'; data: TaskEventDataByKind['cancelled']; userId: string }
@@ -211,6 +216,37 @@ export function applyResult(stored: TaskView, r: RuntimeResult, ctx: Ctx): Step 
   node.usage = addUsage(node.usage ?? { input_tokens: 0, output_tokens: 0 }, r.usage);
   delete node.claimed_at;
   delete node.dispatched_at;
+  // The answer went with the job that reported: a later job of the subtask starts without it.
+  delete node.input;
+  if (r.outcome === 'input_required' && r.question) {
+    const round = (node.input_rounds ?? 0) + 1;
+    node.status = 'input_required';
+    node.input_rounds = round;
+    node.input = {
+      call_id: r.question.call_id,
+      question: r.question.question,
+      ...(r.question.choices ? { choices: r.question.choices } : {}),
+      asked_by: r.job_id,
+      asked_at: iso(ctx.now),
+      deadline_at: iso(ctx.now + ctx.settings.inputTimeoutMs),
+      round,
+      ...(r.question.usage_total ? { usage_total: r.question.usage_total } : {}),
+    };
+    view = { ...view, plan, status: 'input_required' };
+    const asked: Action = {
+      kind: 'input_required',
+      data: {
+        task_id: v.task_id,
+        subtask_id: node.id,
+        call_id: node.input.call_id,
+        question: node.input.question,
+        ...(node.input.choices ? { choices: node.input.choices } : {}),
+        deadline_at: node.input.deadline_at,
+      },
+    };
+    const next = advance(view, ctx);
+    return { view: next.view, actions: [asked, ...next.actions] };
+  }
   if (r.outcome === 'succeeded') {
     node.status = 'succeeded';
     node.output = r.output ?? '';
@@ -243,7 +279,8 @@ function failNode(node: SubtaskState, error: WireError, ctx: Ctx): void {
 export function advance(stored: TaskView, ctx: Ctx): Step {
   const v = withPlan(stored);
   if (isTerminalStatus(v.status)) return { view: stored, actions: [] };
-  if (v.deadline_at && ctx.now >= Date.parse(v.deadline_at)) {
+  // A task waiting for its user is not running late: the wait is added to its deadline when answered.
+  if (v.deadline_at && v.status !== 'input_required' && ctx.now >= Date.parse(v.deadline_at)) {
     const step = finish(
       fail(
         { ...v, ...(v.plan ? { plan: structuredClone(v.plan) } : {}) },
@@ -270,6 +307,22 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
 
   const byId = new Map(plan.subtasks.map((s) => [s.id, s]));
   for (const s of plan.subtasks) {
+    if (s.status !== 'input_required' || !s.input || ctx.now < Date.parse(s.input.deadline_at)) continue;
+    if (ctx.settings.inputTimeoutPolicy === 'continue') {
+      actions.push(resume(view, s, NO_ANSWER, true, ctx));
+    } else {
+      s.status = 'failed';
+      s.error = wireError('input_timeout', `nobody answered the question of subtask ${s.id} by ${s.input.deadline_at}`, {
+        subtask_id: s.id,
+        call_id: s.input.call_id,
+        question: s.input.question,
+        deadline_at: s.input.deadline_at,
+      });
+      delete s.input;
+    }
+    view.status = waiting(plan) ? 'input_required' : 'running';
+  }
+  for (const s of plan.subtasks) {
     // No timeout is counted here: a job queued behind the LLM cap has not started, and its
     // runtime stops it SUBTASK_TIMEOUT_MS after it does (timeout_ms), reporting subtask_timeout.
     if (s.status !== 'running') continue;
@@ -293,8 +346,10 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
   if (failed) {
     const error = failed.error ?? wireError('internal', `subtask ${failed.id} failed without an error`);
     // A single-subtask task, or a refusal (permission, ownership, budget): a re-plan cannot help,
-    // and the task ends with the subtask's own error, not a wrapper that hides it.
-    if (plan.origin === 'single' || isCallerFault(error)) {
+    // and the task ends with the subtask's own error, not a wrapper that hides it. So does an
+    // answer the evidence gate refused: the task asked for evidence, and a reshuffled plan would
+    // hand the same gap to the next subtask instead of reporting it.
+    if (plan.origin === 'single' || isCallerFault(error) || error.code === 'unsupported_answer') {
       const own = plan.origin === 'single' ? error : { ...error, details: { ...error.details, subtask_id: failed.id, report: report(plan) } };
       const step = finish(fail(view, own), ctx);
       step.actions.unshift(...actions.filter((a) => a.kind !== 'job'));
@@ -336,6 +391,52 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
     actions.push({ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) });
   }
   return { view, actions };
+}
+
+/** What the model reads for a question nobody answered in time (ASK_USER_TIMEOUT_POLICY=continue). */
+export const NO_ANSWER =
+  'The user did not answer in time. Continue without the answer: make no assumption you cannot justify, and say what you could not settle.';
+
+/** Whether any subtask waits for an answer. */
+const waiting = (plan: PlanState) => plan.subtasks.some((s) => s.status === 'input_required');
+
+/**
+ * Gives a waiting subtask its answer: its next job (`<task>-<subtask>-<attempt>-input<round>`)
+ * resumes from the checkpoint of the job that asked, and the task's deadline moves by the wait.
+ */
+function resume(view: TaskView, s: SubtaskState, answer: string, timedOut: boolean, ctx: Ctx): Action {
+  const input = s.input!;
+  s.input = { ...input, answer, ...(timedOut ? { timed_out: true } : {}) };
+  s.status = 'running';
+  s.job_id = `${view.task_id}-${s.id}-${s.attempts}-input${input.round}`;
+  s.claimed_at = iso(ctx.now);
+  delete s.dispatched_at;
+  if (view.deadline_at) view.deadline_at = iso(Date.parse(view.deadline_at) + Math.max(0, ctx.now - Date.parse(input.asked_at)));
+  return { kind: 'job', job: subtaskJob(view, s, jobCtx(ctx)) };
+}
+
+/**
+ * The owner's answer to a question of the task (the oldest, or the one `callId` names). Pure like
+ * `advance`; a task that waits for no such question is the caller's mistake, not a change.
+ */
+export function answerInput(stored: TaskView, o: { answer: string; callId?: string }, ctx: Ctx): Step | WireError {
+  const v = withPlan(stored);
+  const open = (v.plan?.subtasks ?? [])
+    .filter((s) => s.status === 'input_required' && s.input && (o.callId === undefined || s.input.call_id === o.callId))
+    .sort((a, b) => Date.parse(a.input!.asked_at) - Date.parse(b.input!.asked_at));
+  if (isTerminalStatus(v.status) || open.length === 0) {
+    return wireError('not_waiting_for_input', `task ${v.task_id} waits for no answer${o.callId ? ` to ${o.callId}` : ''}`, {
+      task_id: v.task_id,
+      status: v.status,
+    });
+  }
+  const plan = structuredClone(v.plan!);
+  const view: TaskView = { ...v, plan };
+  const node = plan.subtasks.find((s) => s.id === open[0]!.id)!;
+  const job = resume(view, node, o.answer, false, ctx);
+  view.status = waiting(plan) ? 'input_required' : 'running';
+  const next = advance(view, ctx);
+  return { view: next.view, actions: [job, ...next.actions] };
 }
 
 /** Subtasks that still count: not replaced by a re-plan, not skipped. */

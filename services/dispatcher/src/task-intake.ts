@@ -87,6 +87,7 @@ export class TaskIntake {
       ...(d.stream !== undefined ? { stream: d.stream } : {}),
       ...(d.priority ? { priority: d.priority } : {}),
       ...(d.metadata ? { metadata: d.metadata } : {}),
+      ...(d.require_evidence ? { require_evidence: true } : {}),
     };
     const { view, created } = await store.createOrGet({
       task_id: taskId,

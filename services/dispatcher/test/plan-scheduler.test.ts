@@ -1,10 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { wireError, type RuntimeJob, type RuntimeResult, type TaskView } from '@hermes/contracts';
-import { advance, applyResult, begin, cancel, initialPlan, singlePlan, type Action, type PlanSettings } from '../src/plan-scheduler.js';
+import { advance, answerInput, applyResult, begin, cancel, initialPlan, NO_ANSWER, singlePlan, type Action, type PlanSettings } from '../src/plan-scheduler.js';
 import { MAX_DEPENDENCY_OUTPUT_CHARS } from '../src/job-builder.js';
 import { taskView } from './support.js';
 
-const settings: PlanSettings = { maxSubtasks: 12, maxRetries: 2, maxReplans: 1, retryBaseMs: 100, subtaskTimeoutMs: 60_000, redispatchAfterMs: 2000 };
+const settings: PlanSettings = {
+  maxSubtasks: 12,
+  maxRetries: 2,
+  maxReplans: 1,
+  retryBaseMs: 100,
+  subtaskTimeoutMs: 60_000,
+  redispatchAfterMs: 2000,
+  inputTimeoutMs: 10_000,
+  inputTimeoutPolicy: 'fail' as 'fail' | 'continue',
+};
 const ctx = (now = Date.now()) => ({ now, settings, roles: ['user'] });
 const jobs = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'job' ? [a.job] : []));
 const usage = { input_tokens: 1, output_tokens: 1 };
@@ -235,5 +244,57 @@ describe('one path for every task', () => {
     const passed = (jobs(step.actions)[0]!.inputs!.dependencies as Record<string, string>).a!;
     expect(passed.startsWith('x'.repeat(MAX_DEPENDENCY_OUTPUT_CHARS))).toBe(true);
     expect(passed).toMatch(/\[… 10 more characters cut\]$/);
+  });
+});
+
+describe('questions (ask_user)', () => {
+  const asking = (now: number) => {
+    const started = begin(
+      taskView({ task_id: 't_ask', status: 'accepted', plan: singlePlan('deploy'), deadline_at: new Date(now + 5000).toISOString() }),
+      ctx(now),
+    )!;
+    const job = jobs(started.actions)[0]!;
+    const question = { call_id: 'q1', question: 'Which region?', usage_total: { input_tokens: 50, output_tokens: 5 } };
+    return { job, step: applyResult(started.view, result(job, { outcome: 'input_required', question }), ctx(now)) };
+  };
+
+  it('a question makes the task input_required with an event; the answer resumes from the asking job, deadline moved by the wait', () => {
+    const now = Date.now();
+    const { job, step } = asking(now);
+    expect(step.view.status).toBe('input_required');
+    expect(step.actions).toEqual([
+      expect.objectContaining({ kind: 'input_required', data: expect.objectContaining({ call_id: 'q1', question: 'Which region?' }) }),
+    ]);
+    // Its deadline passes while it waits: it does not time out.
+    expect(advance(step.view, ctx(now + 6000)).view.status).toBe('input_required');
+
+    const answered = answerInput(step.view, { answer: 'eu' }, ctx(now + 6000));
+    if ('code' in answered) throw new Error(answered.message);
+    expect(answered.view.status).toBe('running');
+    expect(Date.parse(answered.view.deadline_at!)).toBe(now + 11_000);
+    expect(jobs(answered.actions)[0]).toMatchObject({
+      job_id: 't_ask-main-1-input1',
+      input_answer: { from_job: job.job_id, call_id: 'q1', answer: 'eu', usage_before: { input_tokens: 50, output_tokens: 5 } },
+    });
+    // Answered once: a second answer is refused.
+    expect(answerInput(answered.view, { answer: 'us' }, ctx(now + 6000))).toMatchObject({ code: 'not_waiting_for_input', retryable: false });
+  });
+
+  it('an answer for another call id is refused', () => {
+    const { step } = asking(Date.now());
+    expect(answerInput(step.view, { answer: 'eu', callId: 'q9' }, ctx())).toMatchObject({ code: 'not_waiting_for_input' });
+  });
+
+  it('unanswered past ASK_USER_TIMEOUT_MS: policy fail ends the task input_timeout, policy continue resumes it with the no-answer note', () => {
+    const now = Date.now();
+    const { step } = asking(now);
+    const late = now + settings.inputTimeoutMs + 1;
+    const failed = advance(step.view, ctx(late));
+    expect(failed.view.status).toBe('failed');
+    expect(failed.view.error).toMatchObject({ code: 'input_timeout', details: { call_id: 'q1' } });
+
+    const continuing = advance(step.view, { now: late, settings: { ...settings, inputTimeoutPolicy: 'continue' }, roles: ['user'] });
+    expect(continuing.view.status).toBe('running');
+    expect(jobs(continuing.actions)[0]!.input_answer).toMatchObject({ call_id: 'q1', answer: NO_ANSWER, timed_out: true });
   });
 });

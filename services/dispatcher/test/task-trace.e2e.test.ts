@@ -32,7 +32,16 @@ async function plannerFixture() {
   await bus.ensureConsumers(['dispatcherIntake']);
   const store = new TaskStore(await bus.kv('tasks'));
   const index = new TaskIndex(await bus.kv('taskIndex'));
-  const settings = { maxSubtasks: 5, maxRetries: 2, maxReplans: 0, retryBaseMs: 10, subtaskTimeoutMs: 60_000, redispatchAfterMs: 2_000 };
+  const settings = {
+    maxSubtasks: 5,
+    maxRetries: 2,
+    maxReplans: 0,
+    retryBaseMs: 10,
+    subtaskTimeoutMs: 60_000,
+    redispatchAfterMs: 2_000,
+    inputTimeoutMs: 60_000,
+    inputTimeoutPolicy: 'fail' as const,
+  };
   const coordinator = new PlanCoordinator({ bus, store, index, logger: silentLogger, settings, rolesOf: () => ['user'] });
   const intake = new TaskIntake({ bus, store, logger: silentLogger, index, coordinator, planMode: 'auto' });
   const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);

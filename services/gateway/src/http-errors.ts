@@ -79,6 +79,7 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
   invalid_schedule: 400,
   invalid_trigger: 400,
   duplicate_conflict: 409,
+  not_waiting_for_input: 409,
 };
 
 /** A payload_limit error as the HTTP answer: 413 for size, 400 for every other limit (its details name limit and path); never retryable. */

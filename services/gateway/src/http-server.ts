@@ -8,6 +8,7 @@ import { hermesTracer, type Logger } from '@hermes/telemetry';
 import { createApprovalRoutes } from './approval-routes.js';
 import { createAuditRoute } from './audit-routes.js';
 import { createCancelRoute } from './cancel-routes.js';
+import { createInputRoute } from './input-routes.js';
 import { createAuthenticator, type Authenticator, type Caller } from './auth.js';
 import { createCors, type Cors } from './cors.js';
 import { consoleAssets, type ConsoleAssets } from './console-assets.js';
@@ -102,6 +103,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     listTasks: tasks.list,
     getTask: tasks.get,
     cancelTask: createCancelRoute({ bus: opts.bus }),
+    answerTask: createInputRoute({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES }),
     taskEvents: tasks.events,
     getTaskPlan: tasks.plan,
     getTaskAudit: createAuditRoute({ bus: opts.bus }),

@@ -10,6 +10,8 @@ import { noStepTimer, type StepTimer } from './step-timer.js';
 import type { ToolCaller } from './tool-caller.js';
 import type { WaitOut } from './dependency-wait.js';
 import type { Compactor } from './conversation-compaction.js';
+import { answerMessage, ASK_USER, notAskedMessage, readQuestion, type Question } from './ask-user.js';
+import { checkEvidence, describe, EVIDENCE_REQUEST_START, evidenceRequest, evidenceRequired } from './evidence-gate.js';
 
 export interface LoopLimits {
   maxSteps: number;
@@ -18,7 +20,9 @@ export interface LoopLimits {
 
 export type LoopOutcome =
   | { kind: 'answer'; output: string; usage: Checkpoint['usage']; model: string; checkpoint: Checkpoint }
-  | { kind: 'stopped'; error: WireError; usage: Checkpoint['usage'] };
+  | { kind: 'stopped'; error: WireError; usage: Checkpoint['usage'] }
+  /** The model asked its user (ask_user): the turn is checkpointed with the call pending, and the job ends until the answer. */
+  | { kind: 'input_required'; question: Question; usage: Checkpoint['usage'] };
 
 export interface AgentLoopDeps {
   llm: LlmClient;
@@ -85,7 +89,10 @@ export class AgentLoop {
             wireError('budget_exceeded', `the task used ${used} of its ${budget} tokens`, { used_tokens: used, max_tokens: budget, steps: cp.step }),
           );
         }
-        if (cp.pending) await this.runPendingTools(job, cp, timer, { resumed, ...(o.signal ? { signal: o.signal } : {}), ...(sent ? { sent } : {}) });
+        if (cp.pending) {
+          const asked = await this.runPendingTools(job, cp, timer, { resumed, ...(o.signal ? { signal: o.signal } : {}), ...(sent ? { sent } : {}) });
+          if (asked) return { kind: 'input_required', question: asked, usage: cp.usage };
+        }
         sent = undefined;
         resumed = false;
 
@@ -131,6 +138,14 @@ export class AgentLoop {
 
         if (answer.toolCalls.length === 0) {
           cp.messages.push({ role: 'assistant', content: answer.content ?? '' });
+          const refused = this.gate(job, o.tools, cp, answer.content ?? '');
+          if (refused === 'ask_again') {
+            // Saved like a tool turn: a redelivered job asks the model again instead of reporting the refused answer.
+            await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
+            timer.end();
+            continue;
+          }
+          if (refused) return this.stop(cp, refused);
           // Saved before the session write: a runtime that lost the job learns it here, before any side effect.
           await timer.time('checkpoint', () => this.d.checkpoints.save(cp));
           timer.end();
@@ -158,6 +173,29 @@ export class AgentLoop {
       // Stopped before the next LLM call (limits, a failed tool call, cancellation): let the permit go.
       void reservation?.cancel();
     }
+  }
+
+  /**
+   * The evidence gate (docs/planning.md): an answer that must cite tool results and does not, or
+   * quotes what they do not hold, gets one more chance with what was wrong; the second such answer
+   * ends the job `unsupported_answer`. Whether the chance was used is read from the conversation
+   * itself, so a redelivered job counts it too.
+   */
+  private gate(job: RuntimeJob, tools: ToolDefinition[], cp: Checkpoint, answer: string): WireError | 'ask_again' | undefined {
+    if (!evidenceRequired(job, tools, cp.messages)) return undefined;
+    const problems = checkEvidence(answer, cp.messages);
+    if (problems.length === 0) return undefined;
+    const asked = cp.messages.some((m) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith(EVIDENCE_REQUEST_START));
+    if (!asked) {
+      cp.messages.push({ role: 'user', content: evidenceRequest(problems) });
+      this.d.events.evidenceRefused(job, cp.step, problems);
+      return 'ask_again';
+    }
+    return wireError('unsupported_answer', `the answer is not supported by tool results: ${problems.map(describe).join('; ')}`, {
+      problems,
+      answer: answer.slice(0, 4000),
+      step: cp.step,
+    });
   }
 
   /** Sends the last turn's calls that `which` picks, by index; a failure is the caller's to see when it awaits. */
@@ -209,18 +247,24 @@ export class AgentLoop {
     cp: Checkpoint,
     timer: StepTimer,
     o: CallOptions & { sent?: Map<number, Promise<ToolCallReply>> },
-  ): Promise<void> {
+  ): Promise<Question | undefined> {
     const calls = pendingCalls(cp);
+    // ask_user never goes to the toolbus: its result is the user's answer, which a resumed job carries.
+    const asks = askUserReplies(job, calls);
     const replies = await timer.time('tools', () =>
       Promise.all(
         calls.map((c, index) => {
-          if (c.type !== 'function') return undefined;
+          if (c.type !== 'function' || asks.has(index)) return undefined;
           return o.sent?.get(index) ?? this.callTool(job, cp.step, index, c, o);
         }),
       ),
     );
-    calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: toolMessage(replies[i]) }));
+    // The turn stays pending: the resuming job sends its other calls again, and the toolbus replays their records.
+    const question = [...asks.values()].find((a): a is Question => typeof a !== 'string');
+    if (question) return question;
+    calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: (asks.get(i) as string | undefined) ?? toolMessage(replies[i]) }));
     cp.pending = false;
+    return undefined;
   }
 
   private stop(cp: Checkpoint, error: WireError): LoopOutcome {
@@ -234,6 +278,26 @@ interface CallOptions {
   /** Sent again after the job was redelivered (the toolbus then looks for the call's record first). */
   resumed: boolean;
   signal?: AbortSignal;
+}
+
+/**
+ * The ask_user calls of a turn, by index: the answered one's tool message, the question still to
+ * ask (the first one only: one question at a time), or the correction for a call not asked.
+ */
+function askUserReplies(job: RuntimeJob, calls: ReturnType<typeof pendingCalls>): Map<number, string | Question> {
+  const out = new Map<number, string | Question>();
+  // A turn whose question was answered asks no other: the answer would be lost to the next resume.
+  let asked = calls.some((c) => c.id === job.input_answer?.call_id);
+  calls.forEach((c, index) => {
+    if (c.type !== 'function' || c.function.name !== ASK_USER) return;
+    if (job.input_answer?.call_id === c.id) return out.set(index, answerMessage(job.input_answer));
+    const q = readQuestion(c.id, c.function.arguments);
+    if ('error' in q) return out.set(index, notAskedMessage(q.error));
+    if (asked) return out.set(index, notAskedMessage('ask one question at a time; ask this one again if you still need it'));
+    asked = true;
+    out.set(index, q);
+  });
+  return out;
 }
 
 /** The tool calls of the checkpoint's last assistant turn. */

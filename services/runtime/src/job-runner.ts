@@ -16,6 +16,7 @@ import { errorAsWire, isDependencyOutage, isRetryable, request, type Bus, type H
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { AgentLoop, jobRoles, type LoopLimits } from './agent-loop.js';
+import { withAskUser } from './ask-user.js';
 import { recordAgentOutcome, runInAgentSpan, traceMemoryContext, traceMemoryRecall } from './agent-spans.js';
 import { noWaiting, waitOutOutage, type OutagePolicy, type WaitOut } from './dependency-wait.js';
 import { CheckpointConflictError, type Checkpoint, type CheckpointStore, type JobCheckpoint } from './checkpoint-store.js';
@@ -145,6 +146,12 @@ export class JobRunner {
         await this.report(job, attempt, { outcome: 'failed', error: outcome.error, usage: outcome.usage });
         return 'done';
       }
+      if (outcome.kind === 'input_required') {
+        // The job ends here and frees its slot; the answer comes as a new job resuming this one's checkpoint.
+        await this.report(job, attempt, { outcome: 'input_required', question: { ...outcome.question, usage_total: outcome.usage }, usage: outcome.usage });
+        log.info({ call_id: outcome.question.call_id }, 'job waits for the user: question asked');
+        return 'done';
+      }
       await this.writeSession(job, prefetched.checkpoint, outcome.checkpoint, outcome.output, waitOut);
       await this.report(job, attempt, { outcome: 'succeeded', output: outcome.output, usage: outcome.usage, model: outcome.model });
       log.info({ usage: outcome.usage, steps: outcome.checkpoint.step }, 'job succeeded');
@@ -224,7 +231,7 @@ export class JobRunner {
     const out: Prefetched = {
       tools: waitOut('toolbus', () => listTools(this.o.bus, job)),
       checkpoint,
-      saved: checkpoint.load({ claim: redelivered }),
+      saved: checkpoint.load({ claim: redelivered }).then((own) => own ?? this.resumedCheckpoint(job)),
     };
     // The job may end before they are awaited (publishing `started` failed, the session stayed busy).
     out.tools.catch(() => undefined);
@@ -232,10 +239,28 @@ export class JobRunner {
     return out;
   }
 
+  /**
+   * A job answering a question starts from the checkpoint of the job that asked (its turn with the
+   * ask_user call pending), under its own job id from then on. Gone (past its TTL), the job starts
+   * over, and its model may ask again.
+   */
+  private async resumedCheckpoint(job: RuntimeJob): Promise<Checkpoint | undefined> {
+    if (!job.input_answer) return undefined;
+    const asked = await this.o.checkpoints.open(job.input_answer.from_job).load();
+    if (!asked) {
+      this.o.logger.warn(
+        { task_id: job.task_id, job_id: job.job_id, from_job: job.input_answer.from_job },
+        'checkpoint of the asking job is gone; starting over',
+      );
+      return undefined;
+    }
+    return { ...asked, job_id: job.job_id };
+  }
+
   private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
     // The tool list was asked for as the job started: its schemas size the room kept for them.
-    const tools = await prefetched.tools;
-    const reserveTools = toolReserveTokens(job, tools.tools, this.o.llm.modelFor(job.model_role));
+    const tools = withAskUser(job, (await prefetched.tools).tools);
+    const reserveTools = toolReserveTokens(job, tools, this.o.llm.modelFor(job.model_role));
     const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut, reserveTools));
     if (checkpoint.step === 0)
       assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job, reserveTools), maxTokens: job.budget?.max_tokens });
@@ -256,7 +281,7 @@ export class JobRunner {
     const outcome = await loop.run({
       job,
       checkpoint,
-      tools: tools.tools,
+      tools,
       limits: { ...this.o.limits, ...(job.budget?.max_steps ? { maxSteps: job.budget.max_steps } : {}) },
       ...(stream ? { onDelta: (t: string, step: number) => stream.push(t, step) } : {}),
       ...(signal ? { signal } : {}),
@@ -363,8 +388,9 @@ export class JobRunner {
       task_id: job.task_id,
       subtask_id: job.subtask_id,
       attempt,
-      usage: { input_tokens: 0, output_tokens: 0 },
       ...r,
+      // A resumed job's checkpoint counts the asking jobs' tokens too, which they reported already.
+      usage: usageSince(r.usage ?? { input_tokens: 0, output_tokens: 0 }, job.input_answer?.usage_before),
     };
     recordAgentOutcome(result);
     // One result per job: a runtime that dies after publishing and is redelivered is de-duplicated.
@@ -385,6 +411,11 @@ interface Prefetched {
   /** This delivery's checkpoint handle: its fence. */
   checkpoint: JobCheckpoint;
   saved: Promise<Checkpoint | undefined>;
+}
+
+function usageSince(total: RuntimeResult['usage'], before: RuntimeResult['usage'] | undefined): RuntimeResult['usage'] {
+  if (!before) return total;
+  return { input_tokens: Math.max(0, total.input_tokens - before.input_tokens), output_tokens: Math.max(0, total.output_tokens - before.output_tokens) };
 }
 
 function toWire(err: unknown): WireError {

@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { RuntimeJob, SessionMessage } from '@hermes/contracts';
 import { renderCompactJson } from './compact-json.js';
+import { evidenceInstruction } from './evidence-gate.js';
 
 /**
  * Bound on the JSON a prompt carries (inputs, dependency outputs, planning context): about a
@@ -25,6 +26,7 @@ export function systemPrompt(job: RuntimeJob, hasTools: boolean): string {
       : 'You have no tools for this task.',
     'Never make up data. If what you need cannot be found with your tools or in the conversation, say exactly what is missing.',
     'When you are done, answer with the final result as plain text.',
+    ...(job.require_evidence ? [evidenceInstruction()] : []),
   ].join('\n');
 }
 

@@ -3,6 +3,7 @@ import type { Bus } from '@hermes/bus';
 import type { ChatResult } from '@hermes/llm';
 import type { DependencyWait } from './dependency-wait.js';
 import type { Compaction } from './conversation-compaction.js';
+import type { EvidenceProblem } from './evidence-gate.js';
 import type { Logger } from '@hermes/telemetry';
 
 const PREVIEW_CHARS = 1000;
@@ -84,6 +85,18 @@ export class StepEvents {
         folded_tokens: c.inputTokens,
         summarizer_calls: c.summarizerCalls,
       },
+    });
+  }
+
+  /** The evidence gate refused the step's answer and asked the model once more (detail.problems say why). */
+  evidenceRefused(job: RuntimeJob, step: number, problems: readonly EvidenceProblem[]): void {
+    this.o.logger.info({ task_id: job.task_id, step, problems: problems.map((p) => p.kind) }, 'answer refused by the evidence gate; asking once more');
+    this.publish(job, `${job.job_id}:step:${step}:evidence_refused`, {
+      task_id: job.task_id,
+      subtask_id: job.subtask_id,
+      step,
+      kind: 'evidence_refused',
+      detail: { problems },
     });
   }
 

@@ -151,7 +151,9 @@ describe('the agent loop', () => {
     ]);
 
     expect(llm.requests).toHaveLength(2);
-    expect(llm.requests[0]?.body.tools).toHaveLength(2);
+    // The toolbus's two tools and the runtime's own ask_user.
+    expect((llm.requests[0]?.body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name)).toContain('ask_user');
+    expect(llm.requests[0]?.body.tools).toHaveLength(3);
     const second = sentMessages(1);
     expect(second.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool']);
     expect(second[2]?.tool_calls?.map((c) => [c.id, c.function.name])).toEqual([

@@ -143,8 +143,10 @@ describe('JobRunner', () => {
       ['assistant', 'the DNS resolver'],
       ['user', 'write the postmortem'],
     ]);
+    // The toolbus's tools, then the runtime's own ask_user (no allow-list leaves it out).
     expect(body.tools).toEqual([
       { type: 'function', function: { name: 'web_search', description: 'the web_search tool', parameters: { type: 'object', properties: {} } } },
+      { type: 'function', function: expect.objectContaining({ name: 'ask_user' }) },
     ]);
   });
 

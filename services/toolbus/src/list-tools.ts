@@ -19,6 +19,7 @@ export function listTools(registry: ToolRegistry, req: ToolsListRequest): ToolsL
       ...(spec.idempotent && !spec.require_confirm ? { idempotent: true } : {}),
       origin: originOf(host),
       ...(spec.require_confirm ? { requires_approval: true } : {}),
+      ...(spec.require_evidence ? { require_evidence: true } : {}),
     })),
   };
 }

@@ -1,4 +1,5 @@
 import { cancelCommand } from './cancel-command.js';
+import { answerCommand } from './answer-command.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { RemoteError, type Bus } from '@hermes/bus';
 import { approveCommand } from './approve-command.js';
@@ -23,6 +24,7 @@ export const COMMANDS: readonly Command[] = [
   traceCommand,
   tasksCommand,
   cancelCommand,
+  answerCommand,
   llmStatusCommand,
   llmCapacityCommand,
   approveCommand,

@@ -33,6 +33,11 @@ export function formatTaskEvent(event: TaskEvent): string {
       parts.push(`subtask=${d.subtask_id}#${d.step}`);
       return parts.join(' ');
     }
+    case 'input_required': {
+      const d = dataOf(event, kind);
+      const choices = d.choices?.length ? ` [${d.choices.join(' | ')}]` : '';
+      return `input required subtask=${d.subtask_id}: ${d.question}${choices} (answer with: hermes answer ${d.task_id} "<text>")`;
+    }
     case 'completed':
       return `completed: ${dataOf(event, kind).result.output}`;
     case 'failed': {

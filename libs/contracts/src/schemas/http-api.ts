@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, ValidationIssue } from './common.js';
-import { PlanState, TaskStatus } from './task-state.js';
+import { PlanState, TaskInputRequest, TaskStatus } from './task-state.js';
 import { TaskRequest } from './task-submission.js';
 import { ApprovalDecision, ToolAuditRecord } from './tool-calls.js';
 import { SessionMessagesReply } from './memory.js';
@@ -110,6 +110,13 @@ export const ApprovalDecisionBody = Type.Object(
   { title: 'ApprovalDecisionBody', additionalProperties: false },
 );
 export type ApprovalDecisionBody = Static<typeof ApprovalDecisionBody>;
+
+/** `POST /v1/tasks/:id/input`: the answer to the question the task asked (ask_user). */
+export const TaskInputBody = Type.Object(
+  { answer: TaskInputRequest.properties.answer, call_id: TaskInputRequest.properties.call_id },
+  { title: 'TaskInputBody', additionalProperties: false },
+);
+export type TaskInputBody = Static<typeof TaskInputBody>;
 
 /** `GET /v1/users/:user/sessions/:id`: the session's latest messages, oldest first. */
 export const SessionMessagesView = Type.Object(

@@ -49,6 +49,19 @@ export const RuntimeJob = Type.Object(
           'how long the job may run, counted from when a runtime starts it (not from when it was queued); past it the runtime stops it and reports a retryable subtask_timeout',
       }),
     ),
+    require_evidence: Type.Optional(Type.Boolean({ description: "agent jobs: the task's evidence gate (the final answer cites tool results)" })),
+    input_answer: Type.Optional(
+      Type.Object(
+        {
+          from_job: Id,
+          call_id: Type.String(),
+          answer: Type.String(),
+          timed_out: Type.Optional(Type.Boolean()),
+          usage_before: Type.Optional(TokenUsage),
+        },
+        { additionalProperties: false, description: "a job resuming from from_job's checkpoint, its ask_user call answered" },
+      ),
+    ),
   },
   { title: 'RuntimeJob', additionalProperties: false },
 );
@@ -61,7 +74,18 @@ export const RuntimeResult = Type.Object(
     task_id: Id,
     subtask_id: Id,
     attempt: Type.Integer({ minimum: 1, description: 'delivery attempt of the job that produced this result' }),
-    outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]),
+    outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('input_required')]),
+    question: Type.Optional(
+      Type.Object(
+        {
+          call_id: Type.String(),
+          question: Type.String(),
+          choices: Type.Optional(Type.Array(Type.String())),
+          usage_total: Type.Optional(TokenUsage),
+        },
+        { additionalProperties: false, description: 'input_required: what the model asked with ask_user (its turn is checkpointed under job_id)' },
+      ),
+    ),
     output: Type.Optional(Type.String()),
     error: Type.Optional(WireError),
     usage: TokenUsage,

@@ -4,14 +4,15 @@ import { Team } from '../owner.js';
 import { ABSOLUTE_URI_PATTERN } from '../event-source.js';
 
 /** Every event kind a submitter can see on `<prefix>.tasks.events.<task_id>`. */
-export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'planned', 'started', 'step', 'completed', 'failed', 'cancelled'] as const;
+export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'planned', 'started', 'step', 'input_required', 'completed', 'failed', 'cancelled'] as const;
 export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
 /** Kinds after which no further event is published for the task. */
 export const TERMINAL_EVENT_KINDS: readonly TaskEventKind[] = ['rejected', 'completed', 'failed', 'cancelled'];
 
 export const taskEventType = (kind: TaskEventKind) => `io.hermes.task.${kind}` as const;
 /** The title (and component name in the AsyncAPI document) of a kind's `data` schema: `TaskAcceptedData`. */
-export const taskEventDataTitle = (kind: TaskEventKind) => `Task${kind[0]!.toUpperCase()}${kind.slice(1)}Data`;
+export const taskEventDataTitle = (kind: TaskEventKind) => `Task${pascal(kind)}Data`;
+const pascal = (kind: string) => kind.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase());
 
 const SourceEventRef = Type.Object(
   { source: Type.Optional(Type.String()), id: Type.Optional(Type.String()) },
@@ -75,6 +76,7 @@ export const StepKind = Type.Union([
   Type.Literal('token_delta'),
   Type.Literal('waiting'),
   Type.Literal('compacted'),
+  Type.Literal('evidence_refused'),
 ]);
 export const StepData = Type.Object(
   {
@@ -96,11 +98,20 @@ export const TaskResult = Type.Object(
   { title: 'TaskResult', additionalProperties: false },
 );
 export type TaskResult = Static<typeof TaskResult>;
+/** Where a subtask stands (see docs/planning.md for its transitions). */
+export const SubtaskStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('running'),
+  Type.Literal('input_required'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('skipped'),
+]);
 export const SubtaskOutcome = Type.Object(
   {
     id: Id,
     intent: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('running'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('skipped')]),
+    status: SubtaskStatus,
     attempts: Type.Integer({ minimum: 0 }),
     error: Type.Optional(WireError),
     usage: Type.Optional(TokenUsage),
@@ -125,6 +136,18 @@ export const FailedData = Type.Object(
     subtasks: Type.Optional(Type.Array(SubtaskOutcome, { description: 'planned tasks: how each subtask ended' })),
   },
   { title: 'TaskFailedData', additionalProperties: false },
+);
+/** A subtask's model asked the user a question (`ask_user`); the task waits for `POST /v1/tasks/:id/input`. */
+export const InputRequiredData = Type.Object(
+  {
+    task_id: Id,
+    subtask_id: Id,
+    call_id: Type.String({ description: 'the ask_user call the answer resumes' }),
+    question: Type.String(),
+    choices: Type.Optional(Type.Array(Type.String())),
+    deadline_at: Timestamp,
+  },
+  { title: 'TaskInputRequiredData', additionalProperties: false },
 );
 export const CancelledData = Type.Object({ task_id: Id, reason: Type.Optional(Type.String()) }, { title: 'TaskCancelledData', additionalProperties: false });
 
@@ -154,7 +177,7 @@ function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
       tracestate: Type.Optional(Type.String({ maxLength: 512, description: 'W3C tracestate (CloudEvents distributed tracing extension)' })),
       data,
     },
-    { title: `Task${kind[0]!.toUpperCase()}${kind.slice(1)}Event`, additionalProperties: false },
+    { title: `Task${pascal(kind)}Event`, additionalProperties: false },
   );
 }
 
@@ -163,13 +186,24 @@ export const TaskRejectedEvent = eventOf('rejected', RejectedData);
 export const TaskPlannedEvent = eventOf('planned', PlannedData);
 export const TaskStartedEvent = eventOf('started', StartedData);
 export const TaskStepEvent = eventOf('step', StepData);
+export const TaskInputRequiredEvent = eventOf('input_required', InputRequiredData);
 export const TaskCompletedEvent = eventOf('completed', CompletedData);
 export const TaskFailedEvent = eventOf('failed', FailedData);
 export const TaskCancelledEvent = eventOf('cancelled', CancelledData);
 
 /** Any event on a task's event subject, as a structured CloudEvent; `subject` is the task id. */
 export const TaskEvent = Type.Union(
-  [TaskAcceptedEvent, TaskRejectedEvent, TaskPlannedEvent, TaskStartedEvent, TaskStepEvent, TaskCompletedEvent, TaskFailedEvent, TaskCancelledEvent],
+  [
+    TaskAcceptedEvent,
+    TaskRejectedEvent,
+    TaskPlannedEvent,
+    TaskStartedEvent,
+    TaskStepEvent,
+    TaskInputRequiredEvent,
+    TaskCompletedEvent,
+    TaskFailedEvent,
+    TaskCancelledEvent,
+  ],
   { title: 'TaskEvent' },
 );
 export type TaskEvent = Static<typeof TaskEvent>;
@@ -181,6 +215,7 @@ export interface TaskEventDataByKind {
   planned: Static<typeof PlannedData>;
   started: Static<typeof StartedData>;
   step: Static<typeof StepData>;
+  input_required: Static<typeof InputRequiredData>;
   completed: Static<typeof CompletedData>;
   failed: Static<typeof FailedData>;
   cancelled: Static<typeof CancelledData>;

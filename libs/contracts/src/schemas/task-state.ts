@@ -1,12 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, WireError } from './common.js';
 import { Team } from '../owner.js';
-import { TaskResult } from './task-events.js';
+import { SubtaskStatus, TaskResult } from './task-events.js';
 import { TaskBudget, Priority } from './task-submission.js';
 
 export const TaskStatus = Type.Union([
   Type.Literal('accepted'),
   Type.Literal('running'),
+  Type.Literal('input_required'),
   Type.Literal('completed'),
   Type.Literal('failed'),
   Type.Literal('cancelled'),
@@ -21,14 +22,27 @@ export function isTerminalStatus(status: string): boolean {
   return (TERMINAL_TASK_STATUSES as readonly string[]).includes(status);
 }
 
-export const SubtaskStatus = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('running'),
-  Type.Literal('succeeded'),
-  Type.Literal('failed'),
-  Type.Literal('skipped'),
-]);
+// Defined beside the events (a subtask's outcome carries it); the state's own name for it.
+export { SubtaskStatus };
 export type SubtaskStatus = Static<typeof SubtaskStatus>;
+
+/** A question a subtask's model asked with `ask_user`, and (once given) the answer its next job resumes with. */
+export const InputWait = Type.Object(
+  {
+    call_id: Type.String({ description: 'the ask_user tool call id' }),
+    question: Type.String(),
+    choices: Type.Optional(Type.Array(Type.String())),
+    asked_by: Id,
+    asked_at: Timestamp,
+    deadline_at: Timestamp,
+    round: Type.Integer({ minimum: 1, description: "the subtask's n-th question: its resuming job is <task>-<subtask>-<attempt>-input<round>" }),
+    answer: Type.Optional(Type.String()),
+    usage_total: Type.Optional(TokenUsage),
+    timed_out: Type.Optional(Type.Boolean({ description: 'ASK_USER_TIMEOUT_POLICY=continue: nobody answered in time' })),
+  },
+  { title: 'InputWait', additionalProperties: false },
+);
+export type InputWait = Static<typeof InputWait>;
 
 /** One node of a task's plan and where it stands. */
 export const SubtaskState = Type.Object(
@@ -49,6 +63,8 @@ export const SubtaskState = Type.Object(
     error: Type.Optional(WireError),
     usage: Type.Optional(TokenUsage),
     replaced: Type.Optional(Type.Boolean({ description: 'a failed subtask whose re-plan has been asked for' })),
+    input: Type.Optional(InputWait),
+    input_rounds: Type.Optional(Type.Integer({ minimum: 1, description: 'questions this subtask has asked' })),
   },
   { title: 'SubtaskState', additionalProperties: false },
 );
@@ -96,6 +112,7 @@ export const TaskOptions = Type.Object(
     stream: Type.Optional(Type.Boolean()),
     priority: Type.Optional(Priority),
     metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+    require_evidence: Type.Optional(Type.Boolean()),
   },
   { title: 'TaskOptions', additionalProperties: false },
 );
@@ -176,6 +193,18 @@ export const TaskCancelRequest = Type.Object(
   { title: 'TaskCancelRequest', additionalProperties: false },
 );
 export type TaskCancelRequest = Static<typeof TaskCancelRequest>;
+
+/** `POST /v1/tasks/:id/input`, `hermes answer`: the answer to the question a task waits on. */
+export const TaskInputRequest = Type.Object(
+  {
+    task_id: Id,
+    user_id: Type.Optional(Type.Union([Id, Type.Null()], { description: "when set, only that user's task can be answered (others look not found)" })),
+    answer: Type.String({ minLength: 1, maxLength: 20_000 }),
+    call_id: Type.Optional(Type.String({ maxLength: 256, description: 'which question, when several subtasks wait; default: the oldest' })),
+  },
+  { title: 'TaskInputRequest', additionalProperties: false },
+);
+export type TaskInputRequest = Static<typeof TaskInputRequest>;
 
 /** Broadcast to every runtime when a task is cancelled, so it stops the task's jobs at once. */
 export const TaskCancelledNotice = Type.Object(

@@ -37,6 +37,12 @@ export const TaskRequest = Type.Object(
         description: 'opaque labels kept with the task: returned in its view (GET /v1/tasks/:id, tasks.get) as `options.metadata`',
       }),
     ),
+    require_evidence: Type.Optional(
+      Type.Boolean({
+        description:
+          'the final answer must cite tool results by call id with a fragment quoted from them; else the task ends unsupported_answer (docs/planning.md)',
+      }),
+    ),
   },
   { title: 'TaskRequest', additionalProperties: false },
 );

@@ -73,6 +73,9 @@ export const ToolSpec = Type.Object(
     cache_ttl_ms: Type.Optional(Type.Integer({ minimum: 1, description: 'cache results of an idempotent tool this long' })),
     transforms: Type.Optional(Type.Array(ArgumentTransform, { maxItems: 64, description: 'run in order after repair, before validation' })),
     rules: Type.Optional(Type.Array(ArgumentRule, { maxItems: 64, description: 'checked after validation; every broken one is reported' })),
+    require_evidence: Type.Optional(
+      Type.Boolean({ description: "a job that called this tool must cite its results in the final answer (the runtime's evidence gate, docs/planning.md)" }),
+    ),
   },
   { title: 'ToolSpec', additionalProperties: false },
 );

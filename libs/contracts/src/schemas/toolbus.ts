@@ -22,6 +22,7 @@ export const ToolDefinition = Type.Object(
       ),
     ),
     requires_approval: Type.Optional(Type.Boolean({ description: 'a person approves each call first (require_confirm)' })),
+    require_evidence: Type.Optional(Type.Boolean({ description: 'a job that called this tool must cite its results in the final answer (evidence gate)' })),
   },
   { title: 'ToolDefinition', additionalProperties: false },
 );
