@@ -28,3 +28,5 @@ export type { Decoded } from './codec.js';
 export { observeConsumers } from './bus-metrics.js';
 export { submitTask, followTaskEvents, lastTaskEvent } from './task-client.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';
+export { replaySubject, lastSeqOf } from './subject-replay.js';
+export { appendRecording, readRecording, purgeUserRecordings } from './recordings.js';

@@ -106,6 +106,13 @@ export interface Subjects {
   deadLetter(stream: string): string;
   /** Wildcard over the dead letters of every stream. */
   readonly deadLetterAll: string;
+  /** JetStream (limits): one task's recording (LLM exchanges, tool calls), under its owner so forgetting a user purges them. */
+  recording(team: string, userId: string, taskId: string): string;
+  /** Every recording subject of one task, whoever owns it. */
+  recordingOfTask(taskId: string): string;
+  /** Every recording of one user. */
+  recordingsOfUser(team: string, userId: string): string;
+  readonly recordingsAll: string;
   readonly streams: {
     readonly taskSubmit: string;
     readonly taskEvents: string;
@@ -114,6 +121,7 @@ export interface Subjects {
     readonly toolAudit: string;
     readonly memoryJobs: string;
     readonly deadLetters: string;
+    readonly recordings: string;
   };
   readonly consumers: {
     readonly dispatcherIntake: string;
@@ -215,6 +223,10 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     memoryWrite: `${prefix}.memory.jobs.write`,
     deadLetter: (stream: string) => `${prefix}.deadletter.${stream}`,
     deadLetterAll: `${prefix}.deadletter.*`,
+    recording: (team: string, userId: string, taskId: string) => `${prefix}.recordings.${team}.${userId}.${taskId}`,
+    recordingOfTask: (taskId: string) => `${prefix}.recordings.*.*.${taskId}`,
+    recordingsOfUser: (team: string, userId: string) => `${prefix}.recordings.${team}.${userId}.*`,
+    recordingsAll: `${prefix}.recordings.>`,
     streams: {
       taskSubmit: `${upper}_TASK_SUBMIT`,
       taskEvents: `${upper}_TASK_EVENTS`,
@@ -223,6 +235,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       toolAudit: `${upper}_TOOL_AUDIT`,
       memoryJobs: `${upper}_MEMORY_JOBS`,
       deadLetters: `${upper}_DEAD_LETTERS`,
+      recordings: `${upper}_RECORDINGS`,
     },
     consumers: {
       dispatcherIntake: 'dispatcher-intake',

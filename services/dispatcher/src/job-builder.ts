@@ -32,6 +32,9 @@ function jobOf(v: TaskView, ctx: JobContext, job: Pick<RuntimeJob, 'job_id' | 's
     ...(job.tools === undefined ? {} : { tools: job.tools }),
     ...(o.budget ? { budget: o.budget } : {}),
     ...(o.stream !== undefined ? { stream: o.stream } : {}),
+    // Recording and replay are per task: every job of it (plan, subtasks, compose) is recorded or replayed.
+    ...(o.record !== undefined ? { record: o.record } : {}),
+    ...(o.replay ? { replay: o.replay } : {}),
   };
 }
 

@@ -86,6 +86,8 @@ export class TaskIntake {
       ...(d.budget ? { budget: d.budget } : {}),
       ...(d.stream !== undefined ? { stream: d.stream } : {}),
       ...(d.priority ? { priority: d.priority } : {}),
+      ...(d.record !== undefined ? { record: d.record } : {}),
+      ...(d.replay ? { replay: d.replay } : {}),
     };
     const { view, created } = await store.createOrGet({
       task_id: taskId,

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, TokenUsage, WireError } from './common.js';
 import { Team } from '../owner.js';
 import { TaskBudget } from './task-submission.js';
+import { ReplaySource } from './recordings.js';
 
 export const ModelRole = Type.Union([Type.Literal('planner'), Type.Literal('worker'), Type.Literal('summarizer')]);
 
@@ -42,6 +43,8 @@ export const RuntimeJob = Type.Object(
     stream: Type.Optional(Type.Boolean()),
     model_role: ModelRole,
     kind: Type.Optional(JobKind),
+    record: Type.Optional(Type.Boolean({ description: 'the task asked to be recorded' })),
+    replay: Type.Optional(ReplaySource),
   },
   { title: 'RuntimeJob', additionalProperties: false },
 );

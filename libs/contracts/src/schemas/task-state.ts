@@ -3,6 +3,7 @@ import { Id, Timestamp, TokenUsage, WireError } from './common.js';
 import { Team } from '../owner.js';
 import { TaskResult } from './task-events.js';
 import { TaskBudget, Priority } from './task-submission.js';
+import { ReplaySource } from './recordings.js';
 
 export const TaskStatus = Type.Union([
   Type.Literal('accepted'),
@@ -95,6 +96,8 @@ export const TaskOptions = Type.Object(
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean()),
     priority: Type.Optional(Priority),
+    record: Type.Optional(Type.Boolean()),
+    replay: Type.Optional(ReplaySource),
   },
   { title: 'TaskOptions', additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
+import { ReplaySource } from './recordings.js';
 
 /** The CloudEvents `type` a task submission must carry. */
 export const TASK_SUBMIT_TYPE = 'io.hermes.task.submit';
@@ -33,6 +34,10 @@ export const TaskRequest = Type.Object(
     budget: Type.Optional(TaskBudget),
     stream: Type.Optional(Type.Boolean({ description: 'emit token deltas as step events' })),
     metadata: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 1024 }), { description: 'opaque labels echoed on every event' })),
+    record: Type.Optional(
+      Type.Boolean({ description: 'record every LLM exchange and tool call of the task (docs/evals.md); off unless set here, for the user or globally' }),
+    ),
+    replay: Type.Optional(ReplaySource),
   },
   { title: 'TaskRequest', additionalProperties: false },
 );
