@@ -134,13 +134,17 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
 export const runtimeService: HostServiceOptions<typeof settings> = {
   service: 'runtime',
   settings,
+  // The runtime writes recordings, so it declares their stream, with their retention.
+  streams: ['recordings'],
   uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
   consumers: ['runtimeJobs'],
   // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
-  tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: Math.max(c.RUNTIME_MAX_DELIVERIES, c.RUNTIME_MAX_ATTEMPTS) }),
+  tuning: (c) => ({
+    runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS,
+    maxDeliveries: Math.max(c.RUNTIME_MAX_DELIVERIES, c.RUNTIME_MAX_ATTEMPTS),
+    recordingsMaxAgeMs: c.RECORDING_MAX_AGE_MS,
+  }),
   start: async ({ bus, config, logger }) => {
-    // The runtime writes recordings, so it declares their stream with their retention.
-    await bus.ensureStreams(['recordings'], { tuning: { recordingsMaxAgeMs: config.RECORDING_MAX_AGE_MS } });
     const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'), { service: 'runtime' });
     const { runner, cancellations } = await assembleRuntime({ bus, config, logger, llm });
     const consumer = await consumeContract(
