@@ -122,7 +122,8 @@ export class JobRunner {
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
-      const seams = (await this.o.seams?.forJob(job, log)) ?? { llm: this.o.llm, tools: this.o.tools };
+      const direct: JobSeams = { llm: this.o.llm, tools: this.o.tools };
+      const seams = (await this.o.seams?.forJob(job, log, direct)) ?? direct;
       if (!prefetched) {
         const single = await this.runSingleCall(job, events, waitOut, seams.llm, guard?.signal);
         await events.flush();

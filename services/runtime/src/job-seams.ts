@@ -1,10 +1,9 @@
 import type { RuntimeJob } from '@hermes/contracts';
 import { readRecording, type Bus } from '@hermes/bus';
-import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { JobRecorder } from './job-recorder.js';
 import { JobReplayer } from './job-replayer.js';
-import type { JobSeams, ToolSeam } from './model-seam.js';
+import type { JobSeams } from './model-seam.js';
 import { shouldRecord, type RecordingPolicy } from './recording-policy.js';
 
 /**
@@ -13,15 +12,15 @@ import { shouldRecord, type RecordingPolicy } from './recording-policy.js';
  * the task replays a recording or a script.
  */
 export class JobSeamFactory {
-  constructor(private readonly o: { bus: Bus; llm: LlmClient; tools: ToolSeam; policy: RecordingPolicy }) {}
+  constructor(private readonly o: { bus: Bus; policy: RecordingPolicy }) {}
 
-  async forJob(job: RuntimeJob, logger: Logger): Promise<JobSeams> {
-    const direct: JobSeams = { llm: this.o.llm, tools: this.o.tools };
+  /** `direct` is the runner's own LLM client and tool caller (whatever a test handed it). */
+  async forJob(job: RuntimeJob, logger: Logger, direct: JobSeams): Promise<JobSeams> {
     if (!shouldRecord(this.o.policy, job)) return direct;
     const recorder = new JobRecorder({ bus: this.o.bus, job, logger });
     if (!job.replay) return recorder.wrap(direct);
     const entries = await readRecording(this.o.bus, job.replay.source_task);
-    const replayer = new JobReplayer({ source: job.replay, entries, recorder, subtaskId: job.subtask_id, model: this.o.llm.modelFor(job.model_role) });
+    const replayer = new JobReplayer({ source: job.replay, entries, recorder, subtaskId: job.subtask_id, model: direct.llm.modelFor(job.model_role) });
     return recorder.wrap(replayer.seams(direct));
   }
 }

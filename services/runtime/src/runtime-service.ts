@@ -119,7 +119,7 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
     outage: { budgetMs: config.HERMES_OUTAGE_BUDGET_MS },
     checkpoints: new CheckpointStore(await bus.kv('checkpoints')),
     tools,
-    seams: new JobSeamFactory({ bus, llm, tools, policy: recordingPolicy({ mode: config.RECORDING, users: config.RECORDING_USERS }) }),
+    seams: new JobSeamFactory({ bus, policy: recordingPolicy({ mode: config.RECORDING, users: config.RECORDING_USERS }) }),
     toolErrorDetail: config.AGENT_TOOL_ERROR_DETAIL,
     limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
     stepTiming: config.RUNTIME_STEP_TIMING,
