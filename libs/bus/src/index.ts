@@ -31,3 +31,4 @@ export { observeConsumers } from './bus-metrics.js';
 export { submitTask, followTaskEvents, lastTaskEvent } from './task-client.js';
 export { microServiceStats, microServiceTotals } from './micro-services.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';
+export { appendRecording, readRecording, purgeUserRecordings } from './recordings.js';

@@ -2,7 +2,8 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, 
 import { nanos } from '@nats-io/transport-node';
 import type { Subjects } from '@hermes/contracts';
 
-export type StreamKey = 'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters' | 'teamEvents';
+export type StreamKey =
+  'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters' | 'teamEvents' | 'recordings';
 export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites' | 'dispatcherTriggers';
 /** The KV buckets of the catalog (`subjects.buckets`). */
 export type BucketKey = keyof Subjects['buckets'];
@@ -14,6 +15,8 @@ export interface StreamTuning {
   eventsMaxAgeMs?: number;
   /** How long tool audit records are kept. */
   auditMaxAgeMs?: number;
+  /** How long task recordings are kept (RECORDING_MAX_AGE_MS; the runtime declares the stream). */
+  recordingsMaxAgeMs?: number;
   /** How long a runtime may hold a job without a heartbeat before it is redelivered. */
   runtimeAckWaitMs?: number;
   /**
@@ -76,6 +79,8 @@ export const STREAM_MAX_CONSUMERS: Readonly<Record<StreamKey, number>> = {
   // Read by operators (hermes audit, trace, deadletter) only.
   toolAudit: 64,
   deadLetters: 64,
+  // Read by the runtime (one replay source per replayed job) and the CLI.
+  recordings: 256,
 };
 
 /** The JetStream streams Hermes declares. Only features of nats-server 2.9 are used. */
@@ -117,6 +122,14 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
         subjects: [s.toolAuditAll],
         retention: RetentionPolicy.Limits,
         max_age: nanos(t.auditMaxAgeMs ?? 30 * DAY),
+      };
+    case 'recordings':
+      return {
+        ...base,
+        name: s.streams.recordings,
+        subjects: [s.recordingsAll],
+        retention: RetentionPolicy.Limits,
+        max_age: nanos(t.recordingsMaxAgeMs ?? 14 * DAY),
       };
     case 'runtimeResults':
       return { ...base, name: s.streams.runtimeResults, subjects: [s.runtimeResults], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };

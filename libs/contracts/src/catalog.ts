@@ -27,6 +27,7 @@ import {
   Trigger,
 } from './schemas/triggers.js';
 import { DeadLetter } from './schemas/dead-letter.js';
+import { RecordingEntry } from './schemas/recordings.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
 import {
@@ -701,7 +702,7 @@ export const contracts = {
   memoryForget: request({
     name: 'memoryForget',
     summary:
-      'Forget a user: remove every long-term memory and every session (messages, summary, pins) of theirs. Writes still queued for the user are dropped.',
+      'Forget a user: remove every long-term memory, every session (messages, summary, pins) and every task recording of theirs. Writes still queued for the user are dropped.',
     subject: (s) => s.memoryForget,
     request: MemoryForgetRequest,
     reply: MemoryForgetReply,
@@ -750,5 +751,16 @@ export const contracts = {
     // Every service with a work-queue consumer dead-letters through libs/bus.
     producers: ['dispatcher', 'runtime', 'memory'],
     consumers: ['cli'],
+  }),
+  recordings: message({
+    name: 'recordings',
+    summary:
+      "One entry of a recorded task (opt-in, docs/evals.md): an LLM exchange (request messages, tools offered, the full answer, usage, latency, model), a tool call with its reply, a replay's divergence, or a scripted model for an eval case. Subject per owner and task, so forgetting a user purges theirs; retention RECORDING_MAX_AGE_MS.",
+    subject: (s) => s.recording('{team}', '{user_id}', '{task_id}'),
+    stream: (s) => s.streams.recordings,
+    payload: RecordingEntry,
+    // The CLI stores eval cases' scripted models (hermes eval).
+    producers: ['runtime', 'cli'],
+    consumers: ['runtime', 'cli'],
   }),
 } as const;

@@ -44,6 +44,10 @@ export const ERROR_CODES = {
     summary: "the task's goal and inputs (with dependency outputs) do not fit into the model's context window; nothing was sent to the model",
   },
   max_steps_exceeded: { retryable: false, summary: 'the agent loop used its max_steps without a final answer' },
+  replay_diverged: {
+    retryable: false,
+    summary: 'a replayed task asked the model (or a tool) something its recording does not hold: details name the step, the reason and a diff of the messages',
+  },
   loop_detected: { retryable: false, summary: 'the model repeated the same tool call with the same arguments' },
   tool_unavailable: { retryable: true, summary: 'the toolbus could not be reached' },
   cancelled: { retryable: false, summary: 'the task was cancelled' },

@@ -27,6 +27,8 @@ const CALLER_FAULTS: ReadonlySet<string> = new Set([
   'cancelled',
   'input_timeout',
   'not_waiting_for_input',
+  // The replay asked for what its recording does not hold: running it again diverges the same way.
+  'replay_diverged',
 ]);
 
 /** Whether an error is the caller's fault (see CALLER_FAULTS): never retried nor re-planned. */

@@ -212,6 +212,18 @@ export {
 } from './schemas/mcp.js';
 export { DeadLetter } from './schemas/dead-letter.js';
 export { MicroServiceStats, MicroEndpointStats } from './schemas/micro-services.js';
+export {
+  ReplaySource,
+  RecordedToolCallRequest,
+  RecordedLlmExchange,
+  RecordedToolExchange,
+  RecordedDivergence,
+  ScriptCondition,
+  ScriptAnswer,
+  ScriptTurn,
+  RecordedScript,
+  RecordingEntry,
+} from './schemas/recordings.js';
 export { toolCallIdFor } from './tool-call-id.js';
 export { StoredStateError, decodeStored } from './stored-state.js';
 export type { StoredAt } from './stored-state.js';
@@ -233,3 +245,4 @@ export {
 
 export { HTTP_OPERATIONS } from './openapi.js';
 export type { HttpOperation, HttpOperationId } from './openapi.js';
+export { ArgumentMatcher, EvalGrader, EvalSetupTask, EvalCase, EvalSuite, GraderResult, EvalCaseResult, EvalResults } from './schemas/evals.js';

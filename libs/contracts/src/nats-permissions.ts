@@ -48,6 +48,8 @@ export interface JetStreamRole {
    * a consumer of (e.g. one task's events).
    */
   readonly follows?: readonly StreamKey[];
+  /** Streams it purges messages of (by subject filter: forgetting a user's recordings). */
+  readonly purges?: readonly StreamKey[];
   /** Streams it reads single messages from (last message of a subject). */
   readonly gets?: readonly StreamKey[];
   /** KV buckets it opens (created when absent), reads, writes and watches. */
@@ -69,14 +71,20 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   // GET /v1/llm/pools reads the semaphore's pools (as hermes llm status does); GET /v1/tasks/:id/audit replays the task's audit subject.
   gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents', 'toolAudit'], gets: ['taskEvents', 'toolAudit'], buckets: ['llmSemaphore'] },
   runtime: {
+    // It declares the recordings stream (their retention is its setting) and reads a replay's source from it.
+    owns: ['recordings'],
     uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
     durables: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
+    follows: ['recordings'],
+    gets: ['recordings'],
     buckets: ['llmSemaphore', 'checkpoints'],
   },
   toolbus: { owns: ['toolAudit'], uses: ['taskEvents'], buckets: ['toolCalls', 'toolApprovals', 'toolCache'] },
   memory: {
     owns: ['memoryJobs'],
-    uses: ['deadLetters'],
+    // Forgetting a user purges their recordings.
+    uses: ['deadLetters', 'recordings'],
+    purges: ['recordings'],
     durables: [
       { stream: 'memoryJobs', consumer: 'memoryExtract' },
       { stream: 'memoryJobs', consumer: 'memoryWrites' },
@@ -87,8 +95,8 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   // hermes run / status / trace follow and replay task events and audit records; hermes llm reads
   // and sets the semaphore's pools; hermes deadletter lists, shows and replays dead letters.
   cli: {
-    follows: ['taskEvents', 'toolAudit', 'deadLetters'],
-    gets: ['taskEvents', 'toolAudit', 'deadLetters'],
+    follows: ['taskEvents', 'toolAudit', 'deadLetters', 'recordings'],
+    gets: ['taskEvents', 'toolAudit', 'deadLetters', 'recordings'],
     buckets: ['llmSemaphore'],
   },
 };
@@ -185,6 +193,7 @@ function jetStreamRights(role: JetStreamRole, s: Subjects, consumes: Map<string,
     for (const filter of filters) out.push(`${api}.CONSUMER.CREATE.${stream}.*.${filter}`);
     out.push(`${api}.STREAM.INFO.${stream}`, `${api}.CONSUMER.INFO.${stream}.*`, `${api}.CONSUMER.MSG.NEXT.${stream}.*`, `${api}.CONSUMER.DELETE.${stream}.*`);
   }
+  for (const key of role.purges ?? []) out.push(`${api}.STREAM.PURGE.${s.streams[key]}`);
   for (const key of role.gets ?? []) {
     const stream = s.streams[key];
     out.push(`${api}.STREAM.MSG.GET.${stream}`, `${api}.DIRECT.GET.${stream}`, `${api}.DIRECT.GET.${stream}.>`);

@@ -123,6 +123,13 @@ export interface Subjects {
   deadLetter(stream: string): string;
   /** Wildcard over the dead letters of every stream. */
   readonly deadLetterAll: string;
+  /** JetStream (limits): one task's recording (LLM exchanges, tool calls), under its owner so forgetting a user purges them. */
+  recording(team: string, userId: string, taskId: string): string;
+  /** Every recording subject of one task, whoever owns it. */
+  recordingOfTask(taskId: string): string;
+  /** Every recording of one user. */
+  recordingsOfUser(team: string, userId: string): string;
+  readonly recordingsAll: string;
   readonly streams: {
     readonly taskSubmit: string;
     readonly taskEvents: string;
@@ -132,6 +139,7 @@ export interface Subjects {
     readonly memoryJobs: string;
     readonly deadLetters: string;
     readonly teamEvents: string;
+    readonly recordings: string;
   };
   readonly consumers: {
     readonly dispatcherIntake: string;
@@ -247,6 +255,10 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     memoryWrite: `${prefix}.memory.jobs.write`,
     deadLetter: (stream: string) => `${prefix}.deadletter.${stream}`,
     deadLetterAll: `${prefix}.deadletter.*`,
+    recording: (team: string, userId: string, taskId: string) => `${prefix}.recordings.${team}.${userId}.${taskId}`,
+    recordingOfTask: (taskId: string) => `${prefix}.recordings.*.*.${taskId}`,
+    recordingsOfUser: (team: string, userId: string) => `${prefix}.recordings.${team}.${userId}.*`,
+    recordingsAll: `${prefix}.recordings.>`,
     streams: {
       taskSubmit: `${upper}_TASK_SUBMIT`,
       taskEvents: `${upper}_TASK_EVENTS`,
@@ -256,6 +268,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       memoryJobs: `${upper}_MEMORY_JOBS`,
       deadLetters: `${upper}_DEAD_LETTERS`,
       teamEvents: `${upper}_TEAM_EVENTS`,
+      recordings: `${upper}_RECORDINGS`,
     },
     consumers: {
       dispatcherIntake: 'dispatcher-intake',

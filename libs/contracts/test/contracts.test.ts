@@ -31,6 +31,7 @@ import {
   taskIdFor,
   validate,
   wireError,
+  RecordingEntry,
 } from '../src/index.js';
 import type { HeaderLookup, TaskEventDataByKind, TaskEventKind, ValidationResult } from '../src/index.js';
 
@@ -330,6 +331,7 @@ describe('subjectsFor', () => {
       toolAudit: 'ACME_PROD_TOOL_AUDIT',
       memoryJobs: 'ACME_PROD_MEMORY_JOBS',
       deadLetters: 'ACME_PROD_DEAD_LETTERS',
+      recordings: 'ACME_PROD_RECORDINGS',
     });
     expect(s.deadLetter(s.streams.taskSubmit)).toBe('acme-prod.deadletter.ACME_PROD_TASK_SUBMIT');
     expect(s.runtimeJobs).toBe('acme-prod.runtime.jobs');
@@ -440,5 +442,24 @@ describe('catalog', () => {
 
   it('names each contract after its key', () => {
     for (const [key, c] of Object.entries(contracts)) expect(c.name).toBe(key);
+  });
+});
+
+describe('recording fixtures', () => {
+  // Recordings outlive releases (RECORDING_MAX_AGE_MS): an entry written by an older runtime must still read, or replay and eval lose it.
+  const files = readdirSync(fixturesDir).filter((f) => f.startsWith('recording.') && f.endsWith('.json'));
+
+  it('cover every kind of entry', () => {
+    const kinds = files.map((f) => (readFixture(f) as { kind: string }).kind).sort();
+    expect([...new Set(kinds)]).toEqual(['divergence', 'llm', 'script', 'tool']);
+  });
+
+  it.each(files)('%s still validates as a RecordingEntry', (file) => {
+    const result = validate(RecordingEntry, readFixture(file));
+    expect(result.ok ? [] : result.issues).toEqual([]);
+  });
+
+  it('an entry of an unknown kind does not validate', () => {
+    expect(validate(RecordingEntry, { ...(readFixture('recording.v1.script.json') as object), kind: 'note' }).ok).toBe(false);
   });
 });

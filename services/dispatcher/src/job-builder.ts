@@ -38,6 +38,9 @@ function jobOf(
     ...(job.tools === undefined ? {} : { tools: job.tools }),
     ...(o.budget ? { budget: o.budget } : {}),
     ...(o.stream !== undefined ? { stream: o.stream } : {}),
+    // Recording and replay are per task: every job of it (plan, subtasks, compose) is recorded or replayed.
+    ...(o.record !== undefined ? { record: o.record } : {}),
+    ...(o.replay ? { replay: o.replay } : {}),
   };
 }
 

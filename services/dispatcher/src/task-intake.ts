@@ -88,6 +88,8 @@ export class TaskIntake {
       ...(d.priority ? { priority: d.priority } : {}),
       ...(d.metadata ? { metadata: d.metadata } : {}),
       ...(d.require_evidence ? { require_evidence: true } : {}),
+      ...(d.record !== undefined ? { record: d.record } : {}),
+      ...(d.replay ? { replay: d.replay } : {}),
     };
     const { view, created } = await store.createOrGet({
       task_id: taskId,

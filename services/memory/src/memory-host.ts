@@ -82,7 +82,7 @@ export const memoryService: HostServiceOptions<typeof settings> = {
   // Extraction jobs and memory writes: a work queue this service both fills and drains.
   streams: ['memoryJobs'],
   // Where both consumers put the jobs they give up on (created by the dispatcher, or here when absent).
-  uses: ['deadLetters'],
+  uses: ['deadLetters', 'recordings'],
   consumers: ['memoryExtract', 'memoryWrites'],
   settings,
   start: async ({ bus, logger, config }) => {

@@ -1,13 +1,13 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { toolSpecs as specsOf } from './tool-reserve.js';
 import { ownerFields, wireError, type RuntimeJob, type ToolCallReply, type ToolDefinition, type WireError } from '@hermes/contracts';
-import { LlmError, type ChatResult, type LlmClient, type PermitReservation } from '@hermes/llm';
+import { LlmError, type ChatResult, type PermitReservation } from '@hermes/llm';
+import type { ChatSeam, ToolSeam } from './model-seam.js';
 import type { Checkpoint, CheckpointWriter } from './checkpoint-store.js';
 import { callSignature, findLoop } from './loop-detector.js';
 import { systemPrompt } from './prompt-builder.js';
 import type { StepEvents } from './step-events.js';
 import { noStepTimer, type StepTimer } from './step-timer.js';
-import type { ToolCaller } from './tool-caller.js';
 import type { WaitOut } from './dependency-wait.js';
 import type { Compactor } from './conversation-compaction.js';
 import { answerMessage, ASK_USER, notAskedMessage, readQuestion, type Question } from './ask-user.js';
@@ -25,8 +25,9 @@ export type LoopOutcome =
   | { kind: 'input_required'; question: Question; usage: Checkpoint['usage'] };
 
 export interface AgentLoopDeps {
-  llm: LlmClient;
-  tools: ToolCaller;
+  /** The model: the LLM client, or a recorder or replayer in front of it (model-seam.ts). */
+  llm: ChatSeam;
+  tools: ToolSeam;
   checkpoints: CheckpointWriter;
   events: StepEvents;
   /** Times each step's phases (RUNTIME_STEP_TIMING); by default nothing is timed. */
@@ -35,6 +36,8 @@ export interface AgentLoopDeps {
   waitOut?: WaitOut;
   /** Folds the conversation when the model answers context_too_long; without it that error ends the job. */
   compact?: Compactor;
+  /** AGENT_TOOL_ERROR_DETAIL: `none` hides why a tool call failed from the model (the eval suite's broken build); default `full`. */
+  toolErrorDetail?: 'full' | 'none';
 }
 
 /**
@@ -103,6 +106,7 @@ export class AgentLoop {
           timer.time('llm', () =>
             this.d.llm.chat({
               role: job.model_role,
+              step,
               messages: [system, ...cp.messages],
               ...(toolSpecs.length ? { tools: toolSpecs } : {}),
               ...(o.signal ? { signal: o.signal } : {}),
@@ -262,7 +266,9 @@ export class AgentLoop {
     // The turn stays pending: the resuming job sends its other calls again, and the toolbus replays their records.
     const question = [...asks.values()].find((a): a is Question => typeof a !== 'string');
     if (question) return question;
-    calls.forEach((c, i) => cp.messages.push({ role: 'tool', tool_call_id: c.id, content: (asks.get(i) as string | undefined) ?? toolMessage(replies[i]) }));
+    calls.forEach((c, i) =>
+      cp.messages.push({ role: 'tool', tool_call_id: c.id, content: (asks.get(i) as string | undefined) ?? toolMessage(replies[i], this.d.toolErrorDetail) }),
+    );
     cp.pending = false;
     return undefined;
   }
@@ -307,11 +313,13 @@ function pendingCalls(cp: Checkpoint) {
 }
 
 /** What the model reads back for a tool call: the result, or what failed and why. */
-export function toolMessage(reply: ToolCallReply | undefined): string {
+export function toolMessage(reply: ToolCallReply | undefined, detail: 'full' | 'none' = 'full'): string {
   if (!reply) return JSON.stringify({ ok: false, error: 'unsupported tool call type' });
   // Adjustments tell the model what the ToolBus changed in its arguments, so its next call can send that itself.
   const adjusted = reply.adjustments?.length ? { adjusted_arguments: reply.adjustments } : {};
   if (reply.status === 'ok') return JSON.stringify({ ok: true, result: reply.result, ...(reply.truncated ? { truncated: true } : {}), ...adjusted });
+  // A deliberately degraded build: the model learns only that the call failed, so it cannot correct itself.
+  if (detail === 'none') return JSON.stringify({ ok: false });
   return JSON.stringify({
     ok: false,
     error: reply.error ?? { code: 'tool_failed', message: 'the tool call did not complete' },

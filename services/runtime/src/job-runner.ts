@@ -34,6 +34,8 @@ import { stepTimer } from './step-timer.js';
 import { TokenStream } from './token-stream.js';
 import type { ToolCaller } from './tool-caller.js';
 import type { CancellationWatch } from './cancellation-watch.js';
+import type { JobSeamFactory } from './job-seams.js';
+import type { ChatSeam, JobSeams } from './model-seam.js';
 
 export interface JobRunnerOptions {
   bus: Bus;
@@ -55,6 +57,10 @@ export interface JobRunnerOptions {
   contextTokens?: number;
   /** One loop per session: agent jobs hold their session's lock while they run (without it, none is taken). */
   sessions?: SessionHolds;
+  /** Records and replays jobs (docs/evals.md); without it every job talks to the LLM client and the toolbus directly. */
+  seams?: JobSeamFactory;
+  /** AGENT_TOOL_ERROR_DETAIL (see AgentLoopDeps). */
+  toolErrorDetail?: 'full' | 'none';
 }
 
 /**
@@ -119,8 +125,10 @@ export class JobRunner {
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
+      const direct: JobSeams = { llm: this.o.llm, tools: this.o.tools };
+      const seams = (await this.o.seams?.forJob(job, log, direct)) ?? direct;
       if (!prefetched) {
-        const single = await this.runSingleCall(job, events, waitOut, guard?.signal);
+        const single = await this.runSingleCall(job, events, waitOut, seams.llm, guard?.signal);
         await events.flush();
         await this.report(job, attempt, {
           outcome: 'succeeded',
@@ -139,7 +147,7 @@ export class JobRunner {
       // Each call of a turn listens on it while it waits (for approval, say), and a turn may hold
       // more than the default of ten: not a leak, as every wait removes its listener.
       if (signal) setMaxListeners(0, signal);
-      const outcome = await this.runLoop(job, attempt, events, log, prefetched, waitOut, signal);
+      const outcome = await this.runLoop(job, attempt, events, log, prefetched, waitOut, seams, signal);
       await events.flush();
       if (outcome.kind === 'stopped') {
         log.warn({ code: outcome.error.code }, 'job stopped');
@@ -257,7 +265,16 @@ export class JobRunner {
     return { ...asked, job_id: job.job_id };
   }
 
-  private async runLoop(job: RuntimeJob, attempt: number, events: StepEvents, log: Logger, prefetched: Prefetched, waitOut: WaitOut, signal?: AbortSignal) {
+  private async runLoop(
+    job: RuntimeJob,
+    attempt: number,
+    events: StepEvents,
+    log: Logger,
+    prefetched: Prefetched,
+    waitOut: WaitOut,
+    seams: JobSeams,
+    signal?: AbortSignal,
+  ) {
     // The tool list was asked for as the job started: its schemas size the room kept for them.
     const tools = withAskUser(job, (await prefetched.tools).tools);
     const reserveTools = toolReserveTokens(job, tools, this.o.llm.modelFor(job.model_role));
@@ -270,8 +287,9 @@ export class JobRunner {
     const timer = this.o.stepTiming ? stepTimer((t) => log.debug({ step_timing: t }, 'step timing')) : undefined;
     const compact = memoryCompactor({ bus: this.o.bus, waitOut });
     const loop = new AgentLoop({
-      llm: this.o.llm,
-      tools: this.o.tools,
+      llm: seams.llm,
+      tools: seams.tools,
+      ...(this.o.toolErrorDetail ? { toolErrorDetail: this.o.toolErrorDetail } : {}),
       checkpoints: prefetched.checkpoint,
       events,
       waitOut,
@@ -294,7 +312,7 @@ export class JobRunner {
    * Plan and compose jobs are one LLM call each, without tools or a checkpoint: a redelivered one
    * simply asks again. A plan's JSON is parsed (and repaired) here and validated by the dispatcher.
    */
-  private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, signal?: AbortSignal): Promise<SingleCallOutcome> {
+  private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, llm: ChatSeam, signal?: AbortSignal): Promise<SingleCallOutcome> {
     let messages;
     if (job.kind === 'plan') {
       const tools = await waitOut('toolbus', () => listTools(this.o.bus, job));
@@ -310,7 +328,7 @@ export class JobRunner {
     assertOpeningFits({ messages, ...this.openingLimits(job, before) });
     // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
     const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
-    const answer = await this.o.llm.chat({ role: job.model_role, messages, ...plan, ...(signal ? { signal } : {}) });
+    const answer = await llm.chat({ role: job.model_role, step: 1, messages, ...plan, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };

@@ -10,6 +10,8 @@ import { SessionHolds } from './session-hold.js';
 import { ToolCaller } from './tool-caller.js';
 import { CancellationWatch } from './cancellation-watch.js';
 import { reportDeadJob } from './dead-jobs.js';
+import { JobSeamFactory } from './job-seams.js';
+import { recordingPolicy } from './recording-policy.js';
 
 const settings = Type.Object({
   ...llmSettings,
@@ -61,6 +63,22 @@ const settings = Type.Object({
     maximum: 3_600_000,
     description: 'with RUNTIME_SESSION_BUSY=wait: how long a job waits for its busy session before failing with session_busy',
   }),
+  RECORDING: Type.Union([Type.Literal('opt-in'), Type.Literal('all')], {
+    default: 'opt-in',
+    description:
+      "which tasks are recorded (every LLM exchange and tool call, on the recordings stream; docs/evals.md): 'opt-in' only tasks with record: true and the users in RECORDING_USERS, 'all' every task without record: false",
+  }),
+  RECORDING_USERS: Type.String({ default: '', description: 'comma-separated users whose tasks are always recorded: `user` (default team) or `team/user`' }),
+  RECORDING_MAX_AGE_MS: Type.Integer({
+    default: 14 * 86_400_000,
+    minimum: 60_000,
+    description: 'how long recordings are kept (the max age of the recordings stream, which the runtime declares)',
+  }),
+  AGENT_TOOL_ERROR_DETAIL: Type.Union([Type.Literal('full'), Type.Literal('none')], {
+    default: 'full',
+    description:
+      "what the model reads of a failed tool call: 'full' (the error and its issues, so it can correct itself) or 'none' (only that it failed): a deliberately broken build for checking that the eval suite notices, never for production",
+  }),
   RUNTIME_STEP_TIMING: Type.Boolean({
     default: false,
     description: 'log how long each phase of every agent step took (debug level), to see where the time goes',
@@ -86,6 +104,12 @@ export interface RuntimeParts {
 /** The job runner connected as the service connects it; the caller stops `cancellations`. */
 export async function assembleRuntime({ bus, config, logger, llm, overrides = {} }: RuntimeParts) {
   const cancellations = new CancellationWatch(bus);
+  const tools = new ToolCaller({
+    bus,
+    requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
+    replyWaitMs: config.TOOL_REPLY_WAIT_MS,
+    approvalPollMs: config.APPROVAL_POLL_MS,
+  });
   const runner = new JobRunner({
     cancellations,
     bus,
@@ -100,12 +124,9 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
       logger,
       recheckAfterMs: config.RUNTIME_ACK_WAIT_MS / 2,
     }),
-    tools: new ToolCaller({
-      bus,
-      requestTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
-      replyWaitMs: config.TOOL_REPLY_WAIT_MS,
-      approvalPollMs: config.APPROVAL_POLL_MS,
-    }),
+    tools,
+    seams: new JobSeamFactory({ bus, policy: recordingPolicy({ mode: config.RECORDING, users: config.RECORDING_USERS }) }),
+    toolErrorDetail: config.AGENT_TOOL_ERROR_DETAIL,
     limits: { maxSteps: config.AGENT_MAX_STEPS, maxRepeats: config.AGENT_MAX_REPEATS },
     stepTiming: config.RUNTIME_STEP_TIMING,
     contextTokens: config.MODEL_CONTEXT_TOKENS,
@@ -119,10 +140,16 @@ export async function assembleRuntime({ bus, config, logger, llm, overrides = {}
 export const runtimeService: HostServiceOptions<typeof settings> = {
   service: 'runtime',
   settings,
+  // The runtime writes recordings, so it declares their stream, with their retention.
+  streams: ['recordings'],
   uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
   consumers: ['runtimeJobs'],
   // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
-  tuning: (c) => ({ runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS, maxDeliveries: Math.max(c.RUNTIME_MAX_DELIVERIES, c.RUNTIME_MAX_ATTEMPTS) }),
+  tuning: (c) => ({
+    runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS,
+    maxDeliveries: Math.max(c.RUNTIME_MAX_DELIVERIES, c.RUNTIME_MAX_ATTEMPTS),
+    recordingsMaxAgeMs: c.RECORDING_MAX_AGE_MS,
+  }),
   start: async ({ bus, config, logger }) => {
     const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'), { service: 'runtime' });
     const { runner, cancellations } = await assembleRuntime({ bus, config, logger, llm });

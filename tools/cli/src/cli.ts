@@ -16,6 +16,8 @@ import { sessionDeleteCommand, sessionListCommand, sessionShowCommand, sessionSu
 import { statusCommand } from './status-command.js';
 import { traceCommand } from './trace-command.js';
 import { tasksCommand } from './tasks-command.js';
+import { recordShowCommand, replayCommand } from './record-commands.js';
+import { EVAL_COMMANDS } from './eval-commands.js';
 
 /** Every subcommand. A nested one (`hermes llm status`) is an entry with `path: ['llm', 'status']`. */
 export const COMMANDS: readonly Command[] = [
@@ -37,6 +39,9 @@ export const COMMANDS: readonly Command[] = [
   ...MCP_COMMANDS,
   ...DEADLETTER_COMMANDS,
   ...SCHEDULE_COMMANDS,
+  recordShowCommand,
+  replayCommand,
+  ...EVAL_COMMANDS,
 ];
 
 const ENVIRONMENT = [

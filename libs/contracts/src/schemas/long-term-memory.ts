@@ -148,7 +148,11 @@ export const MemoryForgetRequest = Type.Object({ user_id: Id, team: Type.Optiona
 export type MemoryForgetRequest = Static<typeof MemoryForgetRequest>;
 
 export const MemoryForgetReply = Type.Object(
-  { memories_removed: Type.Integer({ minimum: 0 }), sessions_removed: Type.Integer({ minimum: 0 }) },
+  {
+    memories_removed: Type.Integer({ minimum: 0 }),
+    sessions_removed: Type.Integer({ minimum: 0 }),
+    recordings_removed: Type.Optional(Type.Integer({ minimum: 0, description: "entries of the user's task recordings deleted (docs/evals.md)" })),
+  },
   { title: 'MemoryForgetReply', additionalProperties: false },
 );
 export type MemoryForgetReply = Static<typeof MemoryForgetReply>;

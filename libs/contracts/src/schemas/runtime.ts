@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Id, TokenUsage, WireError } from './common.js';
 import { Team } from '../owner.js';
 import { TaskBudget } from './task-submission.js';
+import { ReplaySource } from './recordings.js';
 
 export const ModelRole = Type.Union([Type.Literal('planner'), Type.Literal('worker'), Type.Literal('summarizer')]);
 
@@ -62,6 +63,8 @@ export const RuntimeJob = Type.Object(
         { additionalProperties: false, description: "a job resuming from from_job's checkpoint, its ask_user call answered" },
       ),
     ),
+    record: Type.Optional(Type.Boolean({ description: 'the task asked to be recorded' })),
+    replay: Type.Optional(ReplaySource),
   },
   { title: 'RuntimeJob', additionalProperties: false },
 );

@@ -3,6 +3,7 @@ import { Id, Timestamp, TokenUsage, WireError } from './common.js';
 import { Team } from '../owner.js';
 import { SubtaskStatus, TaskResult } from './task-events.js';
 import { TaskBudget, Priority } from './task-submission.js';
+import { ReplaySource } from './recordings.js';
 
 export const TaskStatus = Type.Union([
   Type.Literal('accepted'),
@@ -113,6 +114,8 @@ export const TaskOptions = Type.Object(
     priority: Type.Optional(Priority),
     metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
     require_evidence: Type.Optional(Type.Boolean()),
+    record: Type.Optional(Type.Boolean()),
+    replay: Type.Optional(ReplaySource),
   },
   { title: 'TaskOptions', additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
+import { ReplaySource } from './recordings.js';
 
 /** The CloudEvents `type` a task submission must carry. */
 export const TASK_SUBMIT_TYPE = 'io.hermes.task.submit';
@@ -43,6 +44,10 @@ export const TaskRequest = Type.Object(
           'the final answer must cite tool results by call id with a fragment quoted from them; else the task ends unsupported_answer (docs/planning.md)',
       }),
     ),
+    record: Type.Optional(
+      Type.Boolean({ description: 'record every LLM exchange and tool call of the task (docs/evals.md); off unless set here, for the user or globally' }),
+    ),
+    replay: Type.Optional(ReplaySource),
   },
   { title: 'TaskRequest', additionalProperties: false },
 );

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { MemoryForgetReply } from '@hermes/contracts';
+import type { MemoryForgetReply, Owner } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import { SessionBusyError } from '../memory-errors.js';
 import type { SessionDirectory } from '../session-directory.js';
@@ -13,6 +13,8 @@ export interface ForgettingOptions {
   redis: Redis;
   keys: LongTermKeys;
   logger: Logger;
+  /** Deletes the owner's task recordings (on the bus); without it recordings are left alone. */
+  purgeRecordings?: (owner: Owner) => Promise<number>;
   /** How long the "forgotten at" mark outlives the forget: longer than a queued write can wait (the stream's max age). */
   markTtlMs?: number;
 }
@@ -21,21 +23,30 @@ const PAGE = 200;
 
 /**
  * Forgetting a user: every long-term memory (any status: history goes too, this is the user's
- * right to be forgotten) and every session with all its keys. Idempotent, so a forget that
+ * right to be forgotten), every session with all its keys and every recording of the user's
+ * tasks. Idempotent, so a forget that
  * failed half-way (a store outage, a busy session) is finished by asking again.
  */
 export class Forgetting {
   constructor(private readonly o: ForgettingOptions) {}
 
-  async forget(userId: string): Promise<MemoryForgetReply> {
+  async forget(userId: string, owner?: Owner): Promise<MemoryForgetReply> {
     const { redis, keys } = this.o;
     // First, so a write extracted before this moment and still queued is dropped, not stored after the purge.
     await redis.set(keys.forgottenAt(userId), new Date().toISOString(), 'PX', this.o.markTtlMs ?? 8 * 86_400_000);
     const memoriesRemoved = await storeCall('purgeUser', () => this.o.store.purgeUser(userId));
     const sessionsRemoved = await this.deleteSessions(userId);
+    const recordingsRemoved = owner && this.o.purgeRecordings ? await this.o.purgeRecordings(owner) : undefined;
     await redis.srem(keys.users, userId);
-    this.o.logger.info({ user_id: userId, memories_removed: memoriesRemoved, sessions_removed: sessionsRemoved }, 'user forgotten');
-    return { memories_removed: memoriesRemoved, sessions_removed: sessionsRemoved };
+    this.o.logger.info(
+      { user_id: userId, memories_removed: memoriesRemoved, sessions_removed: sessionsRemoved, recordings_removed: recordingsRemoved },
+      'user forgotten',
+    );
+    return {
+      memories_removed: memoriesRemoved,
+      sessions_removed: sessionsRemoved,
+      ...(recordingsRemoved !== undefined ? { recordings_removed: recordingsRemoved } : {}),
+    };
   }
 
   /**

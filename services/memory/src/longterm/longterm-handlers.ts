@@ -33,7 +33,12 @@ export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall:
         return { memories: records.map(toWireMemory) };
       }),
     ),
-    serve(bus, contracts.memoryForget, (req) => answer(bus, () => o.forgetting.forget(scopeOf(req).user))),
+    serve(bus, contracts.memoryForget, (req) =>
+      answer(bus, () => {
+        const sc = scopeOf(req);
+        return o.forgetting.forget(sc.user, sc.owner);
+      }),
+    ),
     serve(bus, contracts.memoryRestore, (req) =>
       answer(bus, async () => ({ restored: (await o.archival.restore(scopeOf(req).user, req.memory_id)).map(toWireMemory) })),
     ),

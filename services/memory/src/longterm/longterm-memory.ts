@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Bus, WorkConsumer } from '@hermes/bus';
+import { purgeUserRecordings, type Bus, type WorkConsumer } from '@hermes/bus';
 import type { LlmClient } from '@hermes/llm';
 import type { Logger } from '@hermes/telemetry';
 import { SessionNames } from '../owner-scope.js';
@@ -50,7 +50,14 @@ export function startLongTermMemory(o: LongTermMemoryOptions) {
   const keys = longTermKeys(o.keyPrefix);
   const recall = new Recall({ store, embedder, logger, ...t.recall });
   const archival = new Archival({ store, embedder, redis, keys, logger, archiveAfterMs: t.archiveAfterMs, sweepEveryMs: t.archiveSweepMs });
-  const forgetting = new Forgetting({ store, sessions: new SessionDirectory({ redis, keyPrefix: o.keyPrefix }), redis, keys, logger });
+  const forgetting = new Forgetting({
+    store,
+    sessions: new SessionDirectory({ redis, keyPrefix: o.keyPrefix }),
+    redis,
+    keys,
+    logger,
+    purgeRecordings: (owner) => purgeUserRecordings(bus, owner),
+  });
   const extractor = new Extractor({
     bus,
     redis,
