@@ -7,8 +7,18 @@ import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/test
 import { connectBus, uniquePrefix } from './support.js';
 import { natsHandles } from '@hermes/bus/internal';
 
-const ALL_STREAMS = ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'toolAudit', 'memoryJobs', 'deadLetters', 'recordings'] as const;
-const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs', 'memoryExtract', 'memoryWrites'] as const;
+const ALL_STREAMS = [
+  'taskSubmit',
+  'taskEvents',
+  'runtimeJobs',
+  'runtimeResults',
+  'toolAudit',
+  'memoryJobs',
+  'deadLetters',
+  'recordings',
+  'teamEvents',
+] as const;
+const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs', 'memoryExtract', 'memoryWrites', 'dispatcherTriggers'] as const;
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];

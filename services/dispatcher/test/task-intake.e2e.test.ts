@@ -117,6 +117,8 @@ describe('TaskIntake', () => {
         tools: ['git_log'],
         budget: { max_steps: 5 },
         stream: true,
+        // SUBTASK_TIMEOUT_MS, counted by the runtime from when it starts the job.
+        timeout_ms: expect.any(Number),
       },
     ]);
     expect(jobs[0]!.headers.get('Nats-Msg-Id')).toBe(`${taskId}-main-1`);

@@ -134,7 +134,7 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     await request(client, contracts.workingSet, { user_id: 'alice', task_id: 't-alice', entries: [{ subtask_id: 's1', key: 'output', value: 'secret' }] });
     expect((await remoteError(request(client, contracts.workingGet, { user_id: 'mallory', task_id: 't-alice' }))).code).toBe('forbidden');
     // Forgetting "mallory" forgets mallory only.
-    expect(await request(client, contracts.memoryForget, { user_id: 'mallory' })).toEqual({ memories_removed: 0, sessions_removed: 0 });
+    expect(await request(client, contracts.memoryForget, { user_id: 'mallory' })).toEqual({ memories_removed: 0, sessions_removed: 0, recordings_removed: 0 });
     expect(await list('alice')).toEqual(alices);
     expect((await request(client, contracts.sessionRead, { user_id: 'alice', session_id: 'a-1' })).messages).toHaveLength(2);
   });

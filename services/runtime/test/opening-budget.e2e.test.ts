@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lastUserMessageText } from '@hermes/testkit';
 import type { ToolDefinition } from '@hermes/contracts';
+import { withAskUser } from '../src/ask-user.js';
 import { RESERVE_OUTPUT_TOKENS, toolReserveTokens } from '../src/tool-reserve.js';
 import { MODEL, makeJob as job } from './runtime-fixture.js';
 import { runtimePerFile } from './runtime-per-file.js';
@@ -121,8 +122,8 @@ describe('the opening prompt within the window and the budget', () => {
     const refused = job({ inputs });
     await crowded.runner.run(refused, await crowded.deliver(refused));
     const reserve = crowded.reads.at(-1)!.reserve_tools!;
-    // The session context was asked to leave exactly the tools' and system prompt's tokens free.
-    expect(reserve).toBe(toolReserveTokens(refused, many, MODEL));
+    // The session context was asked to leave exactly the tools' (ask_user among them) and system prompt's tokens free.
+    expect(reserve).toBe(toolReserveTokens(refused, withAskUser(refused, many), MODEL));
     expect(reserve).toBeGreaterThan(oneTool + 10_000);
     expect(await crowded.results()).toMatchObject([
       { outcome: 'failed', error: { code: 'input_too_large', details: { window_tokens: SMALL_WINDOW - RESERVE_OUTPUT_TOKENS - reserve } } },
