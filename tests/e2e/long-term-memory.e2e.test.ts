@@ -86,7 +86,7 @@ describe('long-term memory across tasks', () => {
     await eventually(extractionIdle, 20_000, 'extraction to finish');
     const res = await fetch(`${stack.gatewayUrl}/v1/users/alice/memory`, { method: 'DELETE', headers: { authorization: `Bearer ${API_KEY}` } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ memories_removed: 1, sessions_removed: 2 });
+    expect(await res.json()).toEqual({ memories_removed: 1, sessions_removed: 2, recordings_removed: 0 });
     expect(await memories('alice')).toEqual([]);
     expect((await request(stack.bus, contracts.sessionRead, { user_id: 'alice', session_id: 'ltm-a1' })).messages).toEqual([]);
 

@@ -119,7 +119,7 @@ export const ScriptAnswer = Type.Object(
     tool_calls: Type.Optional(
       Type.Array(
         Type.Object(
-          { name: Type.String({ minLength: 1 }), arguments: Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())]) },
+          { name: Type.String({ minLength: 1 }), arguments: Type.Unknown({ description: 'an object, or a string sent verbatim (malformed JSON included)' }) },
           { additionalProperties: false },
         ),
       ),
