@@ -62,6 +62,8 @@ export interface HttpOperation {
 const idSchema: JsonObject = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_:@-]*$' };
 const pathId = (name: string, description: string): Parameter => ({ name, in: 'path', required: true, description, schema: idSchema });
 const query = (name: string, description: string, schema: JsonObject): Parameter => ({ name, in: 'query', description, schema });
+/** The path id of a schedule or trigger, and the `user` an admin names its owner with. */
+const ownedIdParams = (kind: 'schedule' | 'trigger'): Parameter[] => [pathId('id', `the ${kind} id`), query('user', `an admin: that user's ${kind}`, idSchema)];
 const TASK_ID = pathId('id', 'the task id');
 const USER = pathId('user', "the user acted for: the caller's own, or any of the team's for an admin");
 const LIMIT = (max: number) => query('limit', `page size (1-${max})`, { type: 'integer', minimum: 1, maximum: max });
@@ -310,7 +312,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/schedules/{id}',
     tag: 'schedules',
     summary: "One of the caller's schedules (an admin names the user with user), with its next fire time.",
-    parameters: [pathId('id', 'the schedule id'), query('user', "an admin: that user's schedule", idSchema)],
+    parameters: ownedIdParams('schedule'),
     responses: { '200': { description: 'the schedule', json: ScheduleView } },
   },
   {
@@ -319,7 +321,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/schedules/{id}',
     tag: 'schedules',
     summary: 'Delete the schedule: it fires no more; tasks it started stay.',
-    parameters: [pathId('id', 'the schedule id'), query('user', "an admin: that user's schedule", idSchema)],
+    parameters: ownedIdParams('schedule'),
     responses: { '200': { description: 'deleted', json: ScheduleDeleteReply } },
   },
   {
@@ -328,7 +330,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/schedules/{id}/pause',
     tag: 'schedules',
     summary: 'Pause the schedule: it fires nothing until resumed.',
-    parameters: [pathId('id', 'the schedule id'), query('user', "an admin: that user's schedule", idSchema)],
+    parameters: ownedIdParams('schedule'),
     responses: { '200': { description: 'the schedule', json: ScheduleView } },
   },
   {
@@ -337,7 +339,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/schedules/{id}/resume',
     tag: 'schedules',
     summary: 'Resume the schedule, counting fire times from now (nothing missed while paused fires).',
-    parameters: [pathId('id', 'the schedule id'), query('user', "an admin: that user's schedule", idSchema)],
+    parameters: ownedIdParams('schedule'),
     responses: { '200': { description: 'the schedule', json: ScheduleView } },
   },
   {
@@ -365,7 +367,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/triggers/{id}',
     tag: 'triggers',
     summary: "One of the caller's triggers (an admin names the user with user), with its firings and last task.",
-    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    parameters: ownedIdParams('trigger'),
     responses: { '200': { description: 'the trigger', json: Trigger } },
   },
   {
@@ -374,7 +376,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/triggers/{id}',
     tag: 'triggers',
     summary: 'Delete the trigger: it starts no more tasks; tasks it started stay.',
-    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    parameters: ownedIdParams('trigger'),
     responses: { '200': { description: 'deleted', json: TriggerDeleteReply } },
   },
   {
@@ -383,7 +385,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/triggers/{id}/pause',
     tag: 'triggers',
     summary: 'Pause the trigger: events that arrive meanwhile start nothing (they are not kept for later).',
-    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    parameters: ownedIdParams('trigger'),
     responses: { '200': { description: 'the trigger', json: Trigger } },
   },
   {
@@ -392,7 +394,7 @@ export const HTTP_OPERATIONS = [
     path: '/v1/triggers/{id}/resume',
     tag: 'triggers',
     summary: 'Resume the trigger: events from now on start tasks again.',
-    parameters: [pathId('id', 'the trigger id'), query('user', "an admin: that user's trigger", idSchema)],
+    parameters: ownedIdParams('trigger'),
     responses: { '200': { description: 'the trigger', json: Trigger } },
   },
   {
