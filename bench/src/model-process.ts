@@ -7,6 +7,23 @@ import type { StepTool } from './step-script.js';
 export const MODEL_SETTINGS_ENV = 'BENCH_MODEL_SETTINGS';
 export const MODEL_READY_PREFIX = 'bench-model-ready ';
 
+export interface ModelSettings {
+  steps: number;
+  tool: StepTool;
+  /** Added to every answer (default 0: at once). */
+  latencyMs?: number;
+}
+
+/** What reached the model since it started. */
+export interface ModelStats {
+  calls: { plan: number; step: number; background: number; other: number };
+  in_flight: number;
+  /** The most chat completions in flight at once: the LLM cap as the model saw it. */
+  max_in_flight: number;
+  /** [epoch second, calls that arrived in it], oldest first. */
+  per_second: Array<[number, number]>;
+}
+
 /** What the model process prints once it listens. */
 export interface ModelReady {
   /** The OpenAI-compatible endpoint. */
@@ -25,7 +42,7 @@ export class ModelProcess {
     private readonly controlUrl: string,
   ) {}
 
-  static async start(settings: { steps: number; tool: StepTool }): Promise<ModelProcess> {
+  static async start(settings: ModelSettings): Promise<ModelProcess> {
     const child = await startChildService({ name: 'bench-model', entry, env: { [MODEL_SETTINGS_ENV]: JSON.stringify(settings) } });
     try {
       const line = await child.waitForLog(new RegExp(`^${MODEL_READY_PREFIX}`), 20_000);
@@ -49,6 +66,10 @@ export class ModelProcess {
   /** The first request body of a run, as the model received it. */
   async firstRequestOf(runId: string): Promise<ChatRequestBody | null> {
     return (await this.get(`/first-request/${runId}`)) as ChatRequestBody | null;
+  }
+
+  async stats(): Promise<ModelStats> {
+    return (await this.get('/stats')) as ModelStats;
   }
 
   async stop(): Promise<void> {

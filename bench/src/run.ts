@@ -12,6 +12,7 @@ import { memoryRecallOptions, memoryRecallSettings } from './memory-recall-optio
 import { memoryRecallVerdict, renderMemoryRecallMarkdown } from './memory-recall-report.js';
 import { goalVerdicts, renderMarkdown } from './report.js';
 import { runSemaphoreBench } from './semaphore-bench.js';
+import { loadBenchOptions, renderOverloadMarkdown, renderThroughputMarkdown, runOverloadBench, runThroughputBench } from './load-benches.js';
 import { runStepGrowthBench } from './step-growth-bench.js';
 import { renderStepGrowthMarkdown } from './step-growth-report.js';
 import { runStepOverheadBench } from './step-overhead-bench.js';
@@ -83,6 +84,21 @@ try {
     say(memoryRecallVerdict(report));
   }
 
+  if (only.includes('throughput') || only.includes('overload')) {
+    // Issue 20's load runs: sizes from BENCH_LOAD_* (the defaults take tens of minutes on 2 cores).
+    const loadOpts = loadBenchOptions(process.env);
+    if (only.includes('throughput')) {
+      const report = await runThroughputBench(loadOpts, say);
+      await writeResults(stepOpts.resultsDir, 'throughput', report, renderThroughputMarkdown(report));
+      say(`throughput goal (>= 0.95 of N/L in flight): ${report.goal_met ? 'met' : 'not met'}`);
+    }
+    if (only.includes('overload')) {
+      const report = await runOverloadBench(loadOpts, say);
+      await writeResults(stepOpts.resultsDir, 'overload', report, renderOverloadMarkdown(report));
+      say(`overload goal (all complete, none timed out): ${report.goal_met ? 'met' : 'not met'}`);
+    }
+  }
+
   if (only.includes('context-budget')) {
     const report = await runContextBudgetBench(contextOpts, say);
     await mkdir(contextOpts.resultsDir, { recursive: true });
@@ -96,4 +112,11 @@ try {
   process.exitCode = 1;
 } finally {
   await cleanupAll().catch(() => {});
+}
+
+async function writeResults(dir: string, name: string, report: unknown, markdown: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  await writeFile(join(dir, `${name}.md`), markdown);
+  say(`wrote ${join(dir, `${name}.json`)} and ${name}.md`);
 }

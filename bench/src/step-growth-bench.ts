@@ -6,7 +6,7 @@ import { DirectAgent } from './direct-agent.js';
 import { ModelProcess } from './model-process.js';
 import { ProcessCpu } from './process-cpu.js';
 import { round, summarise } from './stats.js';
-import { runDirectTask, runHermesTask, runtimeRequestShape, startStepStack, type TaskRun } from './step-overhead-bench.js';
+import { runDirectTask, runHermesTask, runtimeRequestShape, stackCpu, startStepStack, type TaskRun } from './step-overhead-bench.js';
 
 /** Goals of issue 20 for the default path with a side-effecting tool, and for growth. */
 export const GROWTH_GOAL = { time_ratio_p50_max: 1.5, cpu_ratio_max: 2, flat_within: 0.2 } as const;
@@ -88,16 +88,7 @@ export async function runStepGrowthBench(o: StepGrowthOptions, log: (line: strin
   const stamp = Date.now().toString(36);
   const errors: string[] = [];
   try {
-    const hermesCpu = () =>
-      new ProcessCpu(
-        () => ({
-          ...Object.fromEntries([...stack.services].map(([name, svc]) => [name, svc.pid])),
-          ...(stack.nats ? { 'nats-server': stack.nats.pid } : {}),
-          ...(stack.redis ? { 'redis-server': stack.redis.pid } : {}),
-          model: model.pid,
-        }),
-        'bench (submitter, tool provider)',
-      );
+    const hermesCpu = () => stackCpu(stack, model, 'bench (submitter, tool provider)');
     const directCpu = () => new ProcessCpu(() => ({ model: model.pid }), 'bench (direct loop)');
     const hermesTask = (runId: string, steps: number, padBytes: number) =>
       runHermesTask({ bus, model, runId, steps, padBytes, timeoutMs: 600_000 }).catch((err: unknown) => {

@@ -115,15 +115,7 @@ export async function runStepOverheadBench(o: StepOverheadOptions, log: (line: s
   const stamp = Date.now().toString(36);
   const errors: string[] = [];
   try {
-    const hermesCpu = new ProcessCpu(
-      () => ({
-        ...Object.fromEntries([...stack.services].map(([name, svc]) => [name, svc.pid])),
-        ...(stack.nats ? { 'nats-server': stack.nats.pid } : {}),
-        ...(stack.redis ? { 'redis-server': stack.redis.pid } : {}),
-        model: model.pid,
-      }),
-      'bench (submitter)',
-    );
+    const hermesCpu = stackCpu(stack, model, 'bench (submitter)');
     const directCpu = new ProcessCpu(() => ({ model: model.pid }), 'bench (direct loop)');
     const hermesTask = (runId: string) => runHermesTask({ bus, model, runId, steps: o.steps });
     // The direct loop sends what the runtime sent: its system prompt (for this run's goal) and tool list.
@@ -181,12 +173,14 @@ export async function startStepStack(o: {
   name: string;
   env?: Record<string, string>;
   serviceEnv?: NonNullable<Parameters<typeof startHermesStack>[0]>['serviceEnv'];
+  runtimeReplicas?: number;
 }): Promise<{ stack: Awaited<ReturnType<typeof startHermesStack>>; bus: Bus }> {
   const stack = await startHermesStack({
     apiKeys: [{ key: 'bench-key-0123456789abcdef', user_id: USER, roles: ['user'] }],
     openai: { baseUrl: o.model.baseUrl, apiKey: 'scripted', model: MODEL },
     env: { LOG_LEVEL: 'warn', LLM_MAX_RETRIES: '0', SHUTDOWN_TIMEOUT_MS: '3000', ...o.env },
     ...(o.serviceEnv ? { serviceEnv: o.serviceEnv } : {}),
+    ...(o.runtimeReplicas ? { runtimeReplicas: o.runtimeReplicas } : {}),
   }).catch(async (err: unknown) => {
     await o.model.stop();
     throw err;
@@ -198,6 +192,19 @@ export async function startStepStack(o: {
     waitOnFirstConnect: false,
   });
   return { stack, bus };
+}
+
+/** CPU of every Hermes process, nats-server, redis-server and the model; `self` names the bench's own share. */
+export function stackCpu(stack: Awaited<ReturnType<typeof startHermesStack>>, model: ModelProcess, self: string): ProcessCpu {
+  return new ProcessCpu(
+    () => ({
+      ...Object.fromEntries([...stack.services].map(([name, svc]) => [name, svc.pid])),
+      ...(stack.nats ? { 'nats-server': stack.nats.pid } : {}),
+      ...(stack.redis ? { 'redis-server': stack.redis.pid } : {}),
+      model: model.pid,
+    }),
+    self,
+  );
 }
 
 /** What the runtime's first request of a task looked like, to replay in the direct loop. */

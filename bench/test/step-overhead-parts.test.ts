@@ -8,7 +8,7 @@ import { stepOverheadOptions } from '../src/step-overhead-options.js';
 import { StepScript, answerFor, goalFor, goalShape, intervals, runIdOf } from '../src/step-script.js';
 
 describe('selecting benchmarks', () => {
-  it('runs every benchmark by default and passes the other flags on', () => {
+  it('runs every benchmark but the long load runs by default and passes the other flags on', () => {
     expect(selectBenchmarks({ argv: ['--capacity', '8'], env: {} })).toEqual({
       only: ['semaphore', 'step-overhead', 'step-growth', 'memory-recall', 'context-budget'],
       argv: ['--capacity', '8'],
@@ -20,6 +20,7 @@ describe('selecting benchmarks', () => {
     expect(selectBenchmarks({ argv: ['--only=step-overhead,semaphore'], env: {} }).only).toEqual(['semaphore', 'step-overhead']);
     expect(selectBenchmarks({ argv: [], env: { BENCH_ONLY: 'semaphore' } }).only).toEqual(['semaphore']);
     expect(selectBenchmarks({ argv: ['--only', 'context-budget'], env: {} }).only).toEqual(['context-budget']);
+    expect(selectBenchmarks({ argv: ['--only', 'overload,throughput'], env: {} }).only).toEqual(['throughput', 'overload']);
   });
 
   it('an unknown benchmark name is an error', () => {
