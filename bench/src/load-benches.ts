@@ -1,9 +1,9 @@
-import os from 'node:os';
 import { BenchError } from './bench-errors.js';
 import { runBareLoad, type BareLoadResult } from './bare-load.js';
 import { runLoad, type LoadRunResult } from './load-run.js';
 import { round } from './stats.js';
 import type { StepTool } from './step-script.js';
+import { machineOf } from './step-growth-bench.js';
 
 /** Sizes of the throughput and overload runs; the defaults are issue 20's, `BENCH_LOAD_*` shrink them. */
 export interface LoadBenchOptions {
@@ -83,7 +83,7 @@ export async function runThroughputBench(o: LoadBenchOptions, log: (line: string
   log(`  ${inflight.calls_per_s_steady} calls/s of ${inflight.bound_calls_per_s} (${inflight.ratio_of_bound}), max in flight ${inflight.max_in_flight}`);
   return {
     generated_at: new Date().toISOString(),
-    machine: machine(),
+    machine: machineOf(),
     goal: { inflight_ratio_of_bound_min: 0.95 },
     saturation,
     inflight,
@@ -108,7 +108,7 @@ export async function runOverloadBench(o: LoadBenchOptions, log: (line: string) 
     .reduce((n, [, v]) => n + v, 0);
   return {
     generated_at: new Date().toISOString(),
-    machine: machine(),
+    machine: machineOf(),
     run,
     timed_out: timedOut,
     goal_met: run.completed === o.overloadTasks && timedOut === 0 && !run.cap_exceeded && run.background_after_end.drained,
@@ -131,7 +131,6 @@ function queueRun(name: string, tasks: number, o: LoadBenchOptions) {
 }
 
 const withoutTemplate = ({ template: _t, ...r }: LoadRunResult): LoadRunResult => r;
-const machine = () => ({ cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', node: process.version });
 
 const cpuCell = (r: Record<string, number> | undefined) => (r ? `${r['total']}` : 'n/a');
 

@@ -207,7 +207,7 @@ export async function runStepGrowthBench(o: StepGrowthOptions, log: (line: strin
 }
 
 /** The machine a report was measured on. */
-function machineOf() {
+export function machineOf(): { cpus: number; cpu_model: string; node: string } {
   const cpus = os.cpus();
   return { cpus: cpus.length, cpu_model: cpus[0]?.model ?? 'unknown', node: process.version };
 }
