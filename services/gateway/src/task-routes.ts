@@ -176,16 +176,16 @@ async function refuseConflictingRetry(
   caller: Caller,
   opts: { waitMs?: number } = {},
 ): Promise<boolean> {
-  const deadline = Date.now() + (opts.waitMs ?? 0);
-  let view: TaskView | undefined;
-  for (;;) {
+  let view: TaskView;
+  try {
+    view = await getTask(deps.bus, taskId, caller);
+  } catch (err) {
+    if (!(err instanceof HttpError && err.code === 'not_found') || !opts.waitMs) return rethrowUnlessNotFound(err);
+    await firstEventOf(deps, taskId, caller, { waitMs: opts.waitMs });
     try {
       view = await getTask(deps.bus, taskId, caller);
-      break;
-    } catch (err) {
-      if (!(err instanceof HttpError && err.code === 'not_found')) throw err;
-      if (Date.now() >= deadline) return false;
-      await sleep(100);
+    } catch (again) {
+      return rethrowUnlessNotFound(again);
     }
   }
   if (view.request_digest !== undefined && view.request_digest !== requestDigest(requested)) {
@@ -196,6 +196,12 @@ async function refuseConflictingRetry(
     });
   }
   return true;
+}
+
+/** False for not_found (the task does not exist, for this caller); any other error is thrown. */
+function rethrowUnlessNotFound(err: unknown): false {
+  if (err instanceof HttpError && err.code === 'not_found') return false;
+  throw err;
 }
 
 /** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin of its team; another team's always is. */
@@ -216,18 +222,48 @@ export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise
 
 /**
  * Authorises an event stream by reading the task. Right after `POST /v1/tasks` the dispatcher may
- * not have accepted the task yet, so not_found is retried for a short while before it is final.
+ * not have stored the task yet. Its first event is published only after the task is stored, so the
+ * gateway waits (at most acceptWaitMs) for that event and reads once more, instead of polling the
+ * dispatcher with reads that each answer not_found.
  */
 async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Caller, res: ServerResponse): Promise<TaskView> {
+  try {
+    return await getTask(deps.bus, taskId, caller);
+  } catch (err) {
+    if (!(err instanceof HttpError && err.code === 'not_found') || res.destroyed) throw err;
+  }
   const deadline = Date.now() + deps.acceptWaitMs;
-  for (;;) {
-    try {
-      return await getTask(deps.bus, taskId, caller);
-    } catch (err) {
-      const retry = err instanceof HttpError && err.code === 'not_found' && Date.now() < deadline && !res.destroyed;
-      if (!retry) throw err;
-    }
-    await sleep(200);
+  const published = await firstEventOf(deps, taskId, caller, { waitMs: deps.acceptWaitMs, res });
+  try {
+    return await getTask(deps.bus, taskId, caller);
+  } catch (err) {
+    // Events but no task for this caller: another user's task. Answered after the same wait as a
+    // task that never appears, so the time to a 404 does not tell whether a task id exists.
+    if (published && err instanceof HttpError && err.code === 'not_found' && !res.destroyed) await sleep(Math.max(0, deadline - Date.now()));
+    throw err;
+  }
+}
+
+/**
+ * Waits until the task has published an event (so it is stored), at most waitMs or until the
+ * client leaves. True when an event came.
+ */
+async function firstEventOf(deps: TaskRouteDeps, taskId: string, caller: Caller, opts: { waitMs: number; res?: ServerResponse }): Promise<boolean> {
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), opts.waitMs);
+  const onClose = () => stop.abort();
+  opts.res?.once('close', onClose);
+  const events = followTaskEvents(deps.bus, { team: caller.team, task_id: taskId }, { signal: stop.signal });
+  try {
+    return (await events.next()).done !== true;
+  } catch (err) {
+    // The caller's next read decides: a follower that failed says nothing about the task.
+    deps.logger.debug({ err, task_id: taskId }, "waiting for a new task's first event failed");
+    return false;
+  } finally {
+    clearTimeout(timer);
+    opts.res?.off('close', onClose);
+    await events.return(undefined).catch(() => undefined);
   }
 }
 

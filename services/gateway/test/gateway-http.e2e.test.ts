@@ -388,6 +388,19 @@ describe('GET /v1/tasks/:id/events', () => {
     const sse = await openSse(`${base}/v1/tasks/${id}/events`, auth(ALICE));
     expect(sse.status).toBe(200);
     expect((await sse.ended).map((f) => f.event)).toEqual(['cancelled']);
+    // One read before the task existed and one after its first event: the wait follows the
+    // event stream. Polling every 200 ms made about four reads in those 700 ms.
+    expect(dispatcher.readsOf(id)).toBe(2);
+  });
+
+  it("answers another user's task with events after the same wait as a task that never appears", async () => {
+    dispatcher.addTask('t_sse_10', 'bob');
+    await dispatcher.publish('cancelled', 't_sse_10', { task_id: 't_sse_10', reason: 'test' });
+    const started = Date.now();
+    const res = await fetch(`${base}/v1/tasks/t_sse_10/events`, { headers: auth(ALICE) });
+    expect(res.status).toBe(404);
+    // The acceptance wait is 3 s; a quicker 404 would tell alice that bob's task id exists.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
   });
 
   it("answers 404 (after the acceptance wait) for a task that never appears or is another user's", async () => {

@@ -7,7 +7,9 @@ import { DEFAULT_TEAM, contracts, makeTaskEvent, wireError, type TaskEventDataBy
  */
 export function standInDispatcher(bus: Bus) {
   const tasks = new Map<string, TaskView>();
+  const reads = new Map<string, number>();
   const subscription = serve(bus, contracts.teamTaskGet, async (req, ctx) => {
+    reads.set(req.task_id, (reads.get(req.task_id) ?? 0) + 1);
     const view = tasks.get(req.task_id);
     const team = ctx.subject.slice(bus.subjects.taskGet.length + 1);
     if (!view || (view.team ?? DEFAULT_TEAM) !== team || (req.user_id && view.user_id !== req.user_id)) {
@@ -41,6 +43,8 @@ export function standInDispatcher(bus: Bus) {
       const ack = await bus.publish(contracts.taskEvents, event, { subject: bus.subjects.taskEvents(tasks.get(taskId)?.team ?? DEFAULT_TEAM, taskId) });
       return ack!.seq;
     },
+    /** How many taskGet requests asked for this task. */
+    readsOf: (taskId: string) => reads.get(taskId) ?? 0,
     stop: () => subscription.unsubscribe(),
   };
 }
