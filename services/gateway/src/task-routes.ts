@@ -180,12 +180,14 @@ async function refuseConflictingRetry(
   try {
     view = await getTask(deps.bus, taskId, caller);
   } catch (err) {
-    if (!(err instanceof HttpError && err.code === 'not_found') || !opts.waitMs) return rethrowUnlessNotFound(err);
+    if (!isNotFound(err)) throw err;
+    if (!opts.waitMs) return false;
     await firstEventOf(deps, taskId, caller, { waitMs: opts.waitMs });
     try {
       view = await getTask(deps.bus, taskId, caller);
     } catch (again) {
-      return rethrowUnlessNotFound(again);
+      if (!isNotFound(again)) throw again;
+      return false;
     }
   }
   if (view.request_digest !== undefined && view.request_digest !== requestDigest(requested)) {
@@ -198,11 +200,8 @@ async function refuseConflictingRetry(
   return true;
 }
 
-/** False for not_found (the task does not exist, for this caller); any other error is thrown. */
-function rethrowUnlessNotFound(err: unknown): false {
-  if (err instanceof HttpError && err.code === 'not_found') return false;
-  throw err;
-}
+/** The task does not exist, for this caller. */
+const isNotFound = (err: unknown): boolean => err instanceof HttpError && err.code === 'not_found';
 
 /** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin of its team; another team's always is. */
 export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
@@ -230,7 +229,7 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
   try {
     return await getTask(deps.bus, taskId, caller);
   } catch (err) {
-    if (!(err instanceof HttpError && err.code === 'not_found') || res.destroyed) throw err;
+    if (!isNotFound(err) || res.destroyed) throw err;
   }
   const deadline = Date.now() + deps.acceptWaitMs;
   const published = await firstEventOf(deps, taskId, caller, { waitMs: deps.acceptWaitMs, res });
@@ -239,7 +238,7 @@ async function waitUntilVisible(deps: TaskRouteDeps, taskId: string, caller: Cal
   } catch (err) {
     // Events but no task for this caller: another user's task. Answered after the same wait as a
     // task that never appears, so the time to a 404 does not tell whether a task id exists.
-    if (published && err instanceof HttpError && err.code === 'not_found' && !res.destroyed) await sleep(Math.max(0, deadline - Date.now()));
+    if (published && isNotFound(err) && !res.destroyed) await sleep(Math.max(0, deadline - Date.now()));
     throw err;
   }
 }
