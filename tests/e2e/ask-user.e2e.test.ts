@@ -15,7 +15,7 @@ let stack: Stack;
 let model: ModelScript;
 
 beforeAll(async () => {
-  stack = await startStack({ runtimeReplicas: 2, env: { ASK_USER_TIMEOUT_MS: '8000', ASK_USER_TIMEOUT_POLICY: 'fail', DISPATCHER_SWEEP_MS: '500' } });
+  stack = await startStack({ runtimeReplicas: 2, env: { ASK_USER_TIMEOUT_MS: '8000', ASK_USER_TIMEOUT_POLICY: 'fail' } });
   model = new ModelScript(stack.llm);
 }, 120_000);
 

@@ -12,7 +12,7 @@ const TASKS = 500;
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { PLAN_MODE: 'auto', DISPATCHER_SWEEP_MS: '250' } });
+  stack = await startStack({ env: { PLAN_MODE: 'auto' } });
   stack.llm.setResponder((req) => {
     const system = req.body.messages?.find((m) => m.role === 'system');
     const planned = /^Goal to plan: (.*)$/m.exec(typeof system?.content === 'string' ? system.content : '')?.[1];

@@ -34,7 +34,6 @@ beforeAll(async () => {
       PLAN_MODE: 'auto',
       HERMES_MODEL_PLANNER: PLANNER,
       SUBTASK_RETRY_BASE_MS: '100',
-      DISPATCHER_SWEEP_MS: '250',
       // The runtime reports a failed LLM call at once, so the dispatcher's retries are what is tested.
       RUNTIME_MAX_ATTEMPTS: '1',
     },

@@ -10,7 +10,7 @@ import { getTask, listTasks, teamOfRequest } from './task-queries.js';
 import type { TaskRef } from './task-events.js';
 import { TaskIndex } from './task-index.js';
 import { PlanCoordinator } from './plan-coordinator.js';
-import { Sweeper } from './sweeper.js';
+import { TaskTimers } from './task-timers.js';
 import { TaskMetrics } from './task-metrics.js';
 import { rejectDeadSubmission } from './dead-submissions.js';
 import { ScheduleStore } from './schedule-store.js';
@@ -70,10 +70,12 @@ const settings = Type.Object({
     description:
       "how late a schedule firing may be and still be on time; firings later than that (every dispatcher was down) are missed and the schedule's policy decides",
   }),
-  DISPATCHER_SWEEP_MS: Type.Integer({
-    default: 1000,
-    minimum: 100,
-    description: 'how often each replica looks over active tasks (due retries, timeouts, work a dead replica left)',
+  DISPATCHER_TAKEOVER_MS: Type.Integer({
+    default: 2000,
+    minimum: 200,
+    maximum: 600_000,
+    description:
+      'how long a job claimed but not marked sent, or a task ended but not announced, waits before another replica acts for the replica that wrote it (which is then presumed dead)',
   }),
 });
 
@@ -104,7 +106,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
       maxReplans: config.MAX_REPLANS,
       retryBaseMs: config.SUBTASK_RETRY_BASE_MS,
       subtaskTimeoutMs: config.SUBTASK_TIMEOUT_MS,
-      redispatchAfterMs: Math.max(2000, config.DISPATCHER_SWEEP_MS * 2),
+      redispatchAfterMs: config.DISPATCHER_TAKEOVER_MS,
       inputTimeoutMs: config.ASK_USER_TIMEOUT_MS,
       inputTimeoutPolicy: config.ASK_USER_TIMEOUT_POLICY,
     },
@@ -154,7 +156,8 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
       ...serveTriggerRequests(bus, triggers),
     ];
     const scheduler = new Scheduler({ store: schedules, bus, logger, tickMs: config.SCHEDULE_TICK_MS, graceMs: config.SCHEDULE_GRACE_MS });
-    const sweeper = new Sweeper({ intervalMs: config.DISPATCHER_SWEEP_MS, sweep: () => coordinator.sweep(), logger });
+    const timers = new TaskTimers({ store, index, logger, takeoverMs: config.DISPATCHER_TAKEOVER_MS, kick: (taskId) => coordinator.kick(taskId) });
+    await timers.start();
     const intakeConsumer = await startWorkConsumer(
       bus,
       {
@@ -181,8 +184,7 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
     return {
       stop: async (timeoutMs) => {
         await scheduler.stop();
-        await sweeper.stop();
-        coordinator.stop();
+        await timers.stop();
         await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs), triggerConsumer.stop(timeoutMs)]);
         await Promise.all(subscriptions.map((sub) => sub.drain()));
       },

@@ -34,16 +34,14 @@ export interface PlanCoordinatorOptions {
 }
 
 /**
- * The one way a task moves: every change — start, a result, a cancel, the sweep's retries and
- * timeouts — is computed by the pure scheduler and written with compare-and-set, and only the
+ * The one way a task moves: every change — start, a result, a cancel, the timers' retries and
+ * timeouts (task-timers.ts) — is computed by the pure scheduler and written with compare-and-set, and only the
  * replica whose write won performs what follows (jobs, events). A task therefore reaches a
  * terminal state once, and its `accepted` and terminal events are published once. Jobs are
  * published with their job id as `Nats-Msg-Id` and then marked dispatched, so a replica that dies
- * in between leaves a claim the sweep publishes again, harmlessly.
+ * in between leaves a claim another replica publishes again after DISPATCHER_TAKEOVER_MS, harmlessly.
  */
 export class PlanCoordinator {
-  private readonly timers = new Set<NodeJS.Timeout>();
-
   constructor(private readonly o: PlanCoordinatorOptions) {}
 
   /** Starts a task intake just created (or found still `accepted` after a dispatcher died). */
@@ -96,9 +94,9 @@ export class PlanCoordinator {
   }
 
   /**
-   * Moves one task on (due retries, timeouts, lost dispatches). For a task that ended but is still
-   * listed active, the replica that ended it is announcing it — unless it died: after a grace the
-   * end is announced here, if the task's stream does not already end with it.
+   * Moves one task on (due retries, timeouts, lost dispatches, a start that never happened). For a
+   * task that ended but is still listed active, the replica that ended it is announcing it — unless
+   * it died: after a grace the end is announced here, if the task's stream does not already end with it.
    */
   async kick(taskId: string): Promise<void> {
     const found = await this.o.store.get(taskId);
@@ -109,10 +107,17 @@ export class PlanCoordinator {
     const view = found.view;
     const quiet = Date.now() - Date.parse(view.updated_at) >= this.o.settings.redispatchAfterMs;
     if (isTerminalStatus(view.status)) {
-      if (!quiet) return;
+      // Off the list: its end was announced (events a job published since may follow it on the stream).
+      if (!quiet || !(await this.o.index.isActive(taskId))) return;
       const published = await taskEventsPublished(this.o.bus, view);
       if (published.lastKind === view.status) await this.o.index.deactivate(taskId);
       else await this.perform(view, terminalActions(view), 'announce', { repeat: true });
+      return;
+    }
+    if (view.status === 'accepted') {
+      // Created but never started: the replica taking it in died (or stalls) before `begin`; starting it
+      // here announces `accepted` first, as intake would, and the compare-and-set lets one start through.
+      if (quiet) await this.begin(view);
       return;
     }
     if (quiet && firstJobUnsent(view) && !(await taskEventsPublished(this.o.bus, view)).any) {
@@ -120,22 +125,6 @@ export class PlanCoordinator {
       await this.perform(view, [{ kind: 'accepted' }], 'announce');
     }
     await this.transition(taskId, (v) => advance(v, this.ctx(v)));
-  }
-
-  /** One pass over the active tasks; every replica runs it periodically. */
-  async sweep(): Promise<void> {
-    for (const taskId of await this.o.index.active()) {
-      try {
-        await this.kick(taskId);
-      } catch (err) {
-        this.o.logger.warn({ err, task_id: taskId }, 'sweep could not move a task');
-      }
-    }
-  }
-
-  stop(): void {
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
   }
 
   private ctx(v: TaskView) {
@@ -155,13 +144,12 @@ export class PlanCoordinator {
     });
     if (!written || !step) return undefined;
     await this.perform(written, step.actions, what);
-    this.scheduleRetries(written);
     return written;
   }
 
   /**
-   * Publishes what a state change calls for, inside the task's trace (see inTaskTrace): the sweep
-   * and retry timers run outside it. `repeat`: re-announcing an end already counted.
+   * Publishes what a state change calls for, inside the task's trace (see inTaskTrace): the timers
+   * run outside it. `repeat`: re-announcing an end already counted.
    */
   private async perform(view: TaskView, actions: Action[], what: string, opts: { repeat?: boolean } = {}): Promise<void> {
     if (!actions.length) return;
@@ -174,6 +162,7 @@ export class PlanCoordinator {
     const log = logger.child({ task_id: taskId });
     // `accepted` must be out before any job, whose `started` would otherwise come first.
     if (actions.some((a) => a.kind === 'accepted')) await emitTaskEvent(bus, 'accepted', view, acceptedData(view));
+    const sent: string[] = [];
     await Promise.all(
       actions.map(async (a) => {
         switch (a.kind) {
@@ -182,7 +171,7 @@ export class PlanCoordinator {
           case 'job':
             await bus.publish(contracts.runtimeJobs, a.job, { msgId: a.job.job_id, span: true });
             this.o.metrics?.jobDispatched(a.job, isRetry(view, a.job.job_id));
-            await this.markDispatched(taskId, a.job.job_id);
+            sent.push(a.job.job_id);
             log.info({ job_id: a.job.job_id, kind: a.job.kind, subtask_id: a.job.subtask_id }, 'job dispatched');
             return;
           case 'input_required':
@@ -216,34 +205,26 @@ export class PlanCoordinator {
         }
       }),
     );
+    await this.markDispatched(taskId, sent);
   }
 
-  private async markDispatched(taskId: string, jobId: string): Promise<void> {
+  /** Marks the jobs of one step sent, in one write whatever their number. */
+  private async markDispatched(taskId: string, jobIds: readonly string[]): Promise<void> {
+    if (!jobIds.length) return;
     const now = new Date().toISOString();
+    const ids = new Set(jobIds);
     await this.o.store.update(taskId, (v) => {
       const plan = v.plan;
       if (!plan) return undefined;
-      if (plan.job?.job_id === jobId && !plan.job.dispatched_at) return { ...v, plan: { ...plan, job: { ...plan.job, dispatched_at: now } } };
-      const i = plan.subtasks.findIndex((s) => s.job_id === jobId && s.status === 'running' && !s.dispatched_at);
-      if (i < 0) return undefined;
-      const subtasks = plan.subtasks.map((s, j) => (j === i ? { ...s, dispatched_at: now } : s));
-      return { ...v, plan: { ...plan, subtasks } };
+      const job = plan.job && ids.has(plan.job.job_id) && !plan.job.dispatched_at ? { ...plan.job, dispatched_at: now } : plan.job;
+      let marked = job !== plan.job;
+      const subtasks = plan.subtasks.map((s) => {
+        if (!s.job_id || !ids.has(s.job_id) || s.status !== 'running' || s.dispatched_at) return s;
+        marked = true;
+        return { ...s, dispatched_at: now };
+      });
+      return marked ? { ...v, plan: { ...plan, ...(job ? { job } : {}), subtasks } } : undefined;
     });
-  }
-
-  /** A local timer for the earliest due retry; the sweep is the fallback if this replica dies. */
-  private scheduleRetries(v: TaskView): void {
-    const due = (v.plan?.subtasks ?? []).flatMap((s) => (s.status === 'pending' && s.retry_at ? [Date.parse(s.retry_at)] : []));
-    if (!due.length || isTerminalStatus(v.status)) return;
-    const timer = setTimeout(
-      () => {
-        this.timers.delete(timer);
-        this.kick(v.task_id).catch((err: unknown) => this.o.logger.warn({ err, task_id: v.task_id }, 'retry kick failed'));
-      },
-      Math.max(0, Math.min(...due) - Date.now()) + 5,
-    );
-    timer.unref();
-    this.timers.add(timer);
   }
 }
 

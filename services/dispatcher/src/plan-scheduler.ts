@@ -494,7 +494,7 @@ function finish(v: TaskView, _ctx: Ctx, before: Action[] = []): Step {
   return { view: v, actions: [...before.filter((a) => a.kind !== 'job'), ...terminalActions(v)] };
 }
 
-/** The terminal event of an ended task (published by the sweep if a dispatcher died before it). */
+/** The terminal event of an ended task (published by another replica if the one that ended it died first). */
 export function terminalActions(v: TaskView, reason?: string): Action[] {
   const subtasks = v.plan && v.plan.origin !== 'single' ? { subtasks: outcomes(v.plan) } : {};
   if (v.status === 'completed' && v.result)

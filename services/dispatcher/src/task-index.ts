@@ -8,7 +8,7 @@ const decode = (key: string) => key.replace(/=([0-9a-f]{2})/g, (_, hex: string) 
 /**
  * Two indexes beside the task state: `user.<user>.<task>` (default team, as before teams) and
  * `team.<team>.<user>.<task>` (any other) list a user's or a team's tasks without scanning
- * everyone's, and `active.<task>` names the tasks the sweep must watch (removed once the task's
+ * everyone's, and `active.<task>` names the tasks whose timers each replica loads when it starts (removed once the task's
  * terminal event is out). All are plain puts and deletes, safe to repeat from any replica.
  */
 export class TaskIndex {
@@ -23,6 +23,12 @@ export class TaskIndex {
 
   async deactivate(taskId: string): Promise<void> {
     await this.kv.delete(`active.${encode(taskId)}`);
+  }
+
+  /** Whether the task is still listed active (its end not yet announced). */
+  async isActive(taskId: string): Promise<boolean> {
+    const entry = await this.kv.get(`active.${encode(taskId)}`);
+    return entry?.operation === 'PUT';
   }
 
   /** Tasks not yet ended (or whose end was not yet announced). */

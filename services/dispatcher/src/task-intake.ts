@@ -41,7 +41,7 @@ export class TaskIntake {
       bus: Bus;
       store: TaskStore;
       logger: Logger;
-      /** Lists tasks per user and marks them for the sweep. */
+      /** Lists tasks per user and marks them active for the timers. */
       index: TaskIndex;
       /** `auto`: a planner splits the task into subtasks; `single`: the goal is a one-node plan. */
       planMode: 'auto' | 'single';
@@ -125,7 +125,7 @@ export class TaskIntake {
       return;
     }
     if (created) this.o.metrics?.taskSubmitted();
-    // Indexed before it starts, so the sweep finds it even if this replica dies right after.
+    // Indexed before it starts, so a replica starting later loads its timers even if this one dies right after.
     await this.o.index.add(view);
     await this.o.coordinator.begin(view);
     log.info({ plan_mode: this.o.planMode }, 'task accepted');

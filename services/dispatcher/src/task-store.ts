@@ -1,6 +1,13 @@
-import type { KV, KvEntry } from '@nats-io/kv';
+import { KvWatchInclude, type KV, type KvEntry } from '@nats-io/kv';
 import { decodeStored, StoredTask, type TaskView } from '@hermes/contracts';
 import { casUpdate, isCasConflict } from '@hermes/bus';
+
+/** One write of a task as a watch sees it. */
+export interface TaskChange {
+  taskId: string;
+  revision: number;
+  view?: TaskView;
+}
 
 /** Several dispatcher replicas write task state: every change is a compare-and-set on the KV revision. */
 export class TaskStore {
@@ -24,6 +31,21 @@ export class TaskStore {
       if (!existing) throw err;
       return { view: existing.view, created: false };
     }
+  }
+
+  /**
+   * Every change of any task from now on (no initial values), in write order: `view` is undefined
+   * for a deleted task. A record that fails its schema ends the iteration with StoredStateError.
+   */
+  async watchChanges(): Promise<{ changes: AsyncIterable<TaskChange>; stop: () => void }> {
+    const watch = await this.kv.watch({ include: KvWatchInclude.UpdatesOnly });
+    async function* changes(): AsyncIterable<TaskChange> {
+      for await (const e of watch) {
+        const live = e.operation === 'PUT' && e.length > 0;
+        yield { taskId: e.key, revision: e.revision, ...(live ? { view: decodeTask(e) } : {}) };
+      }
+    }
+    return { changes: changes(), stop: () => watch.stop() };
   }
 
   /**

@@ -14,7 +14,7 @@ export function activeTraceContext(): TraceContext | undefined {
 /**
  * Runs dispatcher work for a task inside the task's own trace. Work that is already in it (a
  * result consumed from the task's runtime) just gets the task named for its logs. Work that is
- * not — the sweep's retries and timeouts, a local retry timer, a cancel request from another
+ * not — the timers' retries and timeouts, a cancel request from another
  * trace — gets a `task <what>` span under the task's stored trace context, linked to whatever
  * triggered it, so the jobs it publishes still land in the task's trace.
  */

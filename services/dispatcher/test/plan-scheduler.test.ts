@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { wireError, type RuntimeJob, type RuntimeResult, type TaskView } from '@hermes/contracts';
-import { advance, answerInput, applyResult, begin, cancel, initialPlan, NO_ANSWER, singlePlan, type Action, type PlanSettings } from '../src/plan-scheduler.js';
+import { advance, answerInput, applyResult, begin, cancel, initialPlan, NO_ANSWER, singlePlan, type Action } from '../src/plan-scheduler.js';
 import { MAX_DEPENDENCY_OUTPUT_CHARS } from '../src/job-builder.js';
-import { taskView } from './support.js';
+import { taskView, testPlanSettings } from './support.js';
 
-const settings: PlanSettings = {
-  maxSubtasks: 12,
-  maxRetries: 2,
-  maxReplans: 1,
-  retryBaseMs: 100,
-  subtaskTimeoutMs: 60_000,
-  redispatchAfterMs: 2000,
-  inputTimeoutMs: 10_000,
-  inputTimeoutPolicy: 'fail' as 'fail' | 'continue',
-};
+const settings = testPlanSettings;
 const ctx = (now = Date.now()) => ({ now, settings, roles: ['user'] });
 const jobs = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'job' ? [a.job] : []));
 const usage = { input_tokens: 1, output_tokens: 1 };

@@ -4,6 +4,19 @@ import { Bus, type StreamTuning } from '@hermes/bus';
 import { DEFAULT_TEAM, TASK_SUBMIT_TYPE, taskIdFor, type TaskEvent, type TaskRequest, type TaskSubmitEvent, type TaskView } from '@hermes/contracts';
 import { createLogger, type Logger } from '@hermes/telemetry';
 import { natsHandles } from '@hermes/bus/internal';
+import type { PlanSettings } from '../src/plan-scheduler.js';
+
+/** Scheduler limits for the pure scheduler's tests: small back-offs, a 2 s takeover. */
+export const testPlanSettings: PlanSettings = {
+  maxSubtasks: 12,
+  maxRetries: 2,
+  maxReplans: 1,
+  retryBaseMs: 100,
+  subtaskTimeoutMs: 60_000,
+  redispatchAfterMs: 2000,
+  inputTimeoutMs: 10_000,
+  inputTimeoutPolicy: 'fail',
+};
 
 export const silentLogger: Logger = createLogger({ service: 'dispatcher-test', level: 'silent' });
 
