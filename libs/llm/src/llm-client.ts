@@ -12,7 +12,7 @@ import { supportedParams, type ProviderName, type ProviderProfile, type RequestP
 import { LlmMetrics } from './llm-metrics.js';
 import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport, type PermitReservation } from './permits.js';
 
-export type ModelRole = 'planner' | 'worker' | 'summarizer' | 'embedder';
+export type ModelRole = 'planner' | 'worker' | 'reviewer' | 'summarizer' | 'embedder';
 export type { ChatResult };
 
 /** Where and what to call for one role: cheap models can summarise while strong ones plan. */
@@ -129,7 +129,7 @@ export class LlmClient {
    */
   async detectContextWindows(o: { timeoutMs?: number } = {}): Promise<void> {
     const asked = new Set<string>();
-    for (const role of ['worker', 'planner', 'summarizer'] as const) {
+    for (const role of ['worker', 'planner', 'reviewer', 'summarizer'] as const) {
       const e = this.opts.roles[role];
       const key = `${e.baseUrl}\u0000${e.model}`;
       const settings = this.settingsFor(role);

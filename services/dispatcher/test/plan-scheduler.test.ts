@@ -13,6 +13,7 @@ const settings: PlanSettings = {
   redispatchAfterMs: 2000,
   inputTimeoutMs: 10_000,
   inputTimeoutPolicy: 'fail' as 'fail' | 'continue',
+  reviewRounds: 1,
 };
 const ctx = (now = Date.now()) => ({ now, settings, roles: ['user'] });
 const jobs = (actions: Action[]) => actions.flatMap((a) => (a.kind === 'job' ? [a.job] : []));
