@@ -24,6 +24,7 @@ export function planMessages(job: RuntimeJob, tools: readonly ToolDefinition[]):
     'Rules: ids are short and unique (letters, digits, "_" or "-"); depends_on lists ids of subtasks whose outputs the subtask needs; no cycles;',
     'each intent is self-contained (the agent sees only its intent, its inputs and the outputs of its dependencies);',
     `at most ${String(inputs.max_subtasks ?? 12)} subtasks; a simple goal is ONE subtask; the last subtask should produce the final answer.`,
+    'Add "review": true beside "subtasks" when a reviewer should check the outputs before the result is returned (it may send subtasks back once with notes).',
     'tools, when given, are only names from this list:',
     toolLines,
     replan
