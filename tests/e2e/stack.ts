@@ -29,6 +29,8 @@ export interface StackOptions {
   modelBaseUrl?: string;
   /** Gateway API keys besides alice's and the admin's (e.g. users of other teams). */
   apiKeys?: HermesStackOptions['apiKeys'];
+  /** How long each process may take to report ready (default 60 s). */
+  readyTimeoutMs?: number;
 }
 
 /** The stack's settings: the stock ones every e2e file gets unless it asks for others. */
@@ -49,7 +51,7 @@ export function stackOptions(opts: StackOptions = {}): HermesStackOptions {
     // The scripted model's name, behind another endpoint (the shared stack's model router).
     ...(opts.modelBaseUrl ? { openai: { baseUrl: opts.modelBaseUrl, apiKey: 'scripted', model: 'scripted-demo' } } : {}),
     // Ten processes starting at once on a loaded 2-core CI machine can take longer than the kit's default.
-    readyTimeoutMs: 60_000,
+    readyTimeoutMs: opts.readyTimeoutMs ?? 60_000,
   };
 }
 
