@@ -59,6 +59,10 @@ export const ERROR_CODES = {
       'a work-queue message arrived after its delivery bound (HERMES_MAX_DELIVERIES) was used up, its handler having crashed or hung on the earlier ones: dead-lettered without running it',
   },
   plan_invalid: { retryable: false, summary: 'the planner produced an invalid plan twice (schema, ids, dependencies, cycles, size or tools)' },
+  review_invalid: {
+    retryable: false,
+    summary: 'the reviewer answered a malformed verdict twice (not accept/revise JSON, or naming subtasks the task does not have)',
+  },
   plan_failed: { retryable: false, summary: 'the planning job itself failed' },
   subtask_failed: { retryable: false, summary: 'a subtask failed for good and re-planning is disabled' },
   replan_exhausted: { retryable: false, summary: 'a subtask failed after the task used up its re-plans' },

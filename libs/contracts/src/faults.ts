@@ -40,7 +40,14 @@ export function isCallerFault(error: Pick<WireError, 'code'>): boolean {
 // context_too_long reaches a task only after the runtime compacted the conversation and it still
 // did not fit: the loop's own turns (the model's tool calls and their results) outgrew the window,
 // since an opening that does not fit is refused as input_too_large first. A smaller plan can help.
-const MODEL_FAULTS: ReadonlySet<string> = new Set(['loop_detected', 'max_steps_exceeded', 'plan_invalid', 'context_too_long', 'unsupported_answer']);
+const MODEL_FAULTS: ReadonlySet<string> = new Set([
+  'loop_detected',
+  'max_steps_exceeded',
+  'plan_invalid',
+  'review_invalid',
+  'context_too_long',
+  'unsupported_answer',
+]);
 
 /** Whose fault an error with this code is (unknown codes are the system's). */
 export function faultOf(error: Pick<WireError, 'code'>): Fault {

@@ -74,6 +74,8 @@ export {
   TaskFailedEvent,
   TaskCancelledEvent,
   TaskInputRequiredEvent,
+  TaskReviewStartedEvent,
+  TaskReviewVerdictEvent,
   InputRequiredData,
   TaskResult,
   StepKind,
@@ -93,6 +95,7 @@ export {
   SubtaskState,
   CoordinationJob,
   PlanState,
+  ReviewState,
   TaskOptions,
   TaskListRequest,
   TaskListReply,
@@ -100,6 +103,7 @@ export {
   TraceContext,
 } from './schemas/task-state.js';
 export { ModelRole, JobKind, PlanSubtask, Plan, RuntimeJob, RuntimeResult } from './schemas/runtime.js';
+export { MAX_REVIEW_ROUNDS, ReviewNote, ReviewVerdict, ReviewOutcome } from './schemas/review.js';
 export {
   MAX_CATCH_UP_FIRINGS,
   MissedFirings,

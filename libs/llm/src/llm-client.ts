@@ -12,7 +12,7 @@ import { supportedParams, type ProviderName, type ProviderProfile, type RequestP
 import { LlmMetrics } from './llm-metrics.js';
 import { unlimitedPermits, type Permit, type PermitProvider, type PermitReport, type PermitReservation } from './permits.js';
 
-export type ModelRole = 'planner' | 'worker' | 'summarizer' | 'embedder';
+export type ModelRole = 'planner' | 'worker' | 'reviewer' | 'summarizer' | 'embedder';
 export type { ChatResult };
 
 /** Where and what to call for one role: cheap models can summarise while strong ones plan. */
@@ -23,7 +23,8 @@ export interface RoleEndpoint {
 }
 
 export interface LlmClientOptions {
-  roles: Record<ModelRole, RoleEndpoint>;
+  /** Each role's endpoint; `reviewer` falls back to `worker` when absent (HERMES_MODEL_REVIEWER unset). */
+  roles: Record<Exclude<ModelRole, 'reviewer'>, RoleEndpoint> & { reviewer?: RoleEndpoint };
   permits?: PermitProvider;
   pools?: PoolResolver;
   timeoutMs?: number;
@@ -88,8 +89,12 @@ export class LlmClient {
   }
 
   /** The model configured for a role (for events and spans). */
+  private endpointOf(role: ModelRole): RoleEndpoint {
+    return (role === 'reviewer' ? this.opts.roles.reviewer : this.opts.roles[role]) ?? this.opts.roles.worker;
+  }
+
   modelFor(role: ModelRole): string {
-    return this.opts.roles[role].model;
+    return this.endpointOf(role).model;
   }
 
   /** `gen_ai.provider.name` of a role's endpoint (its pool's provider profile). */
@@ -114,7 +119,7 @@ export class LlmClient {
 
   /** A role's model's window and where it comes from: configured (`context_tokens`) or detected (from what, when). */
   contextWindowOf(role: ModelRole): ContextWindow | undefined {
-    const e = this.opts.roles[role];
+    const e = this.endpointOf(role);
     const configured = this.settingsFor(role).contextTokens;
     if (configured) return { tokens: configured, source: 'configured' };
     const detected = this.detectedWindows.get(`${e.baseUrl}\u0000${e.model}`);
@@ -129,8 +134,8 @@ export class LlmClient {
    */
   async detectContextWindows(o: { timeoutMs?: number } = {}): Promise<void> {
     const asked = new Set<string>();
-    for (const role of ['worker', 'planner', 'summarizer'] as const) {
-      const e = this.opts.roles[role];
+    for (const role of ['worker', 'planner', 'reviewer', 'summarizer'] as const) {
+      const e = this.endpointOf(role);
       const key = `${e.baseUrl}\u0000${e.model}`;
       const settings = this.settingsFor(role);
       if (settings.contextTokens || !detectsWindow(settings.provider) || this.detectedWindows.has(key) || asked.has(key)) continue;
@@ -151,12 +156,12 @@ export class LlmClient {
   }
 
   private settingsFor(role: ModelRole): CallSettings {
-    return this.pools.callSettings(this.opts.roles[role], role);
+    return this.pools.callSettings(this.endpointOf(role), role);
   }
 
   /** The semaphore pool a role's calls are counted in. */
   poolFor(role: ModelRole): string {
-    return this.pools.poolFor(this.opts.roles[role]);
+    return this.pools.poolFor(this.endpointOf(role));
   }
 
   /**
@@ -166,11 +171,11 @@ export class LlmClient {
    * when nothing is kept. Cancel it if no call follows; unclaimed, it lapses on its own.
    */
   reserve(role: Exclude<ModelRole, 'embedder'>): PermitReservation | undefined {
-    return this.permits.reserve?.(this.pools.poolFor(this.opts.roles[role]));
+    return this.permits.reserve?.(this.pools.poolFor(this.endpointOf(role)));
   }
 
   async chat(req: ChatRequest): Promise<ChatResult> {
-    const endpoint = this.opts.roles[req.role];
+    const endpoint = this.endpointOf(req.role);
     const pool = this.pools.poolFor(endpoint);
     const settings = this.settingsFor(req.role);
     const provider = settings.profile.providerName;

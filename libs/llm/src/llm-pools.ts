@@ -13,7 +13,12 @@ export const PoolConfig = Type.Object(
     provider: Type.Optional(ProviderName),
     params: Type.Optional(
       Type.Object(
-        { planner: Type.Optional(RequestParams), worker: Type.Optional(RequestParams), summarizer: Type.Optional(RequestParams) },
+        {
+          planner: Type.Optional(RequestParams),
+          worker: Type.Optional(RequestParams),
+          reviewer: Type.Optional(RequestParams),
+          summarizer: Type.Optional(RequestParams),
+        },
         { additionalProperties: false, description: 'request parameters per role, sent only where the provider takes them' },
       ),
     ),

@@ -13,10 +13,13 @@ export const llmSettings = {
   OPENAI_API_KEY: Type.String({ default: 'not-set', description: 'API key for OPENAI_BASE_URL' }),
   HERMES_MODEL_WORKER: Type.String({ default: 'gpt-4o-mini', description: 'model that runs agent loops' }),
   HERMES_MODEL_PLANNER: Type.Optional(Type.String({ description: 'model that plans tasks (default: the worker model)' })),
+  HERMES_MODEL_REVIEWER: Type.Optional(Type.String({ description: "model that reviews a task's subtask outputs (default: the worker model)" })),
   HERMES_MODEL_SUMMARIZER: Type.Optional(Type.String({ description: 'model that summarises (default: the worker model)' })),
   HERMES_MODEL_EMBEDDER: Type.String({ default: 'text-embedding-3-small', description: 'embedding model' }),
   HERMES_PLANNER_BASE_URL: Type.Optional(Type.String()),
   HERMES_PLANNER_API_KEY: Type.Optional(Type.String()),
+  HERMES_REVIEWER_BASE_URL: Type.Optional(Type.String()),
+  HERMES_REVIEWER_API_KEY: Type.Optional(Type.String()),
   HERMES_SUMMARIZER_BASE_URL: Type.Optional(Type.String()),
   HERMES_SUMMARIZER_API_KEY: Type.Optional(Type.String()),
   HERMES_EMBEDDER_BASE_URL: Type.Optional(Type.String()),
@@ -64,6 +67,7 @@ export function roleEndpoints(c: RoleSettings): Record<ModelRole, RoleEndpoint> 
   return {
     worker,
     planner: role(c.HERMES_PLANNER_BASE_URL, c.HERMES_PLANNER_API_KEY, c.HERMES_MODEL_PLANNER),
+    reviewer: role(c.HERMES_REVIEWER_BASE_URL, c.HERMES_REVIEWER_API_KEY, c.HERMES_MODEL_REVIEWER),
     summarizer: role(c.HERMES_SUMMARIZER_BASE_URL, c.HERMES_SUMMARIZER_API_KEY, c.HERMES_MODEL_SUMMARIZER),
     embedder: role(c.HERMES_EMBEDDER_BASE_URL, c.HERMES_EMBEDDER_API_KEY, c.HERMES_MODEL_EMBEDDER),
   };

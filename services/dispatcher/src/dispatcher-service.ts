@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
 import type { Logger } from '@hermes/telemetry';
-import { contracts, ownerKey, type Owner } from '@hermes/contracts';
+import { contracts, MAX_REVIEW_ROUNDS, ownerKey, type Owner } from '@hermes/contracts';
 import { consumeContract, lastTaskEvent, serve, startWorkConsumer, type Bus } from '@hermes/bus';
 import type { HostServiceOptions } from '@hermes/service-host';
 import { TaskStore } from './task-store.js';
@@ -45,6 +45,13 @@ const settings = Type.Object({
   }),
   SUBTASK_TIMEOUT_MS: Type.Integer({ default: 600_000, minimum: 1000, description: 'a subtask job running longer fails (retryable subtask_timeout)' }),
   MAX_REPLANS: Type.Integer({ default: 2, minimum: 0, maximum: 10, description: 're-plans per task after subtasks failed for good' }),
+  REVIEW_ROUNDS: Type.Integer({
+    default: 1,
+    minimum: 0,
+    maximum: MAX_REVIEW_ROUNDS,
+    description:
+      'how often a reviewer may send subtasks back, for a task that asks for a review (or whose plan ends in one) without review_rounds (docs/planning.md#review)',
+  }),
   ASK_USER_TIMEOUT_MS: Type.Integer({
     default: 86_400_000,
     minimum: 1000,
@@ -109,6 +116,7 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
       redispatchAfterMs: config.DISPATCHER_TAKEOVER_MS,
       inputTimeoutMs: config.ASK_USER_TIMEOUT_MS,
       inputTimeoutPolicy: config.ASK_USER_TIMEOUT_POLICY,
+      reviewRounds: config.REVIEW_ROUNDS,
     },
   });
   const intake = new TaskIntake({ bus, store, logger, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });

@@ -78,11 +78,13 @@ export function subtaskJob(v: TaskView, s: SubtaskState, ctx: JobContext): Runti
       ...(o.inputs ? { task_inputs: o.inputs } : {}),
       ...(s.inputs ? { subtask_inputs: s.inputs } : {}),
       ...(s.depends_on.length ? { dependencies: Object.fromEntries(s.depends_on.map((id) => [id, capped(outputs.get(id) ?? '')])) } : {}),
+      // Sent back by the reviewer: the attempt it reviewed and what to change.
+      ...(s.revision ? { review: { notes: s.revision.notes, previous_output: capped(s.revision.previous_output) } } : {}),
     },
   });
 }
 
-/** A planning or composing job. */
+/** A planning, composing or reviewing job. */
 export function coordinationJob(v: TaskView, job: CoordinationJob, ctx: JobContext): RuntimeJob {
   const o = v.options ?? {};
   const plan = v.plan!;
@@ -96,6 +98,23 @@ export function coordinationJob(v: TaskView, job: CoordinationJob, ctx: JobConte
       model_role: 'worker',
       kind: 'compose',
       inputs: { subtask_outputs: succeeded() },
+    });
+  }
+  if (job.kind === 'review') {
+    const review = plan.review;
+    return jobOf(v, ctx, {
+      job_id: job.job_id,
+      subtask_id: `review${review?.round ?? 1}`,
+      goal: v.goal,
+      model_role: 'reviewer',
+      kind: 'review',
+      inputs: {
+        subtask_outputs: succeeded(),
+        round: review?.round ?? 1,
+        // The last round cannot send anything back: its revise verdict ends the review unaccepted.
+        may_revise: (review?.round ?? 1) <= (review?.rounds ?? 0),
+        ...(job.errors ? { invalid_verdict_errors: job.errors } : {}),
+      },
     });
   }
   const failedId = job.replacing?.[0];

@@ -160,13 +160,22 @@ export class PlanCoordinator {
     const { bus, logger } = this.o;
     const taskId = view.task_id;
     const log = logger.child({ task_id: taskId });
-    // `accepted` must be out before any job, whose `started` would otherwise come first.
-    if (actions.some((a) => a.kind === 'accepted')) await emitTaskEvent(bus, 'accepted', view, acceptedData(view));
+    // `accepted` must be out before any job, whose `started` would otherwise come first; a
+    // review's events before the job or the end they lead to.
+    for (const a of actions) {
+      if (a.kind === 'accepted') await emitTaskEvent(bus, 'accepted', view, acceptedData(view));
+      if (a.kind === 'review_started' || a.kind === 'review_verdict') {
+        await emitTaskEvent(bus, a.kind, view, a.data as never, `${taskId}:${a.kind}:${a.data.round}`);
+        log.info({ round: a.data.round, ...(a.kind === 'review_verdict' ? { verdict: a.data.verdict } : {}) }, a.kind.replace('_', ' '));
+      }
+    }
     const sent: string[] = [];
     await Promise.all(
       actions.map(async (a) => {
         switch (a.kind) {
           case 'accepted':
+          case 'review_started':
+          case 'review_verdict':
             return;
           case 'job':
             await bus.publish(contracts.runtimeJobs, a.job, { msgId: a.job.job_id, span: true });

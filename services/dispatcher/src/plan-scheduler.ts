@@ -2,6 +2,7 @@ import {
   isCallerFault,
   isTerminalStatus,
   wireError,
+  type CoordinationJob,
   type PlanState,
   type RuntimeJob,
   type RuntimeResult,
@@ -14,6 +15,7 @@ import {
 } from '@hermes/contracts';
 import { checkPlan } from './plan-validation.js';
 import { coordinationJob, subtaskJob, type JobContext } from './job-builder.js';
+import { checkVerdict, pendingReview, reviewJob, sendBack } from './plan-review.js';
 
 /** Limits of planned tasks (dispatcher settings, see docs/planning.md). */
 export interface PlanSettings {
@@ -30,6 +32,8 @@ export interface PlanSettings {
   inputTimeoutMs: number;
   /** What then: `fail` ends the task input_timeout, `continue` resumes it telling the model nobody answered. */
   inputTimeoutPolicy: 'fail' | 'continue';
+  /** REVIEW_ROUNDS: how often a reviewer may send subtasks back when the task or its plan asks for a review but names no number. */
+  reviewRounds: number;
 }
 
 /** Something to do once a state change has been written (compare-and-set won). */
@@ -38,6 +42,8 @@ export type Action =
   | { kind: 'job'; job: RuntimeJob }
   | { kind: 'planned'; data: TaskEventDataByKind['planned'] }
   | { kind: 'input_required'; data: TaskEventDataByKind['input_required'] }
+  | { kind: 'review_started'; data: TaskEventDataByKind['review_started'] }
+  | { kind: 'review_verdict'; data: TaskEventDataByKind['review_verdict'] }
   | { kind: 'completed'; data: TaskEventDataByKind['completed']; userId: string }
   | { kind: 'failed'; data: TaskEventDataByKind['failed']; userId: string }
   | { kind: 'cancelled'; data: TaskEventDataByKind['cancelled']; userId: string }
@@ -149,6 +155,7 @@ export function applyResult(stored: TaskView, r: RuntimeResult, ctx: Ctx): Step 
       if (r.outcome === 'succeeded') return finish(complete(view, r.output ?? ''), ctx);
       return finish(fail(view, r.error ?? wireError('internal', 'compose job failed without an error')), ctx);
     }
+    if (job.kind === 'review') return reviewed(view, plan, job, r, ctx);
     if (r.outcome === 'failed') {
       const cause = r.error ?? wireError('internal', 'planning job failed without an error');
       return finish(
@@ -194,6 +201,8 @@ export function applyResult(stored: TaskView, r: RuntimeResult, ctx: Ctx): Step 
       });
     }
     if (job.purpose === 'replan') plan.replans += 1;
+    // The planner may end its plan in a review; REVIEW_ROUNDS bounds it (a submission's own review_rounds wins).
+    if (checked.plan.review && !plan.review) plan.review = { rounds: v.options?.review_rounds ?? ctx.settings.reviewRounds, round: 0 };
     plan.stage = 'running';
     const replaced = job.replacing;
     delete plan.job;
@@ -259,6 +268,48 @@ export function applyResult(stored: TaskView, r: RuntimeResult, ctx: Ctx): Step 
   return { view: next.view, actions: next.actions };
 }
 
+/**
+ * A reviewer's verdict: accept ends the task with its answer; revise sends the named subtasks
+ * back for one more attempt, or, with no round left, ends the review unaccepted and the last
+ * outputs are composed. A malformed verdict is sent back once, then the task fails review_invalid.
+ */
+function reviewed(view: TaskView, plan: PlanState, job: CoordinationJob, r: RuntimeResult, ctx: Ctx): Step {
+  if (r.outcome !== 'succeeded') return finish(fail(view, r.error ?? wireError('internal', 'review job failed without an error')), ctx);
+  const review = plan.review!;
+  const checked = checkVerdict(
+    r.verdict,
+    plan.subtasks.filter(isActive).map((s) => s.id),
+  );
+  if (!checked.ok) {
+    if (job.attempt >= 2) {
+      const error = wireError('review_invalid', `the reviewer answered a malformed verdict twice: ${checked.errors.join('; ')}`, {
+        errors: checked.errors,
+        round: review.round,
+      });
+      return finish(fail(view, error), ctx);
+    }
+    plan.job = reviewJob(view.task_id, review.round, 2, ctx.now, checked.errors);
+    return { view, actions: [{ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) }] };
+  }
+  const verdict = checked.verdict;
+  delete plan.job;
+  if (verdict.verdict === 'accept') {
+    plan.review = { rounds: review.rounds, round: review.round, accepted: true };
+    const said: Action = { kind: 'review_verdict', data: { task_id: view.task_id, round: review.round, verdict: 'accept' } };
+    return finish(complete(view, verdict.answer), ctx, [said]);
+  }
+  const exhausted = review.round > review.rounds;
+  plan.review = { ...review, notes: verdict.subtasks, ...(exhausted ? { accepted: false } : {}) };
+  if (!exhausted) sendBack(plan, verdict.subtasks, review.round);
+  plan.stage = 'running';
+  const said: Action = {
+    kind: 'review_verdict',
+    data: { task_id: view.task_id, round: review.round, verdict: 'revise', subtasks: verdict.subtasks, ...(exhausted ? { exhausted: true } : {}) },
+  };
+  const next = advance(view, ctx);
+  return { view: next.view, actions: [said, ...next.actions] };
+}
+
 /** Retryable failures go back to pending with a back-off (`retry_at`); others fail the subtask for good. */
 function failNode(node: SubtaskState, error: WireError, ctx: Ctx): void {
   node.error = error;
@@ -303,7 +354,7 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
   if (plan.job && !plan.job.dispatched_at && stale(plan.job.claimed_at)) {
     actions.push({ kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) });
   }
-  if (plan.stage === 'composing' || plan.stage === 'done') return { view, actions };
+  if (plan.stage === 'reviewing' || plan.stage === 'composing' || plan.stage === 'done') return { view, actions };
 
   const byId = new Map(plan.subtasks.map((s) => [s.id, s]));
   for (const s of plan.subtasks) {
@@ -384,6 +435,18 @@ export function advance(stored: TaskView, ctx: Ctx): Step {
 
   const active = plan.subtasks.filter(isActive);
   if (active.length > 0 && active.every((s) => s.status === 'succeeded')) {
+    const review = pendingReview(view, ctx.settings.reviewRounds);
+    if (review) {
+      // The round is counted in the write that claims its job: a dispatcher restarted after it neither repeats nor skips one.
+      plan.review = { ...review, round: review.round + 1 };
+      plan.stage = 'reviewing';
+      plan.job = reviewJob(v.task_id, plan.review.round, 1, ctx.now);
+      actions.push(
+        { kind: 'review_started', data: { task_id: v.task_id, round: plan.review.round, subtasks: active.map((s) => s.id) } },
+        { kind: 'job', job: coordinationJob(view, plan.job, jobCtx(ctx)) },
+      );
+      return { view, actions };
+    }
     const sinks = active.filter((s) => !active.some((o) => o.depends_on.includes(s.id)));
     if (sinks.length === 1) return finish(complete(view, sinks[0]!.output ?? ''), ctx, actions);
     plan.stage = 'composing';
@@ -481,7 +544,9 @@ function report(plan: PlanState) {
 function complete(v: TaskView, output: string): TaskView {
   const plan = v.plan ? { ...v.plan, stage: 'done' as const } : undefined;
   if (plan) delete plan.job;
-  return { ...v, status: 'completed', result: { output }, ...(plan ? { plan } : {}) };
+  const r = plan?.review;
+  const review = r?.accepted !== undefined && r.round > 0 ? { review: { accepted: r.accepted, rounds: r.round, ...(r.notes ? { notes: r.notes } : {}) } } : {};
+  return { ...v, status: 'completed', result: { output, ...review }, ...(plan ? { plan } : {}) };
 }
 
 function fail(v: TaskView, error: WireError): TaskView {

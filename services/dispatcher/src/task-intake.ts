@@ -88,6 +88,7 @@ export class TaskIntake {
       ...(d.priority ? { priority: d.priority } : {}),
       ...(d.metadata ? { metadata: d.metadata } : {}),
       ...(d.require_evidence ? { require_evidence: true } : {}),
+      ...(d.review ? { review: true, ...(d.review_rounds !== undefined ? { review_rounds: d.review_rounds } : {}) } : {}),
       ...(d.record !== undefined ? { record: d.record } : {}),
       ...(d.replay ? { replay: d.replay } : {}),
     };

@@ -16,6 +16,7 @@ export const testPlanSettings: PlanSettings = {
   redispatchAfterMs: 2000,
   inputTimeoutMs: 10_000,
   inputTimeoutPolicy: 'fail',
+  reviewRounds: 1,
 };
 
 export const silentLogger: Logger = createLogger({ service: 'dispatcher-test', level: 'silent' });

@@ -41,6 +41,7 @@ async function plannerFixture() {
     redispatchAfterMs: 2_000,
     inputTimeoutMs: 60_000,
     inputTimeoutPolicy: 'fail' as const,
+    reviewRounds: 1,
   };
   const coordinator = new PlanCoordinator({ bus, store, index, logger: silentLogger, settings, rolesOf: () => ['user'] });
   const intake = new TaskIntake({ bus, store, logger: silentLogger, index, coordinator, planMode: 'auto' });

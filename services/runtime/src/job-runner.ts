@@ -28,7 +28,7 @@ import { openingMessages } from './prompt-builder.js';
 import { memoryCompactor } from './conversation-compaction.js';
 import { RESERVE_OUTPUT_TOKENS, toolReserveTokens } from './tool-reserve.js';
 import { countMessage, encodingFor } from '@hermes/llm';
-import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
+import { composeMessages, parseJsonAnswer, planMessages, reviewMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
 import { stepTimer } from './step-timer.js';
 import { TokenStream } from './token-stream.js';
@@ -119,9 +119,9 @@ export class JobRunner {
     const deadline = new JobDeadline(job);
     const waitOut = this.waitOutFor(job, events, log, guard?.signal);
     // An agent loop's tool list and checkpoint depend on neither the started event nor the session
-    // lock: asked for now, they arrive while those round trips are made. Plan and compose jobs
+    // lock: asked for now, they arrive while those round trips are made. Plan, compose and review jobs
     // (one LLM call each) need neither.
-    const prefetched = job.kind === 'plan' || job.kind === 'compose' ? undefined : this.prefetch(job, waitOut, attempt > 1);
+    const prefetched = job.kind === 'plan' || job.kind === 'compose' || job.kind === 'review' ? undefined : this.prefetch(job, waitOut, attempt > 1);
     let hold: SessionHold | undefined;
     try {
       await this.publishStarted(job, attempt);
@@ -136,6 +136,7 @@ export class JobRunner {
           usage: single.answer.usage,
           model: single.answer.model,
           ...(single.plan !== undefined ? { plan: single.plan } : {}),
+          ...(single.verdict !== undefined ? { verdict: single.verdict } : {}),
         });
         log.info({ kind: job.kind, usage: single.answer.usage }, 'job succeeded');
         return 'done';
@@ -309,8 +310,8 @@ export class JobRunner {
   }
 
   /**
-   * Plan and compose jobs are one LLM call each, without tools or a checkpoint: a redelivered one
-   * simply asks again. A plan's JSON is parsed (and repaired) here and validated by the dispatcher.
+   * Plan, compose and review jobs are one LLM call each, without tools or a checkpoint: a redelivered one
+   * simply asks again. A plan's or verdict's JSON is parsed (and repaired) here and validated by the dispatcher.
    */
   private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, llm: ChatSeam, signal?: AbortSignal): Promise<SingleCallOutcome> {
     let messages;
@@ -318,7 +319,7 @@ export class JobRunner {
       const tools = await waitOut('toolbus', () => listTools(this.o.bus, job));
       messages = planMessages(job, tools.tools);
     } else {
-      messages = composeMessages(job);
+      messages = job.kind === 'review' ? reviewMessages(job) : composeMessages(job);
     }
     // The opening check counts the last message; the system prompt before it is kept free.
     const encoding = encodingFor(this.o.llm.modelFor(job.model_role));
@@ -331,7 +332,8 @@ export class JobRunner {
     const answer = await llm.chat({ role: job.model_role, step: 1, messages, ...plan, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
-    return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
+    if (job.kind === 'plan') return { output, plan: parseJsonAnswer(output), answer };
+    return job.kind === 'review' ? { output, verdict: parseJsonAnswer(output), answer } : { output, answer };
   }
 
   /** The window and what is kept free in it: the answer's tokens, and the prompt's beyond the conversation (system prompt, tool schemas). */

@@ -38,6 +38,15 @@ export function formatTaskEvent(event: TaskEvent): string {
       const choices = d.choices?.length ? ` [${d.choices.join(' | ')}]` : '';
       return `input required subtask=${d.subtask_id}: ${d.question}${choices} (answer with: hermes answer ${d.task_id} "<text>")`;
     }
+    case 'review_started': {
+      const d = dataOf(event, kind);
+      return `review ${d.round}: ${d.subtasks.join(' ')}`;
+    }
+    case 'review_verdict': {
+      const d = dataOf(event, kind);
+      const sent = (d.subtasks ?? []).map((s) => `${s.id} (${s.notes})`).join(', ');
+      return `review ${d.round}: ${d.verdict}${sent ? ` ${sent}` : ''}${d.exhausted ? ' (no round left: the last outputs are composed)' : ''}`;
+    }
     case 'completed':
       return `completed: ${dataOf(event, kind).result.output}`;
     case 'failed': {

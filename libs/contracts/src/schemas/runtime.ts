@@ -4,10 +4,10 @@ import { Team } from '../owner.js';
 import { TaskBudget } from './task-submission.js';
 import { ReplaySource } from './recordings.js';
 
-export const ModelRole = Type.Union([Type.Literal('planner'), Type.Literal('worker'), Type.Literal('summarizer')]);
+export const ModelRole = Type.Union([Type.Literal('planner'), Type.Literal('worker'), Type.Literal('summarizer'), Type.Literal('reviewer')]);
 
-/** What a runtime job does: an agent loop (default), one planning call, or one call composing subtask outputs. */
-export const JobKind = Type.Union([Type.Literal('agent'), Type.Literal('plan'), Type.Literal('compose')]);
+/** What a runtime job does: an agent loop (default), one planning call, one call composing subtask outputs, or one call reviewing them. */
+export const JobKind = Type.Union([Type.Literal('agent'), Type.Literal('plan'), Type.Literal('compose'), Type.Literal('review')]);
 
 /** One node of a plan as the planner proposes it. */
 export const PlanSubtask = Type.Object(
@@ -23,7 +23,15 @@ export const PlanSubtask = Type.Object(
 export type PlanSubtask = Static<typeof PlanSubtask>;
 
 /** A plan: a DAG of subtasks linked by `depends_on` (see docs/planning.md). */
-export const Plan = Type.Object({ subtasks: Type.Array(PlanSubtask, { minItems: 1 }) }, { title: 'Plan', additionalProperties: false });
+export const Plan = Type.Object(
+  {
+    subtasks: Type.Array(PlanSubtask, { minItems: 1 }),
+    review: Type.Optional(
+      Type.Boolean({ description: "the plan ends in a review: a reviewer checks the subtasks' outputs before the task completes (docs/planning.md#review)" }),
+    ),
+  },
+  { title: 'Plan', additionalProperties: false },
+);
 export type Plan = Static<typeof Plan>;
 
 /** One unit of agent work for the runtime pool. */
@@ -95,6 +103,11 @@ export const RuntimeResult = Type.Object(
     model: Type.Optional(Type.String()),
     plan: Type.Optional(
       Type.Unknown({ description: 'plan jobs: the JSON the planner answered, parsed but not yet validated (the dispatcher checks it against Plan)' }),
+    ),
+    verdict: Type.Optional(
+      Type.Unknown({
+        description: 'review jobs: the JSON the reviewer answered, parsed but not yet validated (the dispatcher checks it against ReviewVerdict)',
+      }),
     ),
   },
   { title: 'RuntimeResult', additionalProperties: false },

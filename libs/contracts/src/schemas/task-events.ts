@@ -2,9 +2,22 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Id, Timestamp, TokenUsage, ValidationIssue, WireError } from './common.js';
 import { Team } from '../owner.js';
 import { ABSOLUTE_URI_PATTERN } from '../event-source.js';
+import { ReviewNote, ReviewOutcome } from './review.js';
 
 /** Every event kind a submitter can see on `<prefix>.tasks.events.<task_id>`. */
-export const TASK_EVENT_KINDS = ['accepted', 'rejected', 'planned', 'started', 'step', 'input_required', 'completed', 'failed', 'cancelled'] as const;
+export const TASK_EVENT_KINDS = [
+  'accepted',
+  'rejected',
+  'planned',
+  'started',
+  'step',
+  'input_required',
+  'review_started',
+  'review_verdict',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
 export type TaskEventKind = (typeof TASK_EVENT_KINDS)[number];
 /** Kinds after which no further event is published for the task. */
 export const TERMINAL_EVENT_KINDS: readonly TaskEventKind[] = ['rejected', 'completed', 'failed', 'cancelled'];
@@ -94,6 +107,7 @@ export const TaskResult = Type.Object(
   {
     output: Type.String({ description: 'the final answer, as text' }),
     data: Type.Optional(Type.Unknown({ description: 'structured result, when the task produced one' })),
+    review: Type.Optional(ReviewOutcome),
   },
   { title: 'TaskResult', additionalProperties: false },
 );
@@ -149,6 +163,26 @@ export const InputRequiredData = Type.Object(
   },
   { title: 'TaskInputRequiredData', additionalProperties: false },
 );
+/** The reviewer was asked to check the subtasks' outputs (docs/planning.md#review). */
+export const ReviewStartedData = Type.Object(
+  {
+    task_id: Id,
+    round: Type.Integer({ minimum: 1, description: 'the n-th review of the task' }),
+    subtasks: Type.Array(Id, { description: 'the subtasks whose outputs it reviews' }),
+  },
+  { title: 'TaskReviewStartedData', additionalProperties: false },
+);
+/** What the reviewer decided: accept (the task completes with its answer) or revise (the named subtasks run once more). */
+export const ReviewVerdictData = Type.Object(
+  {
+    task_id: Id,
+    round: Type.Integer({ minimum: 1 }),
+    verdict: Type.Union([Type.Literal('accept'), Type.Literal('revise')]),
+    subtasks: Type.Optional(Type.Array(ReviewNote, { description: 'revise: the subtasks sent back and the notes each gets' })),
+    exhausted: Type.Optional(Type.Boolean({ description: 'revise with no round left: the task completes with the last outputs composed' })),
+  },
+  { title: 'TaskReviewVerdictData', additionalProperties: false },
+);
 export const CancelledData = Type.Object({ task_id: Id, reason: Type.Optional(Type.String()) }, { title: 'TaskCancelledData', additionalProperties: false });
 
 function eventOf<K extends TaskEventKind, D extends TSchema>(kind: K, data: D) {
@@ -187,6 +221,8 @@ export const TaskPlannedEvent = eventOf('planned', PlannedData);
 export const TaskStartedEvent = eventOf('started', StartedData);
 export const TaskStepEvent = eventOf('step', StepData);
 export const TaskInputRequiredEvent = eventOf('input_required', InputRequiredData);
+export const TaskReviewStartedEvent = eventOf('review_started', ReviewStartedData);
+export const TaskReviewVerdictEvent = eventOf('review_verdict', ReviewVerdictData);
 export const TaskCompletedEvent = eventOf('completed', CompletedData);
 export const TaskFailedEvent = eventOf('failed', FailedData);
 export const TaskCancelledEvent = eventOf('cancelled', CancelledData);
@@ -200,6 +236,8 @@ export const TaskEvent = Type.Union(
     TaskStartedEvent,
     TaskStepEvent,
     TaskInputRequiredEvent,
+    TaskReviewStartedEvent,
+    TaskReviewVerdictEvent,
     TaskCompletedEvent,
     TaskFailedEvent,
     TaskCancelledEvent,
@@ -216,6 +254,8 @@ export interface TaskEventDataByKind {
   started: Static<typeof StartedData>;
   step: Static<typeof StepData>;
   input_required: Static<typeof InputRequiredData>;
+  review_started: Static<typeof ReviewStartedData>;
+  review_verdict: Static<typeof ReviewVerdictData>;
   completed: Static<typeof CompletedData>;
   failed: Static<typeof FailedData>;
   cancelled: Static<typeof CancelledData>;

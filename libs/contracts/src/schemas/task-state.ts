@@ -4,6 +4,7 @@ import { Team } from '../owner.js';
 import { SubtaskStatus, TaskResult } from './task-events.js';
 import { TaskBudget, Priority } from './task-submission.js';
 import { ReplaySource } from './recordings.js';
+import { MAX_REVIEW_ROUNDS, ReviewNote } from './review.js';
 
 export const TaskStatus = Type.Union([
   Type.Literal('accepted'),
@@ -66,18 +67,24 @@ export const SubtaskState = Type.Object(
     replaced: Type.Optional(Type.Boolean({ description: 'a failed subtask whose re-plan has been asked for' })),
     input: Type.Optional(InputWait),
     input_rounds: Type.Optional(Type.Integer({ minimum: 1, description: 'questions this subtask has asked' })),
+    revision: Type.Optional(
+      Type.Object(
+        { round: Type.Integer({ minimum: 1 }), notes: Type.String(), previous_output: Type.String() },
+        { additionalProperties: false, description: 'a subtask the reviewer sent back: its next job gets the notes and the output they are about' },
+      ),
+    ),
   },
   { title: 'SubtaskState', additionalProperties: false },
 );
 export type SubtaskState = Static<typeof SubtaskState>;
 
-/** A planning or composing job the dispatcher is waiting for. */
+/** A planning, composing or reviewing job the dispatcher is waiting for. */
 export const CoordinationJob = Type.Object(
   {
     job_id: Id,
-    kind: Type.Union([Type.Literal('plan'), Type.Literal('compose')]),
+    kind: Type.Union([Type.Literal('plan'), Type.Literal('compose'), Type.Literal('review')]),
     purpose: Type.Optional(Type.Union([Type.Literal('plan'), Type.Literal('replan')])),
-    attempt: Type.Integer({ minimum: 1, description: '2 when an invalid plan was sent back to the planner' }),
+    attempt: Type.Integer({ minimum: 1, description: '2 when an invalid plan (or review verdict) was sent back' }),
     claimed_at: Timestamp,
     dispatched_at: Type.Optional(Timestamp),
     errors: Type.Optional(Type.Array(Type.String())),
@@ -87,10 +94,22 @@ export const CoordinationJob = Type.Object(
 );
 export type CoordinationJob = Static<typeof CoordinationJob>;
 
+/** A task's review (docs/planning.md#review): written in the same compare-and-set as the step it records, so a restarted dispatcher neither repeats nor skips a round. */
+export const ReviewState = Type.Object(
+  {
+    rounds: Type.Integer({ minimum: 0, maximum: MAX_REVIEW_ROUNDS, description: 'how often the reviewer may send subtasks back' }),
+    round: Type.Integer({ minimum: 0, description: 'reviews started so far' }),
+    notes: Type.Optional(Type.Array(ReviewNote, { description: "the last revise verdict's notes" })),
+    accepted: Type.Optional(Type.Boolean({ description: 'set when the review has ended: false when its rounds ran out' })),
+  },
+  { title: 'ReviewState', additionalProperties: false },
+);
+export type ReviewState = Static<typeof ReviewState>;
+
 /** A task's plan, its subtasks' states and the job the dispatcher waits for (see docs/planning.md). */
 export const PlanState = Type.Object(
   {
-    stage: Type.Union([Type.Literal('planning'), Type.Literal('running'), Type.Literal('composing'), Type.Literal('done')]),
+    stage: Type.Union([Type.Literal('planning'), Type.Literal('running'), Type.Literal('reviewing'), Type.Literal('composing'), Type.Literal('done')]),
     origin: Type.Optional(
       Type.Union([Type.Literal('planner'), Type.Literal('single')], {
         description: "planner (default): the planner made the subtasks; single: PLAN_MODE=single's one-node plan (the goal as one subtask, never re-planned)",
@@ -99,6 +118,7 @@ export const PlanState = Type.Object(
     subtasks: Type.Array(SubtaskState),
     replans: Type.Integer({ minimum: 0 }),
     job: Type.Optional(CoordinationJob),
+    review: Type.Optional(ReviewState),
   },
   { title: 'PlanState', additionalProperties: false },
 );
@@ -114,6 +134,8 @@ export const TaskOptions = Type.Object(
     priority: Type.Optional(Priority),
     metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
     require_evidence: Type.Optional(Type.Boolean()),
+    review: Type.Optional(Type.Boolean()),
+    review_rounds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REVIEW_ROUNDS })),
     record: Type.Optional(Type.Boolean()),
     replay: Type.Optional(ReplaySource),
   },

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Timestamp } from './common.js';
 import { ReplaySource } from './recordings.js';
+import { MAX_REVIEW_ROUNDS } from './review.js';
 
 /** The CloudEvents `type` a task submission must carry. */
 export const TASK_SUBMIT_TYPE = 'io.hermes.task.submit';
@@ -42,6 +43,18 @@ export const TaskRequest = Type.Object(
       Type.Boolean({
         description:
           'the final answer must cite tool results by call id with a fragment quoted from them; else the task ends unsupported_answer (docs/planning.md)',
+      }),
+    ),
+    review: Type.Optional(
+      Type.Boolean({
+        description: "a reviewer checks the subtasks' outputs before the task completes and may send subtasks back (docs/planning.md#review)",
+      }),
+    ),
+    review_rounds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_REVIEW_ROUNDS,
+        description: "with review: how often the reviewer may send subtasks back (default: the dispatcher's REVIEW_ROUNDS)",
       }),
     ),
     record: Type.Optional(
