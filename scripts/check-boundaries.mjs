@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Checks the package boundaries of CONTRIBUTING.md: each workspace package imports only the Hermes
 // packages its row allows, never another package's files by path, and only packages its own
-// package.json declares (src: dependencies; test: dependencies or devDependencies).
+// package.json declares (src: dependencies; test: dependencies or devDependencies), and that a
+// published package (not private) depends only on published Hermes packages, by a semver range.
 // Run by tests/deploy/boundaries.test.ts (part of `npm test`); `node scripts/check-boundaries.mjs` prints the problems.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -53,6 +54,7 @@ export function checkBoundaries(root) {
   const dirs = manifest.workspaces.flatMap((w) => (w.endsWith('/*') ? readdirSync(join(root, w.slice(0, -2))).map((d) => join(w.slice(0, -2), d)) : [w]));
   const problems = [];
   const packageDirs = dirs.map((d) => resolve(root, d)).filter((d) => existsSync(join(d, 'package.json')));
+  const privateByName = new Map(packageDirs.map((d) => JSON.parse(readFileSync(join(d, 'package.json'), 'utf8'))).map((p) => [p.name, p.private === true]));
   for (const dir of dirs) {
     const pkgDir = resolve(root, dir);
     if (!existsSync(join(pkgDir, 'package.json'))) continue;
@@ -60,6 +62,7 @@ export function checkBoundaries(root) {
     const deps = new Set(Object.keys(pkg.dependencies ?? {}));
     const devDeps = new Set([...deps, ...Object.keys(pkg.devDependencies ?? {}), ...Object.keys(manifest.devDependencies ?? {})]);
     const allowed = ALLOWED[pkg.name] ?? null;
+    if (pkg.private !== true) problems.push(...publishedDependencyProblems(relative(root, join(pkgDir, 'package.json')), pkg, privateByName));
     for (const file of filesUnder(pkgDir)) {
       const rel = relative(root, file);
       const inSrc = relative(pkgDir, file).split(sep)[0] === 'src';
@@ -85,6 +88,16 @@ export function checkBoundaries(root) {
     }
   }
   return problems;
+}
+
+/** A published package installs its Hermes dependencies from the registry: each must be published too, at a version range. */
+function publishedDependencyProblems(rel, pkg, privateByName) {
+  return Object.entries(pkg.dependencies ?? {})
+    .filter(([name]) => name.startsWith('@hermes/'))
+    .flatMap(([name, range]) => [
+      ...(privateByName.get(name) !== false ? [`${rel}: published ${pkg.name} depends on ${name}, which is not published`] : []),
+      ...(/^\^?\d+\.\d+\.\d+$/.test(range) ? [] : [`${rel}: published ${pkg.name} depends on ${name} at "${range}", not a version range`]),
+    ]);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

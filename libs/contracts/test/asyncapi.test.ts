@@ -69,6 +69,23 @@ describe('buildAsyncApi', () => {
     expect(object(doc.servers, 'servers').nats).toMatchObject({ protocol: 'nats', host: 'localhost:4222' });
   });
 
+  it('describes the real deployment: a production server with host and port variables, its security schemes, and the HTTP API', () => {
+    const production = object(object(doc.servers, 'servers').production, 'servers.production');
+    expect(production).toMatchObject({ protocol: 'nats', host: '{host}:{port}', variables: { host: { default: 'nats' }, port: { default: '4222' } } });
+    // Every variable the host uses is declared, and every security entry points at a declared scheme.
+    const declared = Object.keys(object(production.variables, 'variables'));
+    expect([...String(production.host).matchAll(/\{(\w+)\}/g)].map((m) => m[1])).toEqual(declared);
+    const security = production.security as Json[];
+    expect(security.length).toBeGreaterThan(0);
+    for (const [i, entry] of security.entries()) expect(resolve(refOf(entry, `security[${i}]`)), `security[${i}]`).toBeDefined();
+    expect(object(components.securitySchemes, 'securitySchemes')).toMatchObject({
+      natsUserPassword: { type: 'userPassword' },
+      natsCreds: { type: 'asymmetricEncryption' },
+    });
+    // The gateway's HTTP API, the other way in, is referenced by its published OpenAPI document.
+    expect(object(object(doc.info, 'info').externalDocs, 'externalDocs').url).toMatch(/^https:\/\/.+\/openapi\.yaml$/);
+  });
+
   it('validates against the AsyncAPI 3.0.0 JSON Schema', () => {
     // The bundled spec schema carries its own copy of the draft-07 meta-schema, hence meta: false.
     const ajv = new Ajv({ meta: false, validateSchema: false, strict: false, allErrors: true, validateFormats: false });

@@ -34,6 +34,10 @@ import {
   validate,
   wireError,
   RecordingEntry,
+  ABSOLUTE_URI_PATTERN,
+  PUBLISHED_ASYNCAPI_URL,
+  defaultEventSourceBase,
+  eventSourceFor,
 } from '../src/index.js';
 import type { HeaderLookup, TaskEventDataByKind, TaskEventKind, ValidationResult } from '../src/index.js';
 
@@ -407,6 +411,23 @@ describe('makeTaskEvent', () => {
     expect(validate(schemaOf[kind], event).ok).toBe(true);
     expect(event).toMatchObject({ specversion: '1.0', type: `io.hermes.task.${kind}`, subject: 't_1', time: '2025-03-14T10:00:00.000Z' });
     expect(taskEventKind(event)).toBe(kind);
+  });
+
+  it('carries traceparent and tracestate as CloudEvents extension attributes, with a dataschema into the published document', () => {
+    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque,other=1' };
+    const event = makeTaskEvent('completed', { id: 't_1:completed', source: 'urn:hermes:hermes/dispatcher', taskId: 't_1', data: samples.completed, trace });
+    expect(event).toMatchObject({ ...trace, dataschema: `${PUBLISHED_ASYNCAPI_URL}#/components/schemas/TaskCompletedData` });
+    expect(validate(TaskEvent, event).ok).toBe(true);
+    // The schema bounds the extension like the W3C header (512 characters), so an oversized one is refused.
+    expect(validate(TaskEvent, { ...event, tracestate: 'x'.repeat(513) }).ok).toBe(false);
+  });
+
+  it('defaults the event source to an absolute URN naming the subject prefix, and refuses a relative source', () => {
+    const source = eventSourceFor(defaultEventSourceBase('acme'), 'dispatcher');
+    expect(source).toBe('urn:hermes:acme/dispatcher');
+    expect(new RegExp(ABSOLUTE_URI_PATTERN).test(source)).toBe(true);
+    expect(eventSourceFor('https://hermes.example.test/prod/', 'runtime')).toBe('https://hermes.example.test/prod/runtime');
+    expect(new RegExp(ABSOLUTE_URI_PATTERN).test('hermes/dispatcher')).toBe(false);
   });
 
   it('does not let an event of one kind pass as another', () => {
