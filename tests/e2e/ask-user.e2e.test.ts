@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '@hermes/bus';
 import { contracts, taskEventData, taskEventKind, type TaskEvent, type TaskView } from '@hermes/contracts';
-import { API_KEY, BOB_KEY, runtimeHolding, startStack, type Stack } from './stack.js';
+import { API_KEY, BOB_KEY, replicasOf, runtimeHolding, startStack, type Stack } from './stack.js';
 import { callTools, ModelScript, toolMessages, type Turn } from './model-script.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
 import { readSse } from './events.js';
@@ -137,4 +137,31 @@ describe('ask_user', () => {
     expect(model.requests(goal)).toHaveLength(1);
     await expect(request(stack.bus, contracts.taskInput, { task_id: taskId, answer: 'too late' })).rejects.toMatchObject({ code: 'not_waiting_for_input' });
   }, 40_000);
+
+  // Last in the file: it swaps the dispatchers for one with the other policy.
+  it('policy continue: a question nobody answers resumes the task after ASK_USER_TIMEOUT_MS, the model told nobody answered', async () => {
+    for (const d of await replicasOf(stack, 'dispatcher')) await d.stop(5000);
+    await stack.startReplica('dispatcher', 'dispatcher-continue', { ASK_USER_TIMEOUT_POLICY: 'continue' });
+    const goal = 'ask: nobody answers, carry on';
+    model.on(goal, [
+      ask('q_gone', 'Which colour?', ['red', 'blue']),
+      // Repeats what the model read for the question, so the test sees it.
+      (req) => {
+        const read = toolMessages(req.body).find((m) => m.tool_call_id === 'q_gone')?.content as { result?: { answered?: boolean; note?: string } } | undefined;
+        return { content: `answered: ${String(read?.result?.answered)}; note: ${read?.result?.note ?? '(none)'}` };
+      },
+    ]);
+    const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+    // 8 s of waiting plus the sweep and one more model turn: 40 s leaves room for a slow machine.
+    const watch = watchTask(stack.bus, taskId, 40_000);
+    await watch.next(isInputRequired);
+    const events = await watch.done;
+    const outcome = outcomeOf(events);
+    expect(outcome).toMatchObject({ kind: 'completed' });
+    expect(outcome.output).toMatch(/^answered: false; note: The user did not answer in time\. Continue without the answer/);
+    // The model was asked once before the question and once after the timeout, no more.
+    expect(model.requests(goal)).toHaveLength(2);
+    expect(events.filter(isInputRequired)).toHaveLength(1);
+    await expect(request(stack.bus, contracts.taskInput, { task_id: taskId, answer: 'red' })).rejects.toMatchObject({ code: 'not_waiting_for_input' });
+  }, 90_000);
 });

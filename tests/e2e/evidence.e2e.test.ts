@@ -1,21 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskEventData, type TaskEvent } from '@hermes/contracts';
+import type { ChildService } from '@hermes/testkit';
 import { sharedStack, type SharedStack } from './shared-stack.js';
+import { Ledger, startToolProvider } from './tool-fixtures.js';
 import { callTools, ModelScript } from './model-script.js';
 import { outcomeOf, runTask, steps } from './tasks.js';
 
 // The evidence gate through real processes: runtime ⇄ scripted model, runtime → toolbus → the
-// built-in date_add (its result is known: 2025-01-31 plus a month is 2025-02-28).
+// built-in date_add (its result is known: 2025-01-31 plus a month is 2025-02-28), and a remote
+// provider's account_balance, a tool declared with require_evidence.
 let stack: SharedStack;
 let model: ModelScript;
+let provider: ChildService;
+const ledger = new Ledger();
 
 beforeAll(async () => {
   stack = await sharedStack();
   model = new ModelScript(stack.llm);
+  provider = await startToolProvider({ natsUrl: stack.natsUrl, bus: stack.bus, ledger, name: 'ev-tools', tools: ['account_balance'] });
 }, 90_000);
 
 afterAll(async () => {
+  await provider?.stop(3000);
   await stack?.stop();
+  ledger.remove();
 });
 
 const addMonth = (id: string) => callTools({ id, name: 'date_add', arguments: { date: '2025-01-31', months: 1 } });
@@ -91,5 +99,43 @@ describe('evidence gate (require_evidence)', () => {
     model.on(goal, [addMonth('call_n1'), { content: 'Due on 2025-02-28.' }]);
     const { events } = await runTask(stack.bus, { user_id: 'ev-alice', goal });
     expect(outcomeOf(events)).toEqual({ kind: 'completed', output: 'Due on 2025-02-28.' });
+  });
+});
+
+describe('evidence gate, asked for by a tool (require_evidence in its ToolSpec)', () => {
+  const balance = (id: string) => callTools({ id, name: 'account_balance', arguments: { account: 'acc-7' } });
+
+  it('a task that called the tool must cite it: an uncited answer is sent back once, then unsupported_answer', async () => {
+    const goal = 'evidence tool: balance without citation';
+    model.on(goal, [balance('call_b1'), { content: 'The balance is 42.17 EUR.' }, { content: 'Still 42.17 EUR.' }]);
+    // The task itself does not ask for evidence: the tool's declaration does.
+    const { events } = await runTask(stack.bus, { user_id: 'ev-bob', goal });
+
+    expect(outcomeOf(events)).toEqual({ kind: 'failed', error: 'unsupported_answer' });
+    expect(failure(events)!.details?.problems).toEqual([{ kind: 'no_citation' }]);
+    const asked = model.requests(goal);
+    expect(asked).toHaveLength(3);
+    expect(lastUserMessage(asked[2]!.body)).toMatch(/cites no tool result/);
+    expect(steps(events, 'evidence_refused')).toHaveLength(1);
+  });
+
+  it("an answer quoting the tool's result passes, and a fabricated quote does not", async () => {
+    const cited = 'evidence tool: balance cited';
+    model.on(cited, [balance('call_b2'), { content: 'The balance is 4217 cents [evidence call_b2: "4217"].' }]);
+    const fabricated = 'evidence tool: balance fabricated';
+    model.on(fabricated, [
+      balance('call_b3'),
+      { content: 'The balance is 9999 cents [evidence call_b3: "9999"].' },
+      { content: 'Really 9999 [evidence call_b3: "9999"].' },
+    ]);
+    const [good, bad] = await Promise.all([
+      runTask(stack.bus, { user_id: 'ev-bob', goal: cited }),
+      runTask(stack.bus, { user_id: 'ev-bob', goal: fabricated }),
+    ]);
+
+    expect(outcomeOf(good.events)).toEqual({ kind: 'completed', output: 'The balance is 4217 cents [evidence call_b2: "4217"].' });
+    expect(model.requests(cited)).toHaveLength(2);
+    expect(outcomeOf(bad.events)).toEqual({ kind: 'failed', error: 'unsupported_answer' });
+    expect(failure(bad.events)!.details?.problems).toEqual([{ kind: 'quote_not_found', call_id: 'call_b3', quote: '9999' }]);
   });
 });

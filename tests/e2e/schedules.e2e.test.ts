@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TEAM, contracts, taskIdFor, type Schedule, type ScheduleView } from '@hermes/contracts';
 import { request, RemoteError } from '@hermes/bus';
 import { eventually } from '@hermes/testkit';
 import { API_KEY, ADMIN_KEY, replicasOf, startStack, type Stack } from './stack.js';
+import { hermesBin } from './cli-bin.js';
 
 // Two dispatchers, each looking for due firings every 200 ms; a firing more than 1 s late was missed.
 const GRACE_MS = 1000;
@@ -184,13 +183,7 @@ describe('schedules', () => {
 
   it('hermes schedule create, list, show, pause, resume and delete', async () => {
     // The built `hermes` bin, as a person runs it.
-    const cli = fileURLToPath(new URL('../../tools/cli/dist/main.js', import.meta.url));
-    const hermes = (...argv: string[]) =>
-      new Promise<{ code: number; out: string; err: string }>((resolve) => {
-        execFile(process.execPath, [cli, ...argv], { env: { ...process.env, NATS_URL: stack.natsUrl, HERMES_USER: 'carol' } }, (error, out, err) =>
-          resolve({ code: error ? Number(error.code ?? 1) : 0, out, err }),
-        );
-      });
+    const hermes = hermesBin(stack.natsUrl, { HERMES_USER: 'carol' });
     expect(await hermes('schedule', 'create', '--goal', 'x')).toMatchObject({ code: 2, err: expect.stringContaining('--cron and --goal are required') });
     expect(await hermes('schedule', 'create', '--cron', 'tomorrow', '--goal', 'x')).toMatchObject({
       code: 1,

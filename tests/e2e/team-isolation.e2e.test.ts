@@ -7,6 +7,7 @@ import { TASK_SUBMIT_TYPE, subjectsFor, taskEventKind, taskIdFor, type TaskEvent
 import { HERMES_SERVICES, inboxPrefixFor, type NatsUser } from '@hermes/contracts/nats-permissions';
 import { startHermesStack, type HermesStack } from '@hermes/devstack';
 import { startAccountsServer, TEAMS, type AccountsServer } from './team-accounts.js';
+import { eventually } from '@hermes/testkit';
 
 const s = subjectsFor();
 const [A, B] = TEAMS as [string, string];
@@ -157,4 +158,44 @@ describe('teams as NATS accounts (generated deploy/nats/hermes-accounts.conf on 
     // Every JetStream API call, the push consumer in particular, is refused by the server as JetStream-less, not merely unanswered.
     for (const answer of answers.slice(0, 4)) expect(answer).toMatch(/jetstream not enabled/i);
   });
+
+  it("a team publishes trigger events on events.> in its own account: they start its trigger's task; the prefix's events subjects (team B's) are refused", async () => {
+    const tag = `ev${Date.now()}`;
+    // The trigger is made inside HERMES, as the gateway or CLI would for a user of team A.
+    const cli = await connect({ servers: server.nats.url, user: 'cli', pass: server.passwords.cli, inboxPrefix: inboxPrefixFor('cli') });
+    connections.push(cli);
+    for (const team of [A, B]) {
+      const made = await ask(cli, s.triggerCreate, {
+        team,
+        user_id: 'alice',
+        spec: { trigger_id: 'orders', subject: 'orders.*', task: { goal: `${team} order {{/id}} (${tag})` } },
+      });
+      expect(made, JSON.stringify(made)).toMatchObject({ ok: true });
+    }
+    const goalsOf = async (nc: NatsConnection) =>
+      ((await ask(nc, s.taskList, { user_id: 'alice', limit: 200 })).result as { tasks: { goal: string }[] }).tasks
+        .map((t) => t.goal)
+        .filter((g) => g.endsWith(`(${tag})`));
+    const [a, b] = [await connectTeam(A), await connectTeam(B)];
+
+    // Core publish: the team's account has no JetStream, so no ack comes back to it; the mapping puts it in the HERMES stream.
+    a.publish('events.orders.a1', encodeJson({ id: 'a1' }));
+    await a.flush();
+    // Generous: the dispatcher pulls the event and starts the task through a loaded 2-core machine.
+    await eventually(async () => (await goalsOf(a)).length >= 1, 60_000, "team A's trigger task");
+    expect(await goalsOf(a)).toEqual([`${A} order a1 (${tag})`]);
+
+    // Team B's events subject, named in full from team A's account: a permissions violation, and nothing starts.
+    const from = server.nats.logs.length;
+    await expect(jetstream(a).publish(s.teamEvent(B, 'orders.forged'), encodeJson({ id: 'forged' }), { timeout: 2_000 })).rejects.toThrow(
+      /permissions violation for publish/i,
+    );
+    await eventually(() => server.nats.logs.slice(from).some((l) => /Publish Violation.*User "team-a"/.test(l)), 5_000, 'the violation logged');
+    // Team B's own event, published after the forged one, is the only one its trigger sees.
+    b.publish('events.orders.b1', encodeJson({ id: 'b1' }));
+    await b.flush();
+    await eventually(async () => (await goalsOf(b)).length >= 1, 60_000, "team B's trigger task");
+    expect(await goalsOf(b)).toEqual([`${B} order b1 (${tag})`]);
+    expect(await goalsOf(a)).toEqual([`${A} order a1 (${tag})`]);
+  }, 150_000);
 });

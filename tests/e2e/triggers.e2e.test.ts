@@ -4,6 +4,7 @@ import { request } from '@hermes/bus';
 import { natsHandles } from '@hermes/bus/internal';
 import { eventually } from '@hermes/testkit';
 import { API_KEY, replicasOf, startStack, type Stack } from './stack.js';
+import { hermesBin } from './cli-bin.js';
 
 // One stack, two dispatchers; a user of a second team (team-b) to check that triggers stay in their team.
 const TEAM_B = 'team-b';
@@ -154,5 +155,62 @@ describe('triggers', () => {
     await eventually(async () => (await goals('alice')).filter((g) => g.endsWith(`(${tag})`)).length >= 3, 20_000, 'three tasks after the restart');
     expect((await goals('alice')).filter((g) => g.endsWith(`(${tag})`)).sort()).toEqual(['a', 'b', 'c'].map((n) => `alert ${n} (${tag})`));
     expect((await triggerOf('outage')).firings).toBe(3);
+  }, 180_000);
+  it('hermes trigger create, list, show, pause, resume and delete: a matching event starts one task, none while paused', async () => {
+    const tag = `cli${Date.now()}`;
+    const hermes = hermesBin(stack.natsUrl, { HERMES_USER: 'dave' });
+    expect(await hermes('trigger', 'create', '--goal', 'x')).toMatchObject({ code: 2, err: expect.stringContaining('--subject and --goal are required') });
+    expect(await hermes('trigger', 'create', '--subject', 'a.*', '--goal', 'x', '--condition', '{nope')).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--condition is not JSON'),
+    });
+    // The dispatcher's own checks reach the terminal as their code: another team's events are refused.
+    expect(await hermes('trigger', 'create', '--subject', `hermes.events.${TEAM_B}.x`, '--goal', 'x')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('invalid_trigger'),
+    });
+    const condition = JSON.stringify({ field: '/tag', op: 'eq', value: tag });
+    const made = await hermes(
+      'trigger',
+      'create',
+      '--id',
+      'cli-orders',
+      '--subject',
+      'cliorders.*',
+      '--condition',
+      condition,
+      '--goal',
+      `cli order {{/id}} (${tag})`,
+    );
+    expect(made, made.err).toMatchObject({ code: 0 });
+    expect(made.out).toMatch(/^TRIGGER\s+SUBJECT\s+CONDITION\s+STATE/);
+    expect(made.out).toMatch(/\ncli-orders\s+cliorders\.\*\s+yes\s+active\s+0\s+-\s+-/);
+    expect((await hermes('trigger', 'list')).out).toMatch(/\ncli-orders\s+/);
+
+    const daveGoals = async () => (await goals('dave')).filter((g) => g.endsWith(`(${tag})`));
+    const seq = await publishEvent(DEFAULT_TEAM, 'cliorders.c1', { id: 'c1', tag });
+    await publishEvent(DEFAULT_TEAM, 'cliorders.c2', { id: 'c2', tag: 'other' }); // fails the condition
+    await eventually(eventsHandled, EVENTS_HANDLED_MS, 'the events handled');
+    await eventually(async () => (await daveGoals()).length >= 1, 20_000, "dave's task");
+    expect(await daveGoals()).toEqual([`cli order c1 (${tag})`]);
+    const shown = JSON.parse((await hermes('trigger', 'show', 'cli-orders', '--json')).out) as Trigger;
+    expect(shown).toMatchObject({ trigger_id: 'cli-orders', user_id: 'dave', firings: 1, paused: false });
+    expect(shown.last_task_id).toBe(taskIdFor(DEFAULT_TEAM, 'hermes/triggers', `cli-orders@${seq}`));
+
+    expect((await hermes('trigger', 'pause', 'cli-orders')).out).toMatch(/\ncli-orders\s+.*\spaused\s+1\s/);
+    await publishEvent(DEFAULT_TEAM, 'cliorders.c3', { id: 'c3', tag });
+    await eventually(eventsHandled, EVENTS_HANDLED_MS, 'the paused event handled');
+    expect(await daveGoals()).toEqual([`cli order c1 (${tag})`]);
+    expect((JSON.parse((await hermes('trigger', 'show', 'cli-orders', '--json')).out) as Trigger).firings).toBe(1);
+
+    expect((await hermes('trigger', 'resume', 'cli-orders')).out).toMatch(/\ncli-orders\s+.*\sactive\s+1\s/);
+    // Another user's id is not dave's trigger.
+    expect(await hermes('trigger', 'show', 'cli-orders', '--user', 'erin')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('no trigger cli-orders of erin'),
+    });
+    expect(await hermes('trigger', 'delete', 'cli-orders')).toMatchObject({ code: 0, out: 'deleted cli-orders\n' });
+    expect((await hermes('trigger', 'show', 'cli-orders')).code).toBe(1);
+    expect(await hermes('trigger', 'delete', 'cli-orders')).toMatchObject({ code: 1 });
   }, 180_000);
 });

@@ -34,6 +34,16 @@ describe('renderNatsAccountsConf', () => {
     expect(streams).toEqual(['hermes.tasks.events.team-a.>', 'hermes.tasks.rejected.team-a']);
   });
 
+  it("imports each team's events.> into HERMES as that team's own events, and denies the team user the prefix's events", () => {
+    const conf = renderNatsAccountsConf({ teams: ['team-a', 'team-b'] });
+    const hermes = conf.slice(conf.indexOf(`${HERMES_ACCOUNT}: {`), conf.indexOf(`${teamAccountFor('team-a')}: {`));
+    expect(hermes).toContain(`{ stream: { account: ${teamAccountFor('team-a')}, subject: "events.>" }, to: "hermes.events.team-a.>" }`);
+    expect(hermes).toContain(`{ stream: { account: ${teamAccountFor('team-b')}, subject: "events.>" }, to: "hermes.events.team-b.>" }`);
+    const teamA = conf.slice(conf.indexOf(`${teamAccountFor('team-a')}: {`), conf.indexOf(`${teamAccountFor('team-b')}: {`));
+    expect(teamA).toContain(`exports = [ { stream: "events.>", accounts: [${HERMES_ACCOUNT}] } ]`);
+    expect(teamA).toContain('permissions: { publish: { deny: ["hermes.events.>"] } }');
+  });
+
   it('exports each team subject to that team account only, and enables JetStream for HERMES alone', () => {
     const conf = renderNatsAccountsConf({ teams: ['team-a', 'team-b'] });
     expect(conf).toContain(`{ service: "hermes.tasks.submit.team-a", accounts: [${teamAccountFor('team-a')}] }`);

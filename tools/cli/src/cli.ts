@@ -12,6 +12,7 @@ import { DEADLETTER_COMMANDS } from './deadletter-commands.js';
 import { MEMORY_COMMANDS } from './memory-commands.js';
 import { runCommand } from './run-command.js';
 import { SCHEDULE_COMMANDS } from './schedule-commands.js';
+import { TRIGGER_COMMANDS } from './trigger-commands.js';
 import { sessionDeleteCommand, sessionListCommand, sessionShowCommand, sessionSummarizeCommand } from './session-commands.js';
 import { statusCommand } from './status-command.js';
 import { traceCommand } from './trace-command.js';
@@ -39,6 +40,7 @@ export const COMMANDS: readonly Command[] = [
   ...MCP_COMMANDS,
   ...DEADLETTER_COMMANDS,
   ...SCHEDULE_COMMANDS,
+  ...TRIGGER_COMMANDS,
   recordShowCommand,
   replayCommand,
   ...EVAL_COMMANDS,
