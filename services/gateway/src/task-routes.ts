@@ -205,13 +205,14 @@ function rethrowUnlessNotFound(err: unknown): false {
 }
 
 /** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin of its team; another team's always is. */
-export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
+export async function getTask(bus: Bus, taskId: string, caller: Caller, opts: { anyUser?: boolean } = {}): Promise<TaskView> {
   try {
-    // A non-admin asking for another user's task gets not_found, so task ids cannot be probed.
+    // A non-admin asking for another user's task gets not_found, so task ids cannot be probed
+    // (`anyUser`: an approver reads any task of the team to decide its approvals).
     return await request(
       bus,
       contracts.teamTaskGet,
-      { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id },
+      { task_id: taskId, user_id: caller.isAdmin || opts.anyUser ? null : caller.user_id },
       { subject: bus.subjects.teamTaskGet(caller.team) },
     );
   } catch (err) {

@@ -317,11 +317,28 @@ export function taskView(app: HTMLElement, taskId: string, config: ConsoleConfig
   };
 }
 
-export function approvalsView(app: HTMLElement, onCount: (n: number) => void): Stop {
+/** Who the viewer is, as GET /v1/me answers. */
+export interface Me {
+  user_id: string;
+  team: string;
+  is_admin: boolean;
+  approves: boolean;
+  approves_team: boolean;
+}
+
+/** What the inbox lists: the approvals the viewer may decide, said in words. */
+function approvalScope(me: Me | undefined): string {
+  if (!me) return '';
+  if (me.approves_team) return `You decide the approvals of every user of team ${me.team}.`;
+  if (me.approves) return 'You decide the approvals of your own tasks.';
+  return 'Approvals are decided by approvers; your key holds no approver role, so none are yours to decide.';
+}
+
+export function approvalsView(app: HTMLElement, onCount: (n: number) => void, me?: Me): Stop {
   const abort = new AbortController();
   const list = h('div', { id: 'approvals' });
   const error = h('p', { class: 'error' });
-  show(app, h('h1', {}, 'Approvals'), error, list);
+  show(app, h('h1', {}, 'Approvals'), h('p', { id: 'approval-scope' }, approvalScope(me)), error, list);
   const card = (a: Approval) => {
     const reason = h('input', { placeholder: 'reason (optional)', class: 'reason' }) as HTMLInputElement;
     const decide = (decision: 'approve' | 'deny') =>
