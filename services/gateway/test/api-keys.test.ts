@@ -58,7 +58,10 @@ describe('createAuthenticator', () => {
   ]);
 
   it('maps a bearer key to its user and roles', () => {
-    expect(authenticate(`Bearer ${KEY}`)).toEqual({ ok: true, caller: { user_id: 'alice', team: 'default', roles: ['user'], isAdmin: false, approves: 'own' } });
+    expect(authenticate(`Bearer ${KEY}`)).toEqual({
+      ok: true,
+      caller: { user_id: 'alice', team: 'default', roles: ['user'], isAdmin: false, approves: 'own' },
+    });
     expect(authenticate(`bearer ${KEY}-ops`)).toMatchObject({ ok: true, caller: { user_id: 'ops', isAdmin: true } });
   });
 

@@ -118,10 +118,10 @@ export function tasksView(app: HTMLElement): Stop {
     const q = new URLSearchParams({ limit: '50' });
     if (status.value) q.set('status', status.value);
     if (everyone.checked) q.set('all', 'true');
+    if (Number(since.value)) q.set('since', new Date(Date.now() - Number(since.value)).toISOString());
     const { tasks } = await api<{ tasks: TaskSummary[] }>('GET', `/v1/tasks?${q}`);
-    // The API filters by status and owner; the user and time filters narrow the page it answered.
-    const after = Number(since.value) ? Date.now() - Number(since.value) : 0;
-    const wanted = tasks.filter((t) => (!user.value || t.user_id === user.value.trim()) && Date.parse(t.created_at) >= after);
+    // The API filters by status, owner and time; the user filter narrows the page it answered.
+    const wanted = tasks.filter((t) => !user.value || t.user_id === user.value.trim());
     show(
       rows,
       ...wanted.map((t) =>
