@@ -6,6 +6,7 @@ import {
   McpStatusReply,
   ProblemDetails,
   TaskAuditView,
+  TaskListReply,
   TaskPlanView,
   ToolsListReply,
   validate,
@@ -201,4 +202,49 @@ describe('task plan, tools, MCP servers and LLM pools', () => {
     // The request reached the toolbus, which has no MCP server of that name in this stack.
     expect(await post('/v1/mcp/servers/no-such-server/approve-change?tool=x', ADMIN_KEY)).toMatchObject({ status: 404, body: { code: 'not_found' } });
   });
+
+  it('filters the task list by since and until in the dispatcher before paging, and answers bad times as problem details', async () => {
+    const ids: string[] = [];
+    for (const n of [1, 2]) {
+      const goal = `console api: time filter ${n}`;
+      fx.model.on(goal, [{ content: `Done ${n}.` }]);
+      const res = await fetch(`${stack.gatewayUrl}/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ goal }),
+      });
+      expect(res.status).toBe(202);
+      ids.push(((await res.json()) as { task_id: string }).task_id);
+    }
+    const list = (q: string) => get(`/v1/tasks?${q}`, API_KEY, TaskListReply);
+    // Both accepted: the dispatcher lists a task once it holds its state.
+    let created: Record<string, string> = {};
+    await expect
+      .poll(
+        async () => {
+          created = Object.fromEntries((await list('limit=200')).body.tasks.map((t) => [t.task_id, t.created_at]));
+          return ids.every((id) => created[id]);
+        },
+        { timeout: 30_000, interval: 200 },
+      )
+      .toBe(true);
+    const [first, second] = ids.map((id) => Date.parse(created[id]!));
+    const at = (ms: number) => encodeURIComponent(new Date(ms).toISOString());
+    const listed = async (q: string) => (await list(q)).body.tasks.map((t) => t.task_id);
+
+    expect(await listed(`since=${at(first!)}&limit=200`)).toEqual(expect.arrayContaining(ids));
+    expect(await listed(`since=${at(second! + 1)}&limit=200`)).not.toContain(ids[1]);
+    expect(await listed(`until=${at(first! - 1)}&limit=200`)).not.toContain(ids[0]);
+    // A page of one, ending at the first task's creation: filtered before paging, so it is that task,
+    // not an empty page cut from the newest tasks (the second is newer).
+    if (second! > first!) expect(await listed(`until=${at(first!)}&since=${at(first!)}&limit=1`)).toEqual([ids[0]]);
+    // The same instant with another offset is the same filter.
+    const plusTwo = new Date(first! + 2 * 3600_000).toISOString().replace('Z', '+02:00');
+    expect(await listed(`since=${encodeURIComponent(plusTwo)}&until=${at(first!)}&limit=200`)).toEqual([ids[0]]);
+
+    const bad = await list('since=yesterday');
+    expect(bad).toMatchObject({ status: 400, body: { code: 'invalid_query', status: 400 } });
+    const empty = await list(`since=${at(second!)}&until=${at(first! - 1000)}`);
+    expect(empty).toMatchObject({ status: 400, body: { code: 'invalid_time_range' } });
+  }, 60_000);
 });

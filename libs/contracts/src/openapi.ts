@@ -99,6 +99,11 @@ export const HTTP_OPERATIONS = [
     summary: "The caller's tasks, newest first; all=true lists every user's of the team (admins only).",
     parameters: [
       query('status', 'only tasks in this status', plain(TaskStatus)),
+      query('since', 'only tasks created at or after this ISO 8601 time; unparsable: 400 invalid_query, after until: 400 invalid_time_range', {
+        type: 'string',
+        format: 'date-time',
+      }),
+      query('until', 'only tasks created at or before this ISO 8601 time', { type: 'string', format: 'date-time' }),
       LIMIT(100),
       CURSOR,
       query('all', "true: every user's tasks (admins)", { type: 'boolean' }),

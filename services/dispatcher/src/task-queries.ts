@@ -57,10 +57,14 @@ export async function listTasks(store: TaskStore, index: TaskIndex, req: TaskLis
   const limit = req.limit ?? 50;
   const views: TaskView[] = [];
   const owner = req.user_id === null ? null : ownerOf({ user_id: req.user_id, ...(team ? { team } : {}) });
+  // Times compare as instants: the caller's offset ("+02:00") need not be the stored one ("Z").
+  const since = req.since === undefined ? -Infinity : Date.parse(req.since);
+  const until = req.until === undefined ? Infinity : Date.parse(req.until);
   for (const id of await index.tasksOf(owner === null ? (team === undefined ? null : { team }) : owner)) {
     const found = await store.get(id);
-    if (found && visibleTo(found.view, owner?.user_id, team ?? owner?.team) && (req.status === undefined || found.view.status === req.status))
-      views.push(found.view);
+    if (!found || !visibleTo(found.view, owner?.user_id, team ?? owner?.team)) continue;
+    const created = Date.parse(found.view.created_at);
+    if ((req.status === undefined || found.view.status === req.status) && created >= since && created <= until) views.push(found.view);
   }
   const order = (v: TaskView) => `${v.created_at}|${v.task_id}`;
   views.sort((a, b) => (order(a) < order(b) ? 1 : order(a) > order(b) ? -1 : 0));

@@ -4,10 +4,11 @@ import type { Caller } from './auth.js';
 import { httpErrorFromBus } from './http-errors.js';
 import type { SseStream } from './sse.js';
 
-/** The pending approvals the caller may decide: their own tasks', or every task's of the team for an admin. */
+/** The pending approvals the caller may decide: their own tasks', every task's of the team for an approver or admin, or none. */
 export async function listApprovals(bus: Bus, caller: Caller): Promise<ApprovalListReply> {
+  if (caller.approves === 'none') return { approvals: [] };
   try {
-    return await request(bus, contracts.toolApprovalList, { team: caller.team, user_id: caller.isAdmin ? null : caller.user_id });
+    return await request(bus, contracts.toolApprovalList, { team: caller.team, user_id: caller.approves === 'team' ? null : caller.user_id });
   } catch (err) {
     if (err instanceof OutgoingPayloadError) throw err;
     throw httpErrorFromBus(err);

@@ -55,8 +55,12 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
           issues: body.issues,
         });
       }
-      // Only the task's owner (or an admin) decides; anyone else gets the same 404 as for no task.
-      await getTask(deps.bus, taskId, caller);
+      // An approver (or admin) decides any task of the team; an owner their own, unless approver roles
+      // are configured. Anyone else gets the same 404 as for no task, so task ids cannot be probed.
+      await getTask(deps.bus, taskId, caller, { anyUser: caller.approves === 'team' });
+      if (caller.approves === 'none') {
+        throw new HttpError(403, { code: 'forbidden', message: 'approvals are decided by the roles in HERMES_APPROVER_ROLES, which this key does not hold' });
+      }
       const { decision, reason } = body.value;
       try {
         const reply = await request(deps.bus, contracts.toolApprovalDecide, {

@@ -10,6 +10,12 @@ export interface Caller {
   readonly roles: readonly string[];
   /** Admins may act for other users of their team and read every task of it. */
   readonly isAdmin: boolean;
+  /**
+   * Whose approvals the caller decides: `team` (admin or an approver role) every task's of the
+   * team, `own` their own tasks' (no approver roles configured), `none` (approver roles configured,
+   * the caller holds none: a requester does not approve their own risky calls).
+   */
+  readonly approves: 'team' | 'own' | 'none';
 }
 
 export type AuthResult = { ok: true; caller: Caller } | { ok: false; reason: 'missing' | 'invalid' };
@@ -23,10 +29,16 @@ const digest = (key: string) => createHash('sha256').update(key, 'utf8').digest(
  * Keys are compared as SHA-256 digests with timingSafeEqual, and every configured key is checked
  * even after a match, so response time reveals neither a key's prefix nor its position.
  */
-export function createAuthenticator(entries: readonly ApiKeyEntry[]): Authenticator {
+export function createAuthenticator(entries: readonly ApiKeyEntry[], approverRoles: readonly string[] = []): Authenticator {
   const known = entries.map((e) => ({
     digest: digest(e.key),
-    caller: { user_id: e.user_id, team: e.team ?? DEFAULT_TEAM, roles: [...e.roles], isAdmin: e.roles.includes('admin') } satisfies Caller,
+    caller: {
+      user_id: e.user_id,
+      team: e.team ?? DEFAULT_TEAM,
+      roles: [...e.roles],
+      isAdmin: e.roles.includes('admin'),
+      approves: approvalScope(e.roles, approverRoles),
+    } satisfies Caller,
   }));
   return (authorization) => {
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
@@ -38,4 +50,9 @@ export function createAuthenticator(entries: readonly ApiKeyEntry[]): Authentica
     }
     return found ? { ok: true, caller: found } : { ok: false, reason: 'invalid' };
   };
+}
+
+function approvalScope(roles: readonly string[], approverRoles: readonly string[]): Caller['approves'] {
+  if (roles.includes('admin') || roles.some((r) => approverRoles.includes(r))) return 'team';
+  return approverRoles.length ? 'none' : 'own';
 }

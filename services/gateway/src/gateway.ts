@@ -15,6 +15,7 @@ export async function startGateway({ config, bus, logger }: ServiceContext<Gatew
     headersTimeoutMs: config.GATEWAY_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: config.GATEWAY_REQUEST_TIMEOUT_MS,
     maxConnections: config.GATEWAY_MAX_CONNECTIONS,
+    approverRoles: config.HERMES_APPROVER_ROLES,
     ...(config.HERMES_TRACE_URL_TEMPLATE ? { traceUrlTemplate: config.HERMES_TRACE_URL_TEMPLATE } : {}),
   });
   const host = config.GATEWAY_HOST ?? config.HERMES_BIND_HOST;

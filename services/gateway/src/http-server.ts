@@ -48,6 +48,8 @@ export interface GatewayServerOptions {
   approvalRefreshMs?: number;
   /** The tracing UI's URL for a trace, `{trace_id}` replaced (Jaeger: `http://jaeger:16686/trace/{trace_id}`); the console links to it. */
   traceUrlTemplate?: string;
+  /** Roles whose holders decide every approval of their team (HERMES_APPROVER_ROLES); none by default: owners decide their own. */
+  approverRoles?: readonly string[];
 }
 
 export interface GatewayServer {
@@ -59,7 +61,7 @@ export interface GatewayServer {
 }
 
 /** The caller of a route that needs no key: it may read nothing of anyone's. */
-const ANONYMOUS = { user_id: 'anonymous', team: DEFAULT_TEAM, roles: [], isAdmin: false } as const;
+const ANONYMOUS = { user_id: 'anonymous', team: DEFAULT_TEAM, roles: [], isAdmin: false, approves: 'none' } as const;
 
 /** The span attribute for each log field a route or handler names. */
 const SPAN_ATTRIBUTES: Record<string, string> = {
@@ -132,12 +134,19 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     pauseTrigger: triggers.pause,
     resumeTrigger: triggers.resume,
     whoAmI: async ({ res, caller }) =>
-      sendJson(res, 200, { user_id: caller.user_id, team: caller.team, roles: [...caller.roles], is_admin: caller.isAdmin } satisfies CallerView),
+      sendJson(res, 200, {
+        user_id: caller.user_id,
+        team: caller.team,
+        roles: [...caller.roles],
+        is_admin: caller.isAdmin,
+        approves: caller.approves !== 'none',
+        approves_team: caller.approves === 'team',
+      } satisfies CallerView),
     openApi: async ({ res }) => {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApiText);
     },
   });
-  const authenticate = createAuthenticator(opts.apiKeys);
+  const authenticate = createAuthenticator(opts.apiKeys, opts.approverRoles);
   const mcp = createMcpEndpoint({ bus: opts.bus, logger: opts.logger, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const assets = consoleAssets({ traceUrlTemplate: opts.traceUrlTemplate });
   const cors = createCors(opts.corsOrigins ?? []);

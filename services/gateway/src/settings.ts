@@ -47,6 +47,12 @@ export const gatewaySettings = Type.Object(
         description: "the tracing UI's page of a trace, {trace_id} replaced (e.g. http://localhost:16686/trace/{trace_id}); the console links each task to it",
       }),
     ),
+    HERMES_APPROVER_ROLES: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: [],
+      maxItems: 32,
+      description:
+        "JSON array of roles whose holders decide approvals of every user's tasks of their team (admin always does); when set, a task's owner without one of them may not decide its approvals",
+    }),
     GATEWAY_MAX_CONNECTIONS: Type.Integer({
       default: 1024,
       minimum: 1,

@@ -64,7 +64,7 @@ export function createTaskRoutes(deps: TaskRouteDeps): {
       sendJson(res, 200, { task_id: view.task_id, status: view.status, plan: view.plan ?? null } satisfies TaskPlanView);
     },
 
-    /** `GET /v1/tasks?status=&limit=&cursor=`: the caller's tasks, newest first; `all=true` lists everyone's (admins only). */
+    /** `GET /v1/tasks?status=&since=&until=&limit=&cursor=`: the caller's tasks, newest first; `all=true` lists everyone's (admins only). */
     async list({ req, res, caller }) {
       const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
       const all = query.get('all') === 'true';
@@ -75,9 +75,10 @@ export function createTaskRoutes(deps: TaskRouteDeps): {
         ...(query.get('status') ? { status: query.get('status') } : {}),
         ...(limit ? { limit: Number(limit) } : {}),
         ...(query.get('cursor') ? { cursor: query.get('cursor') } : {}),
+        ...timeRange(query),
       };
       const checked = validate(TaskListRequest, body);
-      if (!checked.ok) throw new HttpError(400, { code: 'invalid_query', message: 'invalid status, limit or cursor', issues: checked.issues });
+      if (!checked.ok) throw new HttpError(400, { code: 'invalid_query', message: 'invalid status, limit, cursor, since or until', issues: checked.issues });
       try {
         sendJson(res, 200, await request(deps.bus, contracts.teamTaskList, checked.value, { subject: deps.bus.subjects.teamTaskList(caller.team) }));
       } catch (err) {
@@ -204,13 +205,14 @@ async function refuseConflictingRetry(
 const isNotFound = (err: unknown): boolean => err instanceof HttpError && err.code === 'not_found';
 
 /** Reads a task as the caller may see it: another user's task is not_found unless the caller is an admin of its team; another team's always is. */
-export async function getTask(bus: Bus, taskId: string, caller: Caller): Promise<TaskView> {
+export async function getTask(bus: Bus, taskId: string, caller: Caller, opts: { anyUser?: boolean } = {}): Promise<TaskView> {
   try {
-    // A non-admin asking for another user's task gets not_found, so task ids cannot be probed.
+    // A non-admin asking for another user's task gets not_found, so task ids cannot be probed
+    // (`anyUser`: an approver reads any task of the team to decide its approvals).
     return await request(
       bus,
       contracts.teamTaskGet,
-      { task_id: taskId, user_id: caller.isAdmin ? null : caller.user_id },
+      { task_id: taskId, user_id: caller.isAdmin || opts.anyUser ? null : caller.user_id },
       { subject: bus.subjects.teamTaskGet(caller.team) },
     );
   } catch (err) {
@@ -313,4 +315,27 @@ function header(req: IncomingMessage, name: string): string | undefined {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `since` and `until` as the ISO 8601 instants the dispatcher filters by; unparsable is invalid_query, an empty range invalid_time_range. */
+function timeRange(query: URLSearchParams): { since?: string; until?: string } {
+  const out: { since?: string; until?: string } = {};
+  for (const name of ['since', 'until'] as const) {
+    const raw = query.get(name);
+    if (raw === null) continue;
+    // Date.parse alone would take "3" or "March 1": only ISO 8601 date-times (or dates) are meant.
+    const ms = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(raw) ? Date.parse(raw) : NaN;
+    if (Number.isNaN(ms)) {
+      throw new HttpError(400, {
+        code: 'invalid_query',
+        message: `${name} must be an ISO 8601 time such as 2026-12-03T14:00:00Z`,
+        issues: [{ path: `/${name}`, message: 'not an ISO 8601 time' }],
+      });
+    }
+    out[name] = new Date(ms).toISOString();
+  }
+  if (out.since && out.until && out.since > out.until) {
+    throw new HttpError(400, { code: 'invalid_time_range', message: `since (${out.since}) is after until (${out.until})` });
+  }
+  return out;
 }

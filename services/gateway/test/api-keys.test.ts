@@ -58,7 +58,10 @@ describe('createAuthenticator', () => {
   ]);
 
   it('maps a bearer key to its user and roles', () => {
-    expect(authenticate(`Bearer ${KEY}`)).toEqual({ ok: true, caller: { user_id: 'alice', team: 'default', roles: ['user'], isAdmin: false } });
+    expect(authenticate(`Bearer ${KEY}`)).toEqual({
+      ok: true,
+      caller: { user_id: 'alice', team: 'default', roles: ['user'], isAdmin: false, approves: 'own' },
+    });
     expect(authenticate(`bearer ${KEY}-ops`)).toMatchObject({ ok: true, caller: { user_id: 'ops', isAdmin: true } });
   });
 
@@ -67,5 +70,20 @@ describe('createAuthenticator', () => {
     expect(authenticate(`Basic ${KEY}`)).toEqual({ ok: false, reason: 'missing' });
     expect(authenticate(`Bearer ${KEY}x`)).toEqual({ ok: false, reason: 'invalid' });
     expect(authenticate(`Bearer ${KEY.slice(0, -1)}`)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('lets an approver role decide the whole team, and with approver roles set, nobody else', () => {
+    const withRoles = createAuthenticator(
+      [
+        { key: KEY, user_id: 'alice', roles: ['user'] },
+        { key: `${KEY}-carol`, user_id: 'carol', roles: ['user', 'approver'] },
+        { key: `${KEY}-ops`, user_id: 'ops', roles: ['admin'] },
+      ],
+      ['approver'],
+    );
+    expect(withRoles(`Bearer ${KEY}`)).toMatchObject({ caller: { user_id: 'alice', approves: 'none' } });
+    expect(withRoles(`Bearer ${KEY}-carol`)).toMatchObject({ caller: { user_id: 'carol', approves: 'team', isAdmin: false } });
+    expect(withRoles(`Bearer ${KEY}-ops`)).toMatchObject({ caller: { approves: 'team' } });
+    expect(authenticate(`Bearer ${KEY}-ops`)).toMatchObject({ caller: { approves: 'team' } });
   });
 });

@@ -137,6 +137,8 @@ export const CallerView = Type.Object(
     team: Type.String(),
     roles: Type.Array(Type.String()),
     is_admin: Type.Boolean({ description: "role admin: acts on every user's tasks, sessions and approvals of the team" }),
+    approves: Type.Boolean({ description: 'may decide approvals at all (GET /v1/approvals lists the ones the caller may decide)' }),
+    approves_team: Type.Boolean({ description: "may decide approvals of other users' tasks of the team: admin, or a role of HERMES_APPROVER_ROLES" }),
   },
   { title: 'CallerView', additionalProperties: false },
 );

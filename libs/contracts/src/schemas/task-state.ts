@@ -245,6 +245,8 @@ export const TaskListRequest = Type.Object(
     status: Type.Optional(TaskStatus),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     cursor: Type.Optional(Type.String({ maxLength: 256, description: 'next_cursor of the previous page' })),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'only tasks created at or after this time (filtered before paging)' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'only tasks created at or before this time (filtered before paging)' })),
   },
   { title: 'TaskListRequest', additionalProperties: false },
 );

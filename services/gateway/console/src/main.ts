@@ -1,7 +1,7 @@
 import { api, apiKey } from './api.js';
 import { mcpView } from './mcp-view.js';
 import { memoryView } from './memory-view.js';
-import { approvalsView, loginView, sessionsView, tableView, taskView, tasksView, type Stop } from './views.js';
+import { approvalsView, loginView, sessionsView, tableView, taskView, tasksView, type Me, type Stop } from './views.js';
 
 // The console: hash routes over the gateway's API, with the key from the login page in sessionStorage.
 const app = document.getElementById('app')!;
@@ -13,7 +13,7 @@ const config = await fetch('/console/config.json')
   .catch(() => ({ traceUrlTemplate: null }));
 
 const who = document.getElementById('who')!;
-let me: { user_id: string; team: string; is_admin: boolean } | undefined;
+let me: Me | undefined;
 
 let routing = 0;
 
@@ -39,13 +39,13 @@ async function route(): Promise<void> {
     return;
   }
   nav.hidden = false;
-  me ??= await api<{ user_id: string; team: string; is_admin: boolean }>('GET', '/v1/me').catch(() => undefined);
+  me ??= await api<Me>('GET', '/v1/me').catch(() => undefined);
   // Another route began while /v1/me was asked: that one shows its page.
   if (turn !== routing) return;
   who.textContent = me ? `${me.team}/${me.user_id}${me.is_admin ? ' (admin)' : ''}` : '';
   const [, page, id] = location.hash.split('/');
   if (page === 'tasks' && id) stop = taskView(app, decodeURIComponent(id), config);
-  else if (page === 'approvals') stop = approvalsView(app, (n) => (count.textContent = n ? String(n) : ''));
+  else if (page === 'approvals') stop = approvalsView(app, (n) => (count.textContent = n ? String(n) : ''), me);
   else if (page === 'sessions' && me) stop = sessionsView(app, me);
   else if (page === 'tools')
     stop = tableView(app, 'Tools', '/v1/tools', (b: { tools: ToolRow[] }) =>

@@ -118,10 +118,10 @@ export function tasksView(app: HTMLElement): Stop {
     const q = new URLSearchParams({ limit: '50' });
     if (status.value) q.set('status', status.value);
     if (everyone.checked) q.set('all', 'true');
+    if (Number(since.value)) q.set('since', new Date(Date.now() - Number(since.value)).toISOString());
     const { tasks } = await api<{ tasks: TaskSummary[] }>('GET', `/v1/tasks?${q}`);
-    // The API filters by status and owner; the user and time filters narrow the page it answered.
-    const after = Number(since.value) ? Date.now() - Number(since.value) : 0;
-    const wanted = tasks.filter((t) => (!user.value || t.user_id === user.value.trim()) && Date.parse(t.created_at) >= after);
+    // The API filters by status, owner and time; the user filter narrows the page it answered.
+    const wanted = tasks.filter((t) => !user.value || t.user_id === user.value.trim());
     show(
       rows,
       ...wanted.map((t) =>
@@ -317,11 +317,28 @@ export function taskView(app: HTMLElement, taskId: string, config: ConsoleConfig
   };
 }
 
-export function approvalsView(app: HTMLElement, onCount: (n: number) => void): Stop {
+/** Who the viewer is, as GET /v1/me answers. */
+export interface Me {
+  user_id: string;
+  team: string;
+  is_admin: boolean;
+  approves: boolean;
+  approves_team: boolean;
+}
+
+/** What the inbox lists: the approvals the viewer may decide, said in words. */
+function approvalScope(me: Me | undefined): string {
+  if (!me) return '';
+  if (me.approves_team) return `You decide the approvals of every user of team ${me.team}.`;
+  if (me.approves) return 'You decide the approvals of your own tasks.';
+  return 'Approvals are decided by approvers; your key holds no approver role, so none are yours to decide.';
+}
+
+export function approvalsView(app: HTMLElement, onCount: (n: number) => void, me?: Me): Stop {
   const abort = new AbortController();
   const list = h('div', { id: 'approvals' });
   const error = h('p', { class: 'error' });
-  show(app, h('h1', {}, 'Approvals'), error, list);
+  show(app, h('h1', {}, 'Approvals'), h('p', { id: 'approval-scope' }, approvalScope(me)), error, list);
   const card = (a: Approval) => {
     const reason = h('input', { placeholder: 'reason (optional)', class: 'reason' }) as HTMLInputElement;
     const decide = (decision: 'approve' | 'deny') =>
