@@ -110,9 +110,9 @@ describe('GET /v1/openapi.json', () => {
 });
 
 describe('GET /v1/me', () => {
-  it('answers who the key acts for', async () => {
+  it('answers who the key acts for and, with no HERMES_APPROVER_ROLES, that it decides only its own approvals', async () => {
     const res = await fetch(`${base}/v1/me`, { headers: auth });
-    expect(await res.json()).toEqual({ user_id: 'alice', team: 'default', roles: ['user'], is_admin: false });
+    expect(await res.json()).toEqual({ user_id: 'alice', team: 'default', roles: ['user'], is_admin: false, approves: true, approves_team: false });
   });
 });
 
