@@ -500,7 +500,7 @@ export const contracts = {
   microSchema: message({
     name: 'microSchema',
     summary: 'The toolbus reads the tool specs of a Go micro service older than 1.24 (no endpoint metadata) from its io.nats.micro.v1.schema_response.',
-    subject: () => microSubject('SCHEMA', '{provider}'),
+    subject: () => microSubject('SCHEMA', '{provider}', '{id}'),
     payload: MicroControlRequest,
     producers: ['toolbus'],
     consumers: ['tool-provider'],
