@@ -13,7 +13,9 @@ import { hermesCli, waitForToolList } from './tool-fixtures.js';
 
 // The Go examples (examples/go/): a tool provider written with nats.go's micro package and a task
 // submitter, built with Debian's golang-go and golang-github-nats-io-go-nats-dev (offline, GOPATH
-// mode) and run against the real stack.
+// mode) and run against the real stack. The provider announces nothing: the toolbus finds it as a
+// NATS micro service, every DISCOVERY_MS here.
+const DISCOVERY_MS = 500;
 const run = promisify(execFile);
 const examples = fileURLToPath(new URL('../../examples/go/', import.meta.url));
 const goEnv = { ...process.env, GOPATH: '/usr/share/gocode', GO111MODULE: 'off' };
@@ -43,7 +45,7 @@ describe.skipIf(!hasGo)('Go examples against the real stack', () => {
     // Compiling is slow on a loaded 2-core machine; the deadline is generous for that, not a measurement.
     await run('go', ['build', '-o', join(bin, 'provider'), '.'], { cwd: join(examples, 'provider'), env, timeout: 180_000 });
     await run('go', ['build', '-o', join(bin, 'submitter'), '.'], { cwd: join(examples, 'submitter'), env, timeout: 180_000 });
-    stack = await startStack();
+    stack = await startStack({ env: { TOOL_SRV_DISCOVERY_INTERVAL_MS: String(DISCOVERY_MS) } });
     model = new ModelScript(stack.llm);
     provider = spawn(join(bin, 'provider'), { env: { ...process.env, NATS_URL: stack.natsUrl, PROVIDER_NAME: 'go-tools' } });
     provider.stderr!.on('data', (d: Buffer) => (providerLog += d.toString()));
@@ -52,7 +54,8 @@ describe.skipIf(!hasGo)('Go examples against the real stack', () => {
       15_000,
       () => `the Go provider to start; it logged: ${providerLog}`,
     );
-    await waitForToolList(stack.bus, { present: ['reverse_text'] });
+    // Found with zero announcements: $SRV.PING, $SRV.INFO, then its specs from $SRV.SCHEMA.
+    await waitForToolList(stack.bus, { present: ['reverse_text'] }, 30_000);
   }, 400_000);
 
   afterAll(async () => {
@@ -95,5 +98,22 @@ describe.skipIf(!hasGo)('Go examples against the real stack', () => {
     expect(stdout).toMatch(new RegExp(`^go-tools 1\\.0\\.0  id=${ping.id}  requests=[1-9]\\d*  errors=0$`, 'm'));
     const json = JSON.parse((await hermesCli(stack.natsUrl, ['tools', 'list', '--json'])).stdout) as { services: { name: string; id: string }[] };
     expect(json.services).toContainEqual(expect.objectContaining({ name: 'go-tools', id: ping.id }));
+  });
+
+  it('a SIGSTOPped Go provider is dropped after missing two discovery rounds, and found again after SIGCONT', async () => {
+    // Generous deadlines: a round is 500 ms, but the shared machine may run them late.
+    provider!.kill('SIGSTOP');
+    try {
+      await waitForToolList(stack.bus, { absent: ['reverse_text'] }, 30_000);
+    } finally {
+      provider!.kill('SIGCONT');
+    }
+    await waitForToolList(stack.bus, { present: ['reverse_text'] }, 30_000);
+    const goal = 'reverse the word again after the pause';
+    model.on(goal, [callTools({ id: 'g2', name: 'reverse_text', arguments: { text: 'abc' } }), { content: 'cba.' }]);
+    const { stdout } = await run(join(bin, 'submitter'), { env: { ...process.env, NATS_URL: stack.natsUrl, GOAL: goal }, timeout: 120_000 });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({ status: 'completed' });
+    const [toolReply] = toolMessages(model.requests(goal)[1]!.body);
+    expect(toolReply!.content).toMatchObject({ ok: true, result: { reversed: 'cba' } });
   });
 });

@@ -1,7 +1,8 @@
 // A Hermes tool provider in Go, written with the official NATS client and its micro package: the
-// provider is a standard NATS service (answers $SRV.PING, $SRV.INFO, $SRV.STATS and $SRV.SCHEMA),
-// whose endpoint is the provider's exec subject, and it announces its tool specs as the Hermes
-// protocol asks (docs/tools.md, "What travels on the bus").
+// provider is a plain NATS service (answers $SRV.PING, $SRV.INFO, $SRV.STATS and $SRV.SCHEMA) whose
+// endpoint is the provider's exec subject. It announces nothing: the toolbus finds it with $SRV.PING
+// and $SRV.INFO and reads its tool specs from $SRV.SCHEMA, since this micro version (nats.go 1.22)
+// has no endpoint metadata (docs/tools.md, "Providers as NATS micro services").
 //
 // Build offline with Debian's packages: GOPATH=/usr/share/gocode GO111MODULE=off go build .
 //
@@ -15,11 +16,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
-	"github.com/nats-io/nuid"
 )
 
 // toolSpec is a Hermes ToolSpec (libs/contracts, schemas/tool-calls.ts).
@@ -29,13 +28,6 @@ type toolSpec struct {
 	Parameters  map[string]interface{} `json:"parameters"`
 	TimeoutMs   int                    `json:"timeout_ms,omitempty"`
 	Idempotent  bool                   `json:"idempotent,omitempty"`
-}
-
-type announcement struct {
-	Provider   string     `json:"provider"`
-	InstanceID string     `json:"instance_id"`
-	Tools      []toolSpec `json:"tools"`
-	TTLMs      int        `json:"ttl_ms"`
 }
 
 // execRequest is a Hermes ToolExecRequest.
@@ -56,8 +48,6 @@ type wireError struct {
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"`
 }
-
-const ttlMs = 30000
 
 var tools = []toolSpec{{
 	Name:        "reverse_text",
@@ -116,7 +106,7 @@ func main() {
 		Name:        provider,
 		Version:     "1.0.0",
 		Description: "Hermes tool provider in Go",
-		// The tool specs, for any NATS service client ($SRV.SCHEMA); Hermes reads them from the announcement.
+		// The tool specs ($SRV.SCHEMA): where the toolbus reads them from a micro service without endpoint metadata.
 		Schema: micro.Schema{Request: string(specs)},
 		Endpoint: micro.Endpoint{
 			Subject: prefix + ".tools.exec." + provider,
@@ -141,34 +131,14 @@ func main() {
 	}
 	defer svc.Stop()
 
-	announce := func() {
-		body, _ := json.Marshal(announcement{Provider: provider, InstanceID: svc.Info().ID + "-" + nuid.Next(), Tools: tools, TTLMs: ttlMs})
-		if err := nc.Publish(prefix+".toolbus.providers.announce."+provider, body); err != nil {
-			log.Printf("announce failed: %v", err)
-		}
-	}
-	// A toolbus that starts asks every provider to announce at once.
-	if _, err := nc.Subscribe(prefix+".toolbus.providers.discover", func(*nats.Msg) { announce() }); err != nil {
-		log.Fatalf("subscribe: %v", err)
-	}
-	announce()
 	if err := nc.Flush(); err != nil {
 		log.Fatalf("flush: %v", err)
 	}
 	log.Printf("go provider ready: %s (%s)", provider, strings.Join(names(), ", "))
 
-	ticker := time.NewTicker(ttlMs / 3 * time.Millisecond)
-	defer ticker.Stop()
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	for {
-		select {
-		case <-ticker.C:
-			announce()
-		case <-stop:
-			return
-		}
-	}
+	<-stop
 }
 
 func names() []string {

@@ -29,6 +29,6 @@ export { encodeJson, decodeJson } from './codec.js';
 export type { Decoded } from './codec.js';
 export { observeConsumers } from './bus-metrics.js';
 export { submitTask, followTaskEvents, lastTaskEvent } from './task-client.js';
-export { microServiceStats, microServiceTotals } from './micro-services.js';
+export { microServiceReplies, microServiceStats, microServiceTotals } from './micro-services.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';
 export { appendRecording, readRecording, purgeUserRecordings } from './recordings.js';

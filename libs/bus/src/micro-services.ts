@@ -1,3 +1,4 @@
+import type { TSchema, Static } from '@sinclair/typebox';
 import { MicroServiceStats, validate } from '@hermes/contracts';
 import { natsHandles, type Bus } from './bus.js';
 import { decodeJson } from './codec.js';
@@ -12,18 +13,27 @@ const SRV = '$SRV';
  */
 export async function microServiceStats(bus: Bus, opts: { name?: string; waitMs?: number } = {}): Promise<MicroServiceStats[]> {
   const subject = opts.name ? `${SRV}.STATS.${opts.name}` : `${SRV}.STATS`;
-  const out: MicroServiceStats[] = [];
+  const out = await microServiceReplies(bus, subject, MicroServiceStats, opts.waitMs);
+  return out.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+}
+
+/**
+ * Every reply to a services API request (`$SRV.PING`, `$SRV.INFO.<name>`, ...) that arrives within
+ * `waitMs` and matches `schema`; the others are skipped. None when nothing answers or the login may not ask.
+ */
+export async function microServiceReplies<T extends TSchema>(bus: Bus, subject: string, schema: T, waitMs = 500): Promise<Static<T>[]> {
+  const out: Static<T>[] = [];
   try {
-    const replies = await natsHandles(bus).nc.requestMany(subject, '', { maxWait: opts.waitMs ?? 500 });
+    const replies = await natsHandles(bus).nc.requestMany(subject, '', { maxWait: waitMs });
     for await (const m of replies) {
       const decoded = decodeJson(m.data);
-      const checked = decoded.ok ? validate(MicroServiceStats, decoded.value) : undefined;
-      if (checked?.ok) out.push(checked.value);
+      const checked = decoded.ok ? validate(schema, decoded.value) : undefined;
+      if (checked?.ok) out.push(checked.value as Static<T>);
     }
   } catch {
-    // No service at all (no responders), or a login without the right to ask: none to show.
+    // No service at all (no responders), or a login without the right to ask: none.
   }
-  return out.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  return out;
 }
 
 /** Requests and errors of a service instance, summed over its endpoints (older clients report them at the top). */

@@ -27,6 +27,7 @@ import {
   Trigger,
 } from './schemas/triggers.js';
 import { DeadLetter } from './schemas/dead-letter.js';
+import { MicroControlRequest, microSubject } from './schemas/micro-services.js';
 import { RecordingEntry } from './schemas/recordings.js';
 import { ToolsListReply, ToolsListRequest } from './schemas/toolbus.js';
 import { SessionAppendRequest, SessionMessagesReply, SessionReadRequest } from './schemas/memory.js';
@@ -467,6 +468,50 @@ export const contracts = {
     reply: ToolExecReply,
     responder: 'tool-provider',
     requesters: ['toolbus'],
+  }),
+  toolExecEndpoint: request({
+    name: 'toolExecEndpoint',
+    limits: TOOL_ARGUMENTS_MEMBER,
+    summary:
+      "The toolbus runs a validated call on a tool's endpoint of a provider it found as a NATS micro service ($SRV.INFO; queue group `q`, the services API default).",
+    subject: (s) => s.toolExecEndpoint('{provider}', '{tool}'),
+    request: ToolExecRequest,
+    reply: ToolExecReply,
+    responder: 'tool-provider',
+    requesters: ['toolbus'],
+  }),
+  microPing: message({
+    name: 'microPing',
+    summary: 'The toolbus finds NATS micro services (every instance answers with an io.nats.micro.v1.ping_response), every TOOL_SRV_DISCOVERY_INTERVAL_MS.',
+    subject: () => microSubject('PING'),
+    payload: MicroControlRequest,
+    producers: ['toolbus'],
+    consumers: ['tool-provider'],
+  }),
+  microInfo: message({
+    name: 'microInfo',
+    summary:
+      "The toolbus asks one service name for its endpoints (io.nats.micro.v1.info_response, tool specs in endpoint metadata); only that provider's NATS user may answer on it.",
+    subject: () => microSubject('INFO', '{provider}'),
+    payload: MicroControlRequest,
+    producers: ['toolbus'],
+    consumers: ['tool-provider'],
+  }),
+  microSchema: message({
+    name: 'microSchema',
+    summary: 'The toolbus reads the tool specs of a Go micro service older than 1.24 (no endpoint metadata) from its io.nats.micro.v1.schema_response.',
+    subject: () => microSubject('SCHEMA', '{provider}', '{id}'),
+    payload: MicroControlRequest,
+    producers: ['toolbus'],
+    consumers: ['tool-provider'],
+  }),
+  microStats: message({
+    name: 'microStats',
+    summary: 'hermes tools list reads every micro service instance’s counters (io.nats.micro.v1.stats_response).',
+    subject: () => microSubject('STATS'),
+    payload: MicroControlRequest,
+    producers: ['cli'],
+    consumers: ['tool-provider'],
   }),
   toolDebugCall: request({
     name: 'toolDebugCall',

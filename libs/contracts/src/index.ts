@@ -215,7 +215,20 @@ export {
   ToolHostCallRequest,
 } from './schemas/mcp.js';
 export { DeadLetter } from './schemas/dead-letter.js';
-export { MicroServiceStats, MicroEndpointStats } from './schemas/micro-services.js';
+export {
+  MicroServiceStats,
+  MicroEndpointStats,
+  MicroServicePing,
+  MicroServiceInfo,
+  MicroEndpointInfo,
+  MicroServiceSchema,
+  MicroControlRequest,
+  MICRO_VERBS,
+  MICRO_TYPES,
+  TOOL_SPEC_METADATA,
+  microSubject,
+} from './schemas/micro-services.js';
+export type { MicroVerb } from './schemas/micro-services.js';
 export {
   ReplaySource,
   RecordedToolCallRequest,

@@ -1,5 +1,6 @@
 import { renderNatsUserEntry } from './nats-user-entry.js';
 import { subjectsFor } from './subjects.js';
+import { MICRO_VERBS, microSubject } from './schemas/micro-services.js';
 
 /** A tool provider's name: its announce and exec subjects end with it, so it is one plain NATS token. */
 export const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
@@ -22,7 +23,7 @@ export interface ProviderPermissions {
 /**
  * What a provider's login may do: announce on its own subject only (so it cannot speak for
  * another provider), take calls on its own exec subject in its own queue group, hear the
- * toolbus's discover requests, and answer calls (allow_responses). Nothing else: no JetStream
+ * toolbus's discover requests, be a NATS micro service under its own name, and answer calls (allow_responses). Nothing else: no JetStream
  * beyond the account check every client makes, no task events, no other provider's subjects.
  */
 export function providerNatsPermissions(provider: string, opts: { prefix?: string } = {}): ProviderPermissions {
@@ -30,7 +31,18 @@ export function providerNatsPermissions(provider: string, opts: { prefix?: strin
   const s = subjectsFor(opts.prefix);
   return {
     publish: [s.toolProviderAnnounce(provider), '$JS.API.INFO'],
-    subscribe: [`${s.toolExec(provider)} ${s.queueGroup(`tool-provider.${provider}`)}`, s.toolProvidersDiscover, `${providerInboxPrefixFor(provider)}.>`],
+    subscribe: [
+      `${s.toolExec(provider)} ${s.queueGroup(`tool-provider.${provider}`)}`,
+      s.toolProvidersDiscover,
+      `${providerInboxPrefixFor(provider)}.>`,
+      // As a NATS micro service: the services API's bare verbs, its own name's (no other's), and its
+      // endpoints in the API's default queue group `q` (Go micro before 1.24 knows no other).
+      ...MICRO_VERBS.map((verb) => microSubject(verb)),
+      `$SRV.*.${provider}`,
+      `$SRV.*.${provider}.*`,
+      `${s.toolExec(provider)} q`,
+      `${s.toolExecEndpoint(provider, '*')} q`,
+    ],
   };
 }
 

@@ -81,6 +81,8 @@ export interface Subjects {
   readonly toolProvidersDiscover: string;
   /** Request/reply to a remote provider (queue group per provider). */
   toolExec(provider: string): string;
+  /** A tool's own endpoint of a provider hosted as a NATS micro service: under the provider's exec subject, so only its user may serve it. */
+  toolExecEndpoint(provider: string, tool: string): string;
   /** Request/reply to the toolbus: a tool call for debugging, through the whole ToolBus path. */
   readonly toolDebugCall: string;
   /** Request/reply to the toolbus: a tool call of an MCP host through the gateway's `/mcp`, as the API key's owner. */
@@ -224,6 +226,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     toolProvidersAnnounceAll: `${prefix}.toolbus.providers.announce.*`,
     toolProvidersDiscover: `${prefix}.toolbus.providers.discover`,
     toolExec: (provider: string) => `${prefix}.tools.exec.${provider}`,
+    toolExecEndpoint: (provider: string, tool: string) => `${prefix}.tools.exec.${provider}.${tool}`,
     toolDebugCall: `${prefix}.toolbus.tools.call`,
     toolHostCall: `${prefix}.toolbus.tools.host-call`,
     mcpStatus: `${prefix}.toolbus.mcp.status`,

@@ -32,9 +32,9 @@ export class ExecResponder {
 
   constructor(private readonly o: ExecResponderOptions) {}
 
-  /** Takes one request message; the reply is sent when the call finishes. Never throws. */
-  handle(msg: Msg): void {
-    const answered: Promise<void> = this.answer(msg).finally(() => this.inFlight.delete(answered));
+  /** Takes one request message; the reply is sent when the call finishes, then `onAnswered` learns whether it was an error. Never throws. */
+  handle(msg: Msg, onAnswered?: (failed: boolean) => void): void {
+    const answered: Promise<void> = this.answer(msg, onAnswered).finally(() => this.inFlight.delete(answered));
     this.inFlight.add(answered);
   }
 
@@ -43,7 +43,7 @@ export class ExecResponder {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  private async answer(msg: Msg): Promise<void> {
+  private async answer(msg: Msg, answered?: (failed: boolean) => void): Promise<void> {
     const parent = extractTraceContext(msg.headers);
     // The tracer Hermes services use, so a provider's spans join the task's trace under the same name.
     const span = trace.getTracer('hermes').startSpan(
@@ -70,6 +70,8 @@ export class ExecResponder {
       } catch (err) {
         this.o.logger.warn({ err, subject: msg.subject }, 'could not send tool exec reply');
       }
+      // The services API counts an error reply as an error ($SRV.STATS num_errors).
+      answered?.(startsWith(reply, FAILED));
       span.end();
     });
   }
@@ -169,6 +171,9 @@ export class ExecResponder {
     return { reply, remember: !wire.retryable };
   }
 }
+
+const FAILED = encoder.encode('{"ok":false');
+const startsWith = (bytes: Uint8Array, prefix: Uint8Array): boolean => bytes.length >= prefix.length && prefix.every((b, i) => bytes[i] === b);
 
 /** The error envelope; throws when `error.details` cannot be JSON (the caller falls back to none). */
 function errorReply(error: WireError): Uint8Array {

@@ -7,6 +7,7 @@ import { CallMemory, type CallMemoryOptions } from './call-memory.js';
 import type { HostedTool } from './define-tool.js';
 import { ToolProviderConfigError } from './errors.js';
 import { ExecResponder } from './exec-responder.js';
+import { MicroResponder } from './micro-responder.js';
 import { checkedSpecs } from './spec-check.js';
 import { silentLogger, type ToolSdkLogger } from './sdk-logger.js';
 
@@ -30,6 +31,15 @@ export interface HostToolProviderOptions {
   instanceId?: string;
   /** Timeout for tools whose spec has no `timeout_ms`, after which their signal aborts. Default 30 000. */
   defaultTimeoutMs?: number;
+  /**
+   * Announce the tools by the Hermes protocol (at start, every `announceEveryMs`, when a ToolBus
+   * asks). Default true; with false the provider is found only as a NATS micro service.
+   */
+  announce?: boolean;
+  /** Also be a NATS micro service (`$SRV.PING/INFO/STATS/SCHEMA`, one endpoint per tool), which the ToolBus discovers. Default true. */
+  micro?: boolean;
+  /** The micro service's version (semver). Default `0.0.0`. */
+  version?: string;
   /** Limits of the in-memory record of finished calls that makes a retried key a replay. */
   exactlyOnce?: CallMemoryOptions;
 }
@@ -93,7 +103,19 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
     callback: (err, msg) => (err ? onError('tool exec')(err) : responder.handle(msg)),
   });
 
-  let announcing = true;
+  const micro =
+    (opts.micro ?? true)
+      ? new MicroResponder({
+          nc,
+          logger: log,
+          identity: { name: provider, id: announcement.instance_id, version: opts.version ?? '0.0.0', description: `Hermes tool provider ${provider}` },
+          endpoints: specs.map((spec) => ({ name: spec.name, subject: subjects.toolExecEndpoint(provider, spec.name), spec })),
+          handle: (msg, done) => responder.handle(msg, done),
+        })
+      : undefined;
+  micro?.start();
+
+  let announcing = opts.announce ?? true;
   const announce = () => {
     if (!announcing) return;
     try {
@@ -126,6 +148,7 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
         clearInterval(timer);
         if (!nc.isClosed()) {
           discover.unsubscribe();
+          await micro?.stop();
           // drain() lets calls already delivered to this instance through, then unsubscribes.
           await exec.drain().catch((err: unknown) => log.warn({ err }, 'could not drain the tool exec subscription'));
         }

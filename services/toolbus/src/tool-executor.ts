@@ -51,7 +51,7 @@ export class ToolExecutor {
           ? await this.runBuiltin(tool, host.run, args, opts)
           : host.kind === 'mcp'
             ? await this.runMcp(tool, host, args, opts)
-            : await this.runRemote(tool, host.provider, args, opts);
+            : await this.runRemote(tool, host.provider, args, opts, host.subject);
       // Whatever hosts the tool, a result over the limits goes no further than this.
       const overLimits = ran.ok ? resultOverLimits(tool.spec.name, ran.result) : undefined;
       const outcome: ExecOutcome = overLimits ? { ok: false, error: overLimits } : ran;
@@ -107,10 +107,10 @@ export class ToolExecutor {
     }
   }
 
-  private async runRemote(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions): Promise<ExecOutcome> {
+  private async runRemote(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions, subject?: string): Promise<ExecOutcome> {
     const deadline = Date.now() + tool.timeoutMs;
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.askProvider(tool, provider, args, opts, Math.max(1, deadline - Date.now()));
+      const outcome = await this.askProvider(tool, provider, args, opts, Math.max(1, deadline - Date.now()), subject);
       // Nobody was listening (the provider reconnecting to another NATS node, restarting): it never
       // got the call, so asking again under the same key is safe, until the tool's own deadline.
       const left = deadline - Date.now();
@@ -119,7 +119,14 @@ export class ToolExecutor {
     }
   }
 
-  private async askProvider(tool: RegisteredTool, provider: string, args: ToolArguments, opts: ExecuteOptions, timeoutMs: number): Promise<ExecOutcome> {
+  private async askProvider(
+    tool: RegisteredTool,
+    provider: string,
+    args: ToolArguments,
+    opts: ExecuteOptions,
+    timeoutMs: number,
+    subject = this.o.bus.subjects.toolExec(provider),
+  ): Promise<ExecOutcome> {
     try {
       const reply = await request(
         this.o.bus,
@@ -130,7 +137,7 @@ export class ToolExecutor {
           arguments: args,
           context: { task_id: opts.context.task_id, user_id: opts.context.user_id, roles: opts.context.roles },
         },
-        { timeoutMs, subject: this.o.bus.subjects.toolExec(provider) },
+        { timeoutMs, subject },
       );
       return { ok: true, result: reply.result };
     } catch (err) {

@@ -90,17 +90,20 @@ export class ToolRegistry {
     this.sources.push(source);
   }
 
-  /** Records a provider instance's announcement (also its heartbeat). Invalid tools are skipped and logged. */
-  announce(a: ToolProviderAnnouncement, now = Date.now()): void {
+  /**
+   * Records a provider instance's announcement (also its heartbeat), or what discovery found of a
+   * micro service instance (then `endpoints` maps each tool to its endpoint's subject). Invalid tools are skipped and logged.
+   */
+  announce(a: ToolProviderAnnouncement, now = Date.now(), endpoints?: ReadonlyMap<string, string>): void {
     if (a.provider === BUILTIN_PROVIDER) {
       this.o.logger?.warn({ provider: a.provider }, 'a remote provider may not call itself "builtin"; announcement ignored');
       return;
     }
     let instances = this.providers.get(a.provider);
     if (!instances) this.providers.set(a.provider, (instances = new Map()));
-    const toolsText = JSON.stringify(a.tools);
+    const toolsText = JSON.stringify([a.tools, endpoints ? [...endpoints] : null]);
     const known = instances.get(a.instance_id);
-    const tools = known?.toolsText === toolsText ? known.tools : this.prepareRemote(a);
+    const tools = known?.toolsText === toolsText ? known.tools : this.prepareRemote(a, endpoints);
     instances.set(a.instance_id, { expiresAt: now + a.ttl_ms, toolsText, tools });
   }
 
@@ -212,7 +215,7 @@ export class ToolRegistry {
     for (const [name, gone] of this.withdrawn) if (now - gone.at >= WITHDRAWN_MEMORY_MS) this.withdrawn.delete(name);
   }
 
-  private prepareRemote(a: ToolProviderAnnouncement): RegisteredTool[] {
+  private prepareRemote(a: ToolProviderAnnouncement, endpoints?: ReadonlyMap<string, string>): RegisteredTool[] {
     const tools: RegisteredTool[] = [];
     for (const spec of a.tools) {
       const refusal = this.providerPolicy.refusal(a.provider, spec.name);
@@ -223,7 +226,8 @@ export class ToolRegistry {
       const pinned = this.providerPolicy.pinned(a.provider, spec);
       this.providerPolicy.see(a.provider, pinned);
       try {
-        tools.push(this.prepare(pinned, a.provider, { kind: 'remote', provider: a.provider }));
+        const subject = endpoints?.get(spec.name);
+        tools.push(this.prepare(pinned, a.provider, { kind: 'remote', provider: a.provider, ...(subject ? { subject } : {}) }));
       } catch (err) {
         this.o.logger?.warn({ err, provider: a.provider, tool: spec.name }, 'skipping an announced tool that cannot be offered');
       }

@@ -29,8 +29,9 @@ export interface BuiltinTool {
   run(args: ToolArguments, ctx: ToolRunContext): Promise<unknown>;
 }
 
-/** Where a registered tool runs. */
-export type ToolHost = { kind: 'builtin'; run: BuiltinTool['run'] } | { kind: 'remote'; provider: string } | { kind: 'mcp'; server: string; tool: string };
+/** Where a registered tool runs; a remote tool found as a micro service endpoint has that endpoint's subject (else its provider's exec subject). */
+export type ToolHost =
+  { kind: 'builtin'; run: BuiltinTool['run'] } | { kind: 'remote'; provider: string; subject?: string } | { kind: 'mcp'; server: string; tool: string };
 
 /** A tool the registry offers: its spec (arguments schema closed), where it runs and its compiled validator. */
 export interface RegisteredTool {

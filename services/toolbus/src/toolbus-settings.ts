@@ -21,6 +21,12 @@ export const toolbusSettings = Type.Object({
     description:
       'for this long after start, a call of a tool no provider has announced yet is refused as provider_unavailable (the runtime asks again) rather than answered tool_not_found',
   }),
+  TOOL_SRV_DISCOVERY_INTERVAL_MS: Type.Integer({
+    default: 10_000,
+    minimum: 200,
+    description:
+      'how often the toolbus looks for tool providers that are NATS micro services ($SRV.PING, then $SRV.INFO.<name>); one that misses two rounds is dropped',
+  }),
   TOOL_CACHE_MAX_TTL_MS: Type.Integer({ default: 3_600_000, minimum: 1000, description: 'longest a cached result is kept, whatever a tool asks for' }),
   TOOL_AUDIT_MAX_AGE_MS: Type.Integer({ default: 30 * 86_400_000, minimum: 60_000, description: 'how long audit records stay in the audit stream' }),
   TOOL_HTTP_ALLOWED_HOSTS: Type.Array(Type.String({ minLength: 1 }), {

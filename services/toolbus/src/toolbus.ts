@@ -15,6 +15,7 @@ import { serveToolsList } from './list-tools.js';
 import { serveMcpCommands } from './mcp/mcp-commands.js';
 import { McpHost } from './mcp/mcp-host.js';
 import { followProviders } from './provider-directory.js';
+import { discoverMicroProviders } from './micro-discovery.js';
 import { ProviderPolicy } from './provider-policy.js';
 import { ResultCache } from './result-cache.js';
 import { ResultTrust } from './result-trust.js';
@@ -129,6 +130,9 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
   // Calls arriving on the bus are checked against their task; debug calls (hermes tools call) are the operator's.
   const authority = s.TOOL_TASK_CHECK ? new TaskAuthority({ bus, cacheMs: s.TOOL_TASK_CACHE_MS }) : undefined;
   const providers = await followProviders({ bus, registry, toolbusId: instanceId });
+  const micro = discoverMicroProviders({ bus, registry, intervalMs: s.TOOL_SRV_DISCOVERY_INTERVAL_MS });
+  // In the background: the discovery grace covers the first round as it does the discover request.
+  void micro.round();
   const subs = [
     serveToolsList({ bus, registry }),
     serve(bus, contracts.toolCall, (req, ctx) => inToolCall(req, async () => calls.handle(authority ? await authority.authorize(req) : req, ctx))),
@@ -154,6 +158,7 @@ export async function startToolbus(o: ToolbusOptions): Promise<Toolbus> {
       // its record would otherwise meet a closed connection and be answered with an error.
       await Promise.race([Promise.all([calls.settle(), runner.settle()]), deadline]);
       providers.unsubscribe();
+      micro.stop();
       await index.stop();
       await mcp.stop();
       await audit.flush();
