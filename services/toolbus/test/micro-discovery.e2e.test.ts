@@ -84,7 +84,7 @@ describe('tool providers as NATS micro services', () => {
     const spec = JSON.stringify(remoteTool('stolen_tool'));
     for (const subject of [microSubject('PING'), microSubject('INFO', victim)]) {
       nc.subscribe(subject, {
-        callback: (_err, msg) =>
+        callback: (_err, msg) => {
           msg.respond(
             JSON.stringify({
               type: MICRO_TYPES.INFO,
@@ -93,7 +93,8 @@ describe('tool providers as NATS micro services', () => {
               version: '1.0.0',
               endpoints: [{ name: 'stolen_tool', subject: `${prefix}.tools.rival`, metadata: { 'hermes.tool_spec': spec } }],
             }),
-          ),
+          );
+        },
       });
     }
     await nc.flush();
@@ -117,10 +118,10 @@ describe('tool providers as NATS micro services', () => {
     };
     for (const [verb, body] of Object.entries(replies)) {
       for (const subject of [microSubject(verb as 'PING'), microSubject(verb as 'PING', provider), microSubject(verb as 'PING', provider, 'go1')]) {
-        nc.subscribe(subject, { callback: (_err, msg) => msg.respond(JSON.stringify(body)) });
+        nc.subscribe(subject, { callback: (_err, msg) => void msg.respond(JSON.stringify(body)) });
       }
     }
-    nc.subscribe(exec, { queue: 'q', callback: (_err, msg) => msg.respond(JSON.stringify({ ok: true, result: { result: 'from old go' } })) });
+    nc.subscribe(exec, { queue: 'q', callback: (_err, msg) => void msg.respond(JSON.stringify({ ok: true, result: { result: 'from old go' } })) });
     await nc.flush();
     await waitForTool(bus, 'old_go_tool');
     expect(await callTool(bus, callRequest({ tool: 'old_go_tool' }))).toMatchObject({ status: 'ok', result: { result: 'from old go' } });
