@@ -30,6 +30,7 @@ import { RESERVE_OUTPUT_TOKENS, toolReserveTokens } from './tool-reserve.js';
 import { countMessage, encodingFor } from '@hermes/llm';
 import { composeMessages, parsePlanAnswer, planMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
+import { callPriority } from './call-priority.js';
 import { stepTimer } from './step-timer.js';
 import { TokenStream } from './token-stream.js';
 import type { ToolCaller } from './tool-caller.js';
@@ -128,7 +129,7 @@ export class JobRunner {
       const direct: JobSeams = { llm: this.o.llm, tools: this.o.tools };
       const seams = (await this.o.seams?.forJob(job, log, direct)) ?? direct;
       if (!prefetched) {
-        const single = await this.runSingleCall(job, events, waitOut, seams.llm, guard?.signal);
+        const single = await this.runSingleCall(job, attempt, events, waitOut, seams.llm, guard?.signal);
         await events.flush();
         await this.report(job, attempt, {
           outcome: 'succeeded',
@@ -301,6 +302,7 @@ export class JobRunner {
       checkpoint,
       tools,
       limits: { ...this.o.limits, ...(job.budget?.max_steps ? { maxSteps: job.budget.max_steps } : {}) },
+      priority: callPriority(job, attempt),
       ...(stream ? { onDelta: (t: string, step: number) => stream.push(t, step) } : {}),
       ...(signal ? { signal } : {}),
     });
@@ -312,7 +314,14 @@ export class JobRunner {
    * Plan and compose jobs are one LLM call each, without tools or a checkpoint: a redelivered one
    * simply asks again. A plan's JSON is parsed (and repaired) here and validated by the dispatcher.
    */
-  private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, llm: ChatSeam, signal?: AbortSignal): Promise<SingleCallOutcome> {
+  private async runSingleCall(
+    job: RuntimeJob,
+    attempt: number,
+    events: StepEvents,
+    waitOut: WaitOut,
+    llm: ChatSeam,
+    signal?: AbortSignal,
+  ): Promise<SingleCallOutcome> {
     let messages;
     if (job.kind === 'plan') {
       const tools = await waitOut('toolbus', () => listTools(this.o.bus, job));
@@ -328,7 +337,7 @@ export class JobRunner {
     assertOpeningFits({ messages, ...this.openingLimits(job, before) });
     // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
     const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
-    const answer = await llm.chat({ role: job.model_role, step: 1, messages, ...plan, ...(signal ? { signal } : {}) });
+    const answer = await llm.chat({ role: job.model_role, step: 1, priority: callPriority(job, attempt), messages, ...plan, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
     return job.kind === 'plan' ? { output, plan: parsePlanAnswer(output), answer } : { output, answer };
