@@ -279,7 +279,7 @@ export class JobRunner {
     // The tool list was asked for as the job started: its schemas size the room kept for them.
     const tools = withAskUser(job, (await prefetched.tools).tools);
     const reserveTools = toolReserveTokens(job, tools, this.o.llm.modelFor(job.model_role));
-    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut, reserveTools));
+    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, events, waitOut, reserveTools));
     if (checkpoint.step === 0)
       assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job, reserveTools), maxTokens: job.budget?.max_tokens });
     const stream = job.stream
@@ -353,9 +353,14 @@ export class JobRunner {
     return this.o.llm.contextTokensFor(job.model_role) ?? this.o.contextTokens ?? 128_000;
   }
 
-  private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut, reserveTools: number): Promise<Checkpoint> {
+  private async startCheckpoint(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, reserveTools: number): Promise<Checkpoint> {
     const background = traceMemoryRecall(() =>
-      recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }),
+      recallBackground({
+        bus: this.o.bus,
+        job,
+        logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }),
+        onTimeout: (timeoutMs) => events.warning(job, 1, 'memory_recall_timed_out', { timeout_ms: timeoutMs, started_without: 'long_term_memories' }),
+      }),
     );
     const history = await traceMemoryContext(job, () =>
       waitOut('memory', () =>
