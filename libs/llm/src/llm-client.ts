@@ -53,6 +53,8 @@ export interface ChatRequest {
   signal?: AbortSignal;
   /** 0 batch, 1 normal, 2 interactive: the order of service when the pool is saturated. */
   priority?: number;
+  /** Background work (memory extraction, summaries): served within LLM_BACKGROUND_MIN_SHARE..MAX_SHARE of the pool. */
+  background?: boolean;
   /** Streams the answer; each content delta is passed here as it arrives. */
   onDelta?: (text: string) => void;
   /** A permit reserved for this call with `reserve` (used by the first attempt, if it still holds). */
@@ -323,6 +325,7 @@ export class LlmClient {
         pool,
         estimatedTokens,
         ...(req.priority !== undefined ? { priority: req.priority } : {}),
+        ...(req.background ? { background: true } : {}),
         ...(req.signal ? { signal: req.signal } : {}),
         ...this.permitTimeout(),
       });

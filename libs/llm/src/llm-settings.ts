@@ -49,6 +49,23 @@ export const llmSettings = {
       'a permit released while nobody waits for its pool stays with the process this long for its next call (one KV write instead of two); given back at once when someone waits; 0 = off',
   }),
   LLM_PERMIT_TIMEOUT_MS: Type.Integer({ default: 120_000, minimum: 1, description: 'how long a call waits for a permit before llm_permit_timeout' }),
+  LLM_PRIORITY_AGING_MS: Type.Integer({
+    default: 30_000,
+    minimum: 0,
+    description: 'waiting this long for a permit raises a call by one priority level, so low-priority work never starves; 0 = no aging',
+  }),
+  LLM_BACKGROUND_MIN_SHARE: Type.Number({
+    default: 0.1,
+    minimum: 0,
+    maximum: 1,
+    description: "fraction of a pool's capacity (at least one permit) kept for background calls (memory extraction, summaries) while they wait",
+  }),
+  LLM_BACKGROUND_MAX_SHARE: Type.Number({
+    default: 0.5,
+    minimum: 0,
+    maximum: 1,
+    description: "fraction of a pool's capacity (at least one permit) background calls may hold at most, even with the pool otherwise idle",
+  }),
 };
 
 export type LlmConfig = Static<ReturnType<typeof Type.Object<typeof llmSettings>>>;
@@ -79,7 +96,13 @@ export function roleEndpoints(c: RoleSettings): Record<ModelRole, RoleEndpoint> 
  */
 export async function openLlmClient(c: LlmConfig, kv: KV, o: { service?: string } = {}): Promise<{ llm: LlmClient; close(): Promise<void> }> {
   const pools = new PoolResolver(c.LLM_POOLS, { capacity: c.LLM_DEFAULT_CAPACITY, tpm: c.LLM_DEFAULT_TPM ?? null });
-  const sem = await DistributedSemaphore.open({ kv, poolSettings: (p) => pools.settingsFor(p), leaseMs: c.LLM_PERMIT_LEASE_MS, keepMs: c.LLM_PERMIT_KEEP_MS });
+  const sem = await DistributedSemaphore.open({
+    kv,
+    poolSettings: (p) => pools.settingsFor(p),
+    leaseMs: c.LLM_PERMIT_LEASE_MS,
+    keepMs: c.LLM_PERMIT_KEEP_MS,
+    policy: { agingMs: c.LLM_PRIORITY_AGING_MS, backgroundMinShare: c.LLM_BACKGROUND_MIN_SHARE, backgroundMaxShare: c.LLM_BACKGROUND_MAX_SHARE },
+  });
   observePools(kv);
   const llm = new LlmClient({
     roles: roleEndpoints(c),

@@ -19,6 +19,8 @@ export interface PermitRequest {
   estimatedTokens: number;
   /** 0 batch, 1 normal (default), 2 interactive. */
   priority?: number;
+  /** Background work (memory extraction, summaries): served within the pool's background share. */
+  background?: boolean;
   signal?: AbortSignal;
   timeoutMs?: number;
 }

@@ -11,6 +11,7 @@ export function semaphorePermits(sem: DistributedSemaphore): PermitProvider {
         return await sem.acquire(req.pool, {
           estimatedTokens: req.estimatedTokens,
           ...(req.priority !== undefined ? { priority: req.priority } : {}),
+          ...(req.background ? { background: true } : {}),
           ...(req.signal ? { signal: req.signal } : {}),
           ...(req.timeoutMs !== undefined ? { timeoutMs: req.timeoutMs } : {}),
         });

@@ -281,7 +281,7 @@ describe('roleEndpoints', () => {
     const roles = roleEndpoints(base);
 
     const worker = { baseUrl: 'http://llm.local/v1', apiKey: 'shared-key', model: 'worker-model' };
-    expect(roles).toEqual({ worker, planner: worker, summarizer: worker, embedder: worker });
+    expect(roles).toEqual({ worker, planner: worker, reviewer: worker, summarizer: worker, embedder: worker });
   });
 
   it('role-specific settings override the shared ones', () => {
@@ -291,10 +291,12 @@ describe('roleEndpoints', () => {
       HERMES_PLANNER_BASE_URL: 'http://planner.local/v1',
       HERMES_PLANNER_API_KEY: 'planner-key',
       HERMES_MODEL_SUMMARIZER: 'summary-model',
+      HERMES_MODEL_REVIEWER: 'review-model',
     });
 
     expect(roles.planner).toEqual({ baseUrl: 'http://planner.local/v1', apiKey: 'planner-key', model: 'planner-model' });
     expect(roles.summarizer).toEqual({ baseUrl: 'http://llm.local/v1', apiKey: 'shared-key', model: 'summary-model' });
+    expect(roles.reviewer).toEqual({ baseUrl: 'http://llm.local/v1', apiKey: 'shared-key', model: 'review-model' });
     expect(roles.worker.model).toBe('worker-model');
   });
 });

@@ -2,7 +2,20 @@ import { randomBytes } from 'node:crypto';
 import type { KV, KvEntry } from '@nats-io/kv';
 import { PermitAbortedError, PermitTimeoutError } from './errors.js';
 import { ServerClock, type ClockTimer, type SemaphoreClock } from './server-clock.js';
-import { expire, grant, grantable, inUse, newPoolState, release, type PoolSettings, type PoolState, type ReleaseReport } from './pool-state.js';
+import {
+  backgroundShare,
+  DEFAULT_SERVICE_POLICY,
+  expire,
+  grant,
+  grantable,
+  inUse,
+  newPoolState,
+  release,
+  type PoolSettings,
+  type PoolState,
+  type ReleaseReport,
+  type ServicePolicy,
+} from './pool-state.js';
 import { nextWakeUp } from './wake-up.js';
 import { lostCompareAndSet } from './kv-conflict.js';
 
@@ -22,6 +35,8 @@ export interface SemaphoreOptions {
   keepMs?: number;
   /** The time leases, back-offs, budgets, kept permits and acquire timeouts go by. Default: the NATS server's clock. */
   clock?: SemaphoreClock;
+  /** Aging and the background share (default 30 s, 0.1 and 0.5); the same in every process of a cluster. */
+  policy?: Partial<ServicePolicy>;
   logger?: { warn(obj: object, msg: string): void };
 }
 
@@ -30,6 +45,8 @@ export interface AcquireOptions {
   estimatedTokens?: number;
   /** Higher is served first (0 batch, 1 normal, 2 interactive); waiting raises it over time. */
   priority?: number;
+  /** Background work: served within the pool's background share (see ServicePolicy). */
+  background?: boolean;
   signal?: AbortSignal;
   /** Give up waiting after this long with PermitTimeoutError. Default: wait as long as it takes. */
   timeoutMs?: number;
@@ -58,6 +75,7 @@ interface LocalWaiter {
   t: number;
   prio: number;
   est: number;
+  bg: boolean;
   enqueued: boolean;
   startedAt: number;
   settle(permit: Permit | Error): void;
@@ -91,6 +109,7 @@ export class DistributedSemaphore {
   private readonly clock: SemaphoreClock;
   private readonly processId = randomBytes(6).toString('hex');
   private readonly leaseMs: number;
+  private readonly policy: ServicePolicy;
   private seq = 0;
   private closed = false;
   /** Set once close begins: released permits are no longer kept. */
@@ -99,6 +118,7 @@ export class DistributedSemaphore {
 
   private constructor(private readonly o: SemaphoreOptions) {
     this.leaseMs = o.leaseMs ?? 15_000;
+    this.policy = { ...DEFAULT_SERVICE_POLICY, ...o.policy };
     this.clock = o.clock ?? new ServerClock();
   }
 
@@ -163,6 +183,7 @@ export class DistributedSemaphore {
         t: this.clock.now(),
         prio: opts.priority ?? 1,
         est: Math.max(0, Math.ceil(opts.estimatedTokens ?? 0)),
+        bg: opts.background === true,
         enqueued: false,
         startedAt: this.clock.now(),
         settle: (result) => {
@@ -336,30 +357,36 @@ export class DistributedSemaphore {
       }
     }
     const queued = new Map(s.waiters.map((w) => [w.id, w]));
-    let enqueuedHere = 0;
     for (const w of lp.waiters) {
       const entry = queued.get(w.id);
       if (entry) {
-        enqueuedHere++;
         if (entry.exp < renewAt) {
           entry.exp = now + this.leaseMs;
           changed = true;
         }
       }
     }
-    // Only as many of our waiters join the shared queue as the pool has permits; the rest wait
-    // here in order. That keeps the KV value small however many calls a process has queued.
+    // Of each priority level only as many of our waiters join the shared queue as the pool has
+    // permits (of background ones, as its background share); the rest wait here. That keeps the
+    // KV value small however many calls a process has queued, without hiding a retry or a
+    // background call behind a local backlog of new work.
+    const bgLimit = Math.max(1, backgroundShare(s.capacity, this.policy).max);
+    const classOf = (w: { bg: boolean; prio: number }) => (w.bg ? 'bg' : `p${w.prio}`);
+    const perClass = new Map<string, number>();
+    for (const w of lp.waiters) if (queued.has(w.id)) perClass.set(classOf(w), (perClass.get(classOf(w)) ?? 0) + 1);
     for (const w of lp.waiters) {
-      if (queued.has(w.id) || s.holders[w.id] || enqueuedHere >= Math.max(1, s.capacity)) continue;
-      s.waiters.push({ id: w.id, t: w.t, prio: w.prio, est: w.est, exp: now + this.leaseMs });
-      enqueuedHere++;
+      if (queued.has(w.id) || s.holders[w.id]) continue;
+      const n = perClass.get(classOf(w)) ?? 0;
+      if (n >= (w.bg ? bgLimit : Math.max(1, s.capacity))) continue;
+      s.waiters.push({ id: w.id, t: w.t, prio: w.prio, est: w.est, exp: now + this.leaseMs, ...(w.bg ? { bg: true as const } : {}) });
+      perClass.set(classOf(w), n + 1);
       changed = true;
     }
     // A write grants the head of the queue whichever process it belongs to (the owner learns it
     // from the watch), so a permit freed here is handed on in the same write rather than waiting
     // for the owner to notice and write again. Nobody writes only to grant another's waiter.
     const mine = new Set(lp.waiters.map((w) => w.id));
-    const grants = grantable(s, now);
+    const grants = grantable(s, now, this.policy);
     if (changed || grants.some((w) => mine.has(w.id))) {
       for (const w of grants) {
         grant(s, w, now, this.leaseMs);
@@ -514,6 +541,7 @@ export class DistributedSemaphore {
       state: lp.cached.state,
       now: this.clock.now(),
       leaseMs: this.leaseMs,
+      agingMs: this.policy.agingMs,
       waiting: lp.waiters.length > 0,
       holding: lp.holders.size > 0,
     });

@@ -15,7 +15,7 @@ export interface PoolState {
   tokens: number;
   tokens_at: number;
   /** Granted permits: id → lease expiry, estimated tokens. */
-  holders: Record<string, { exp: number; est: number }>;
+  holders: Record<string, { exp: number; est: number; bg?: true }>;
   /** Waiting acquirers in arrival order; `exp` is their heartbeat lease. */
   waiters: Waiter[];
   /** No grants before this time (a provider said 429, or kept failing). */
@@ -33,6 +33,22 @@ export interface Waiter {
   prio: number;
   est: number;
   exp: number;
+  /** Background work (memory extraction, summaries): served within the pool's background share. */
+  bg?: true;
+}
+
+/**
+ * How waiting and the background share shape the order of service. Every process of a cluster
+ * grants others' waiters too, so all must be started with the same values (they come from the
+ * same LLM settings).
+ */
+export interface ServicePolicy {
+  /** Waiting this long raises a waiter by one priority level, so low-priority work never starves. */
+  agingMs: number;
+  /** Fraction of the capacity kept for background waiters while they are below it (0 keeps none). */
+  backgroundMinShare: number;
+  /** Fraction of the capacity background holders may never exceed. */
+  backgroundMaxShare: number;
 }
 
 export interface PoolSettings {
@@ -40,8 +56,20 @@ export interface PoolSettings {
   tpm?: number | null;
 }
 
-/** Seconds of waiting that raise a waiter by one priority level, so batch work never starves. */
+/** Milliseconds of waiting that raise a waiter by one priority level by default (LLM_PRIORITY_AGING_MS). */
 export const AGING_MS = 30_000;
+
+export const DEFAULT_SERVICE_POLICY: ServicePolicy = { agingMs: AGING_MS, backgroundMinShare: 0.1, backgroundMaxShare: 0.5 };
+
+/**
+ * The background share in permits: at least one permit each way when the share is above 0, so a
+ * small pool neither locks background work out nor lets it take every permit.
+ */
+export function backgroundShare(capacity: number, p: ServicePolicy): { min: number; max: number } {
+  const max = p.backgroundMaxShare <= 0 ? 0 : Math.min(capacity, Math.max(1, Math.floor(p.backgroundMaxShare * capacity)));
+  const min = p.backgroundMinShare <= 0 ? 0 : Math.min(max, Math.max(1, Math.ceil(p.backgroundMinShare * capacity)));
+  return { min, max };
+}
 
 export function newPoolState(s: PoolSettings, now: number): PoolState {
   const tpm = s.tpm ?? null;
@@ -83,30 +111,44 @@ export function expire(s: PoolState, now: number): boolean {
   return changed;
 }
 
-export function effectivePriority(w: Waiter, now: number): number {
-  return w.prio + Math.floor((now - w.t) / AGING_MS);
+export function effectivePriority(w: Pick<Waiter, 'prio' | 't'>, now: number, agingMs: number): number {
+  return w.prio + (agingMs > 0 ? Math.floor((now - w.t) / agingMs) : 0);
 }
 
 /** Waiters in the order they are served: effective priority, then arrival. */
-export function serviceOrder(s: PoolState, now: number): Waiter[] {
-  return [...s.waiters].sort((a, b) => effectivePriority(b, now) - effectivePriority(a, now) || a.t - b.t || (a.id < b.id ? -1 : 1));
+export function serviceOrder<W extends Pick<Waiter, 'prio' | 't' | 'id'>>(waiters: readonly W[], now: number, agingMs: number): W[] {
+  const rank = (w: W) => effectivePriority(w, now, agingMs);
+  return [...waiters].sort((a, b) => rank(b) - rank(a) || a.t - b.t || (a.id < b.id ? -1 : 1));
 }
 
 export const inUse = (s: PoolState) => Object.keys(s.holders).length;
 
 /**
- * The waiters that may take a permit now: the first `free` in service order, stopping at the
- * first one the token budget cannot cover (no overtaking, or large prompts would starve).
+ * The waiters that may take a permit now, in service order, stopping at the first one the token
+ * budget cannot cover (no overtaking, or large prompts would starve). The background share is the
+ * one exception to the order: a background waiter past the maximum share is passed over, and
+ * while background waiters hold less than the minimum share, that many free permits are theirs
+ * whoever is ahead of them (otherwise saturated interactive work would hold them off until aging).
  */
-export function grantable(s: PoolState, now: number): Waiter[] {
+export function grantable(s: PoolState, now: number, policy: ServicePolicy): Waiter[] {
   if (now < s.backoff_until) return [];
-  const free = s.capacity - inUse(s);
+  let free = s.capacity - inUse(s);
   if (free <= 0) return [];
+  const share = backgroundShare(s.capacity, policy);
+  let bgHeld = Object.values(s.holders).filter((h) => h.bg).length;
+  let bgWaiting = s.waiters.filter((w) => w.bg).length;
   const out: Waiter[] = [];
   let tokens = s.tokens;
-  for (const w of serviceOrder(s, now).slice(0, free)) {
+  for (const w of serviceOrder(s.waiters, now, policy.agingMs)) {
+    if (free <= 0) break;
+    if (w.bg ? bgHeld >= share.max : free <= Math.min(bgWaiting, Math.max(0, share.min - bgHeld))) continue;
     if (s.tpm !== null && tokens < Math.min(w.est, s.tpm)) break;
     tokens -= w.est;
+    free--;
+    if (w.bg) {
+      bgHeld++;
+      bgWaiting--;
+    }
     out.push(w);
   }
   return out;
@@ -115,7 +157,7 @@ export function grantable(s: PoolState, now: number): Waiter[] {
 /** Moves a waiter to the holders, spending its estimated tokens. */
 export function grant(s: PoolState, w: Waiter, now: number, leaseMs: number): void {
   s.waiters = s.waiters.filter((x) => x.id !== w.id);
-  s.holders[w.id] = { exp: now + leaseMs, est: w.est };
+  s.holders[w.id] = { exp: now + leaseMs, est: w.est, ...(w.bg ? { bg: true as const } : {}) };
   if (s.tpm !== null) s.tokens -= w.est;
 }
 

@@ -184,6 +184,24 @@ describe('one path for every task', () => {
     expect(begin(step.view, ctx())).toBeUndefined();
   });
 
+  it("priorities on the LLM semaphore: a task's opening job has the task's, its retries and later subtasks one more (capped)", () => {
+    const now = Date.now();
+    const started = begin(single(), ctx(now))!;
+    const opening = jobs(started.actions)[0]!;
+    expect(opening.priority).toBe(1);
+    const failedOnce = applyResult(started.view, result(opening, { outcome: 'failed', error: wireError('llm_unavailable', '503') }), ctx(now));
+    const [retry] = jobs(advance(failedOnce.view, ctx(now + 60_000)).actions);
+    expect(retry).toMatchObject({ job_id: 't_one-main-2', priority: 2 });
+
+    const high = { ...planned(), options: { priority: 'high' as const } };
+    const step = applyResult(
+      high,
+      result({ job_id: high.plan!.job!.job_id, task_id: high.task_id, subtask_id: 'plan' } as RuntimeJob, { plan: diamond }),
+      ctx(),
+    );
+    expect(jobs(step.actions).map((j) => [j.subtask_id, j.priority])).toEqual([['a', 3]]);
+  });
+
   it('a single-mode task that fails for good ends with the subtask error itself, never re-planned', () => {
     const started = begin(single(), ctx())!;
     const error = wireError('max_steps_exceeded', 'no answer in 10 steps');

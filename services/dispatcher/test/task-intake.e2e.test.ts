@@ -119,6 +119,8 @@ describe('TaskIntake', () => {
         stream: true,
         // SUBTASK_TIMEOUT_MS, counted by the runtime from when it starts the job.
         timeout_ms: expect.any(Number),
+        // The task's priority 'high' on the LLM semaphore; an opening job gets no step up.
+        priority: 2,
       },
     ]);
     expect(jobs[0]!.headers.get('Nats-Msg-Id')).toBe(`${taskId}-main-1`);

@@ -73,6 +73,8 @@ export class Summarizer {
       const answer = await this.o.llm.chat({
         role: 'summarizer',
         priority: 0,
+        // Background work: its own share of the pool, so it neither starves nor crowds out steps.
+        background: true,
         messages: summarizerMessages(current?.text, chunk, (m) => this.render(m)),
       });
       const parsed = parseSummarizerAnswer(answer.content ?? '');

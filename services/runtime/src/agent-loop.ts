@@ -59,6 +59,8 @@ export class AgentLoop {
     limits: LoopLimits;
     /** Content deltas of each LLM call as they stream in, with the step they belong to. */
     onDelta?: (text: string, step: number) => void;
+    /** The semaphore priority of the loop's LLM calls (callPriority); absent = normal. */
+    priority?: number;
     signal?: AbortSignal;
   }): Promise<LoopOutcome> {
     const { job, checkpoint: cp, limits } = o;
@@ -107,6 +109,7 @@ export class AgentLoop {
             this.d.llm.chat({
               role: job.model_role,
               step,
+              ...(o.priority !== undefined ? { priority: o.priority } : {}),
               messages: [system, ...cp.messages],
               ...(toolSpecs.length ? { tools: toolSpecs } : {}),
               ...(o.signal ? { signal: o.signal } : {}),

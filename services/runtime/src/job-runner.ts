@@ -30,6 +30,7 @@ import { RESERVE_OUTPUT_TOKENS, toolReserveTokens } from './tool-reserve.js';
 import { countMessage, encodingFor } from '@hermes/llm';
 import { composeMessages, parseJsonAnswer, planMessages, reviewMessages, type SingleCallOutcome } from './single-call-jobs.js';
 import { StepEvents } from './step-events.js';
+import { callPriority } from './call-priority.js';
 import { stepTimer } from './step-timer.js';
 import { TokenStream } from './token-stream.js';
 import type { ToolCaller } from './tool-caller.js';
@@ -128,7 +129,7 @@ export class JobRunner {
       const direct: JobSeams = { llm: this.o.llm, tools: this.o.tools };
       const seams = (await this.o.seams?.forJob(job, log, direct)) ?? direct;
       if (!prefetched) {
-        const single = await this.runSingleCall(job, events, waitOut, seams.llm, guard?.signal);
+        const single = await this.runSingleCall(job, attempt, events, waitOut, seams.llm, guard?.signal);
         await events.flush();
         await this.report(job, attempt, {
           outcome: 'succeeded',
@@ -279,7 +280,7 @@ export class JobRunner {
     // The tool list was asked for as the job started: its schemas size the room kept for them.
     const tools = withAskUser(job, (await prefetched.tools).tools);
     const reserveTools = toolReserveTokens(job, tools, this.o.llm.modelFor(job.model_role));
-    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, waitOut, reserveTools));
+    const checkpoint = (await prefetched.saved) ?? (await this.startCheckpoint(job, events, waitOut, reserveTools));
     if (checkpoint.step === 0)
       assertOpeningFits({ messages: checkpoint.messages, ...this.openingLimits(job, reserveTools), maxTokens: job.budget?.max_tokens });
     const stream = job.stream
@@ -302,6 +303,7 @@ export class JobRunner {
       checkpoint,
       tools,
       limits: { ...this.o.limits, ...(job.budget?.max_steps ? { maxSteps: job.budget.max_steps } : {}) },
+      priority: callPriority(job, attempt),
       ...(stream ? { onDelta: (t: string, step: number) => stream.push(t, step) } : {}),
       ...(signal ? { signal } : {}),
     });
@@ -313,7 +315,14 @@ export class JobRunner {
    * Plan, compose and review jobs are one LLM call each, without tools or a checkpoint: a redelivered one
    * simply asks again. A plan's or verdict's JSON is parsed (and repaired) here and validated by the dispatcher.
    */
-  private async runSingleCall(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, llm: ChatSeam, signal?: AbortSignal): Promise<SingleCallOutcome> {
+  private async runSingleCall(
+    job: RuntimeJob,
+    attempt: number,
+    events: StepEvents,
+    waitOut: WaitOut,
+    llm: ChatSeam,
+    signal?: AbortSignal,
+  ): Promise<SingleCallOutcome> {
     let messages;
     if (job.kind === 'plan') {
       const tools = await waitOut('toolbus', () => listTools(this.o.bus, job));
@@ -329,7 +338,7 @@ export class JobRunner {
     assertOpeningFits({ messages, ...this.openingLimits(job, before) });
     // A plan is asked for in the plan schema where the provider can hold the model to it; parsed and repaired either way.
     const plan = job.kind === 'plan' ? { responseSchema: { name: 'plan', schema: Plan } } : {};
-    const answer = await llm.chat({ role: job.model_role, step: 1, messages, ...plan, ...(signal ? { signal } : {}) });
+    const answer = await llm.chat({ role: job.model_role, step: 1, priority: callPriority(job, attempt), messages, ...plan, ...(signal ? { signal } : {}) });
     events.llmCall(job, 1, answer);
     const output = answer.content ?? '';
     if (job.kind === 'plan') return { output, plan: parseJsonAnswer(output), answer };
@@ -346,9 +355,14 @@ export class JobRunner {
     return this.o.llm.contextTokensFor(job.model_role) ?? this.o.contextTokens ?? 128_000;
   }
 
-  private async startCheckpoint(job: RuntimeJob, waitOut: WaitOut, reserveTools: number): Promise<Checkpoint> {
+  private async startCheckpoint(job: RuntimeJob, events: StepEvents, waitOut: WaitOut, reserveTools: number): Promise<Checkpoint> {
     const background = traceMemoryRecall(() =>
-      recallBackground({ bus: this.o.bus, job, logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }) }),
+      recallBackground({
+        bus: this.o.bus,
+        job,
+        logger: this.o.logger.child({ task_id: job.task_id, job_id: job.job_id }),
+        onTimeout: (timeoutMs) => events.warning(job, 1, 'memory_recall_timed_out', { timeout_ms: timeoutMs, started_without: 'long_term_memories' }),
+      }),
     );
     const history = await traceMemoryContext(job, () =>
       waitOut('memory', () =>

@@ -67,6 +67,18 @@ export class StepEvents {
     });
   }
 
+  /** Something the submitter should know although the job goes on (a recall that timed out): a stable `code` and its detail. */
+  warning(job: RuntimeJob, step: number, code: string, detail: Record<string, unknown>): void {
+    this.o.logger.warn({ task_id: job.task_id, job_id: job.job_id, code, ...detail }, 'job warning');
+    this.publish(job, `${job.job_id}:step:${step}:warning:${code}`, {
+      task_id: job.task_id,
+      subtask_id: job.subtask_id,
+      step,
+      kind: 'warning',
+      detail: { code, ...detail },
+    });
+  }
+
   /** The model said the conversation outgrew its window, and it was folded into a summary before the step's call was asked again. */
   compacted(job: RuntimeJob, step: number, c: Compaction): void {
     this.o.logger.info(

@@ -34,6 +34,9 @@ export const Plan = Type.Object(
 );
 export type Plan = Static<typeof Plan>;
 
+/** The highest job priority: a high-priority task's continuation. */
+export const JOB_PRIORITY_MAX = 3;
+
 /** One unit of agent work for the runtime pool. */
 export const RuntimeJob = Type.Object(
   {
@@ -51,6 +54,14 @@ export const RuntimeJob = Type.Object(
     stream: Type.Optional(Type.Boolean()),
     model_role: ModelRole,
     kind: Type.Optional(JobKind),
+    priority: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: JOB_PRIORITY_MAX,
+        description:
+          "order of service for the job's LLM calls (higher first; waiting raises it, LLM_PRIORITY_AGING_MS): the task's priority (low 0, normal 1, high 2), one more for the work of a task already running (its later subtasks, re-plans, compose, resumes and retries); absent = 1",
+      }),
+    ),
     timeout_ms: Type.Optional(
       Type.Integer({
         minimum: 1,

@@ -90,6 +90,7 @@ export const StepKind = Type.Union([
   Type.Literal('waiting'),
   Type.Literal('compacted'),
   Type.Literal('evidence_refused'),
+  Type.Literal('warning'),
 ]);
 export const StepData = Type.Object(
   {

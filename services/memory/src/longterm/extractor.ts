@@ -107,7 +107,8 @@ export class Extractor {
     const held = await this.related(scopeOf(job).user, turns);
     let text: string;
     try {
-      const answer = await this.o.llm.chat({ role: 'summarizer', priority: 0, messages: extractionMessages(held, turns) });
+      // Background work: its own share of the pool, so its backlog drains under saturation without crowding out steps.
+      const answer = await this.o.llm.chat({ role: 'summarizer', priority: 0, background: true, messages: extractionMessages(held, turns) });
       text = answer.content ?? '';
     } catch (err) {
       // A retryable failure (429, 5xx, no permit) is retried by redelivery; a rejected request
