@@ -194,7 +194,8 @@ describe('buildAsyncApi', () => {
       const payloadRef = refOf(object(value, name).payload, `${name}.payload`);
       expect(payloadRef).toMatch(/^#\/components\/schemas\//);
       const schema = object(resolve(payloadRef), payloadRef);
-      expect(schema.type === 'object' || Array.isArray(schema.anyOf), name).toBe(true);
+      // The services API's control requests are the one exception: their body is empty by ADR-32.
+      expect(schema.type === 'object' || Array.isArray(schema.anyOf) || schema.title === 'MicroControlRequest', name).toBe(true);
       expect(schema.title).toBe(payloadRef.split('/').pop());
     }
   });

@@ -345,9 +345,12 @@ describe('subjectsFor', () => {
     expect(s.queueGroup('memory')).toBe('acme-prod.memory');
   });
 
-  it('puts every catalog subject under the prefix', () => {
+  it("puts every catalog subject under the prefix, but the NATS services API's own $SRV verbs", () => {
     const s = subjectsFor('acme');
-    for (const c of Object.values(contracts)) expect(c.subject(s), c.name).toMatch(/^acme\./);
+    const fixed = Object.values(contracts).filter((c) => c.subject(s).startsWith('$SRV.'));
+    // Every client's services API answers on these exact subjects; a prefix would hide providers from it.
+    expect(fixed.map((c) => c.name).sort()).toEqual(['microInfo', 'microPing', 'microSchema', 'microStats']);
+    for (const c of Object.values(contracts)) if (!fixed.includes(c)) expect(c.subject(s), c.name).toMatch(/^acme\./);
   });
 });
 
