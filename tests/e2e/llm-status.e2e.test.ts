@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskEventData } from '@hermes/contracts';
 import { startScriptedLlm, type ScriptedLlm } from '@hermes/testkit';
@@ -65,5 +66,32 @@ describe('hermes llm status on a running stack', () => {
     const details = taskEventData(events.at(-1)!, 'failed')!.error.details as { window_tokens: number };
     expect(details.window_tokens).toBeLessThan(8192 - 4096);
     expect(ollama.requests.filter((r) => JSON.stringify(r.body.messages).includes('summarise these notes'))).toHaveLength(0);
+  });
+
+  it('warns when the live runtimes cannot reach the cap: one runtime of RUNTIME_CONCURRENCY 8 behind a capacity of 20, and not at 2', async () => {
+    // A pool has a state, and a capacity to change, from its first call on.
+    await runTask(stack.bus, { user_id: 'alice', goal: 'say hello' });
+    const before = await hermesCli(stack.natsUrl, ['llm', 'status', '--json']);
+    const pool = (JSON.parse(before.stdout) as { pool: string; runtimes?: unknown; warning?: string }[]).find((p) => p.pool === 'local-ollama');
+    expect(pool).toMatchObject({ runtimes: { replicas: 1, concurrency: 8 } });
+    expect(pool?.warning).toBeUndefined();
+    if (process.env.HERMES_CAPTURE_FIXTURES) {
+      const kv = await stack.bus.kv('llmSemaphore');
+      for await (const key of await kv.keys('runner.>'))
+        writeFileSync(`${process.env.HERMES_CAPTURE_FIXTURES}/runner-capacity.json`, (await kv.get(key))!.string());
+    }
+    expect((await hermesCli(stack.natsUrl, ['llm', 'status'])).stdout).not.toContain('warning:');
+
+    await hermesCli(stack.natsUrl, ['llm', 'capacity', 'local-ollama', '20']);
+    try {
+      const table = await hermesCli(stack.natsUrl, ['llm', 'status']);
+      expect(table.stdout).toContain(
+        'warning: pool local-ollama: capacity 20 cannot be reached: 1 runtime run at most 8 jobs at once (RUNTIME_CONCURRENCY summed); raise RUNTIME_CONCURRENCY or add runtime replicas',
+      );
+      const json = JSON.parse((await hermesCli(stack.natsUrl, ['llm', 'status', '--json'])).stdout) as { pool: string; warning?: string }[];
+      expect(json.find((p) => p.pool === 'local-ollama')?.warning).toMatch(/^capacity 20 cannot be reached/);
+    } finally {
+      await hermesCli(stack.natsUrl, ['llm', 'capacity', 'local-ollama', '2']);
+    }
   });
 });

@@ -258,6 +258,8 @@ export {
   StoredCacheEntry,
   StoredMemoryRecord,
   StoredPoolProfile,
+  StoredRunnerCapacity,
+  runnerCapacityKey,
 } from './schemas/stored-state.js';
 
 export { HTTP_OPERATIONS } from './openapi.js';

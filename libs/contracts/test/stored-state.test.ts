@@ -11,6 +11,7 @@ import {
   StoredMemoryRecord,
   StoredPendingApproval,
   StoredPoolProfile,
+  StoredRunnerCapacity,
   StoredStateError,
   StoredTask,
   Schedule,
@@ -36,6 +37,7 @@ const SCHEMAS: Record<string, TSchema> = {
   schedule: Schedule,
   trigger: Trigger,
   'pool-profile': StoredPoolProfile,
+  'runner-capacity': StoredRunnerCapacity,
 };
 const fixtures = readdirSync(fixturesDir)
   .filter((f) => f.startsWith('stored.') && f.endsWith('.json'))

@@ -12,6 +12,7 @@ import { CancellationWatch } from './cancellation-watch.js';
 import { reportDeadJob } from './dead-jobs.js';
 import { JobSeamFactory } from './job-seams.js';
 import { recordingPolicy } from './recording-policy.js';
+import { reportRunnerCapacity } from './runner-capacity.js';
 
 const settings = Type.Object({
   ...llmSettings,
@@ -151,7 +152,8 @@ export const runtimeService: HostServiceOptions<typeof settings> = {
     recordingsMaxAgeMs: c.RECORDING_MAX_AGE_MS,
   }),
   start: async ({ bus, config, logger }) => {
-    const { llm, close } = await openLlmClient(config, await bus.kv('llmSemaphore'), { service: 'runtime' });
+    const semaphoreKv = await bus.kv('llmSemaphore');
+    const { llm, close } = await openLlmClient(config, semaphoreKv, { service: 'runtime' });
     const { runner, cancellations } = await assembleRuntime({ bus, config, logger, llm });
     const consumer = await consumeContract(
       bus,
@@ -167,12 +169,14 @@ export const runtimeService: HostServiceOptions<typeof settings> = {
       },
       (job, msg) => runner.run(job, msg),
     );
+    const capacity = reportRunnerCapacity({ kv: semaphoreKv, pool: llm.poolFor('worker'), concurrency: config.RUNTIME_CONCURRENCY, logger });
     logger.info(
       { models: { worker: llm.modelFor('worker'), planner: llm.modelFor('planner') }, pool: llm.poolFor('worker'), base_url: config.OPENAI_BASE_URL },
       'runtime consuming jobs',
     );
     return {
       stop: async (timeoutMs) => {
+        await capacity.stop();
         await consumer.stop(timeoutMs);
         cancellations.stop();
         await close();

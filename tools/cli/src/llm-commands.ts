@@ -1,8 +1,8 @@
 import type { Bus } from '@hermes/bus';
-import { decodeStored, StoredPoolProfile, StoredStateError } from '@hermes/contracts';
+import { decodeStored, StoredPoolProfile, StoredRunnerCapacity, StoredStateError } from '@hermes/contracts';
 import { readPoolStatus, setPoolCapacity } from '@hermes/semaphore';
 import { CliError, EXIT, UsageError, writeLine, type Command, type CommandContext } from './command.js';
-import { formatPoolTable, formatServerTable } from './pool-format.js';
+import { formatPoolTable, formatServerTable, reachWarnings, type PoolReach } from './pool-format.js';
 
 type SemaphoreKv = Awaited<ReturnType<Bus['kv']>>;
 
@@ -24,6 +24,29 @@ async function readPoolProfiles(kv: SemaphoreKv, stderr: CommandContext['stderr'
     }
   }
   return out.sort((a, b) => a.pool.localeCompare(b.pool) || a.role.localeCompare(b.role));
+}
+
+/**
+ * What the live runtime replicas can run at once per pool (their RUNTIME_CONCURRENCY summed), from
+ * the records each keeps in the semaphore bucket; one past its `expires_at` is a replica gone.
+ */
+async function readPoolReach(kv: SemaphoreKv, now = Date.now()): Promise<Map<string, PoolReach>> {
+  const reach = new Map<string, PoolReach>();
+  for await (const key of await kv.keys('runner.>')) {
+    const entry = await kv.get(key);
+    if (!entry || entry.operation !== 'PUT') continue;
+    let r: StoredRunnerCapacity;
+    try {
+      r = decodeStored(StoredRunnerCapacity, entry);
+    } catch (err) {
+      if (err instanceof StoredStateError) continue;
+      throw err;
+    }
+    if (Date.parse(r.expires_at) <= now) continue;
+    const sum = reach.get(r.pool) ?? { replicas: 0, concurrency: 0 };
+    reach.set(r.pool, { replicas: sum.replicas + 1, concurrency: sum.concurrency + r.concurrency });
+  }
+  return reach;
 }
 
 /** The semaphore bucket of the prefix the CLI is connected with. */
@@ -49,7 +72,8 @@ export const llmStatusCommand: Command = {
   },
   async execute({ values }, ctx) {
     const { kv, name } = await semaphoreBucket(ctx);
-    const [pools, profiles] = await Promise.all([readPoolStatus(kv), readPoolProfiles(kv, ctx.stderr)]);
+    const [pools, profiles, reach] = await Promise.all([readPoolStatus(kv), readPoolProfiles(kv, ctx.stderr), readPoolReach(kv)]);
+    const warnings = reachWarnings(pools, reach);
     if (values.json === true) {
       // Each pool with its servers; a pool only known from its profiles (no call yet) has just those.
       const names = [...new Set([...pools.map((p) => p.pool), ...profiles.map((p) => p.pool)])].sort();
@@ -57,7 +81,12 @@ export const llmStatusCommand: Command = {
       writeLine(
         ctx.stdout,
         JSON.stringify(
-          names.map((pool) => ({ ...(pools.find((p) => p.pool === pool) ?? { pool }), servers: servers(pool) })),
+          names.map((pool) => ({
+            ...(pools.find((p) => p.pool === pool) ?? { pool }),
+            ...(reach.has(pool) ? { runtimes: reach.get(pool) } : {}),
+            ...(warnings.has(pool) ? { warning: warnings.get(pool) } : {}),
+            servers: servers(pool),
+          })),
           null,
           2,
         ),
@@ -66,6 +95,7 @@ export const llmStatusCommand: Command = {
     }
     if (pools.length === 0) writeLine(ctx.stdout, `no pool has been used yet (a pool appears in ${name} with its first LLM call)`);
     else writeLine(ctx.stdout, formatPoolTable(pools));
+    for (const [pool, warning] of warnings) writeLine(ctx.stdout, `warning: pool ${pool}: ${warning}`);
     if (profiles.length > 0) writeLine(ctx.stdout, `\n${formatServerTable(profiles)}`);
     return EXIT.ok;
   },

@@ -17,6 +17,31 @@ export function formatPoolTable(pools: readonly PoolStatus[]): string {
   return formatTable([[...HEADERS], ...rows]);
 }
 
+/** What the live runtime replicas of a pool can run at once: their number and RUNTIME_CONCURRENCY summed. */
+export interface PoolReach {
+  replicas: number;
+  concurrency: number;
+}
+
+/**
+ * A warning for each pool whose live runtimes together run fewer jobs at once than its capacity:
+ * each job makes one LLM call at a time, so the cap is then out of reach and raising it does
+ * nothing. A pool no runtime reported on (one only the memory service calls) gets none.
+ */
+export function reachWarnings(pools: readonly PoolStatus[], reach: ReadonlyMap<string, PoolReach>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of pools) {
+    const r = reach.get(p.pool);
+    if (!r || r.concurrency >= p.capacity) continue;
+    const runtimes = r.replicas === 1 ? '1 runtime' : `${r.replicas} runtimes`;
+    out.set(
+      p.pool,
+      `capacity ${p.capacity} cannot be reached: ${runtimes} run at most ${r.concurrency} jobs at once (RUNTIME_CONCURRENCY summed); raise RUNTIME_CONCURRENCY or add runtime replicas`,
+    );
+  }
+  return out;
+}
+
 const SERVER_HEADERS = ['POOL', 'ROLE', 'MODEL', 'PROVIDER', 'CONTEXT', 'SUPPORTS'] as const;
 
 /** Each role's server as its service reported it: profile, window (configured or detected, from what), and what it takes. */

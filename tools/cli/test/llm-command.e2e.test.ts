@@ -193,3 +193,37 @@ describe('hermes llm', () => {
     expect((await cli('llm', 'status', 'extra')).code).toBe(2);
   });
 });
+
+describe('hermes llm status and the runtimes behind a pool', () => {
+  const record = (instance: string, concurrency: number, expiresInMs: number) =>
+    JSON.stringify({
+      v: 1,
+      pool: 'alpha',
+      instance,
+      concurrency,
+      reported_at: new Date().toISOString(),
+      expires_at: new Date(Date.now() + expiresInMs).toISOString(),
+    });
+
+  it('warns when the live runtimes run fewer jobs at once than the capacity, counting no replica past its expiry', async () => {
+    const kv = await bus.kv('llmSemaphore');
+    // A live replica of RUNTIME_CONCURRENCY 1, and a dead one (its record expired) that would have covered the cap.
+    await kv.put('runner.alpha.live-1', record('live-1', 1, 60_000));
+    await kv.put('runner.alpha.dead-1', record('dead-1', 5, -1000));
+    try {
+      const short = await cli('llm', 'status');
+      expect(short.stdout.lines()).toContain(
+        'warning: pool alpha: capacity 2 cannot be reached: 1 runtime run at most 1 jobs at once (RUNTIME_CONCURRENCY summed); raise RUNTIME_CONCURRENCY or add runtime replicas',
+      );
+      const json = JSON.parse((await cli('llm', 'status', '--json')).stdout.text()) as { pool: string; runtimes?: unknown; warning?: string }[];
+      expect(json.find((p) => p.pool === 'alpha')).toMatchObject({ runtimes: { replicas: 1, concurrency: 1 }, warning: expect.stringMatching(/^capacity 2/) });
+      expect(json.find((p) => p.pool === 'beta')?.warning).toBeUndefined();
+
+      // A second live replica reaches the cap of 2: no warning.
+      await kv.put('runner.alpha.live-2', record('live-2', 1, 60_000));
+      expect((await cli('llm', 'status')).stdout.text()).not.toContain('warning:');
+    } finally {
+      for (const key of ['runner.alpha.live-1', 'runner.alpha.dead-1', 'runner.alpha.live-2']) await kv.delete(key);
+    }
+  });
+});

@@ -256,3 +256,25 @@ export const StoredPoolProfile = Type.Object(
   { title: 'StoredPoolProfile' },
 );
 export type StoredPoolProfile = Static<typeof StoredPoolProfile>;
+
+/**
+ * Bucket `llmSemaphore`, key `runner.<pool>.<instance>`: how many jobs one runtime replica runs at
+ * once (RUNTIME_CONCURRENCY) for the pool its worker calls go to. Each replica rewrites its record
+ * every half minute and deletes it when it stops; one past `expires_at` is a replica that died.
+ * `hermes llm status` sums the live ones to say when the pool's cap cannot be reached.
+ */
+export const StoredRunnerCapacity = Type.Object(
+  {
+    v: Type.Literal(1),
+    pool: Type.String({ minLength: 1 }),
+    instance: Type.String({ minLength: 1, description: 'the replica (host, pid and a random part)' }),
+    concurrency: Type.Integer({ minimum: 1, description: "the replica's RUNTIME_CONCURRENCY" }),
+    reported_at: Type.String(),
+    expires_at: Type.String({ description: 'reported_at plus three report intervals' }),
+  },
+  { title: 'StoredRunnerCapacity' },
+);
+export type StoredRunnerCapacity = Static<typeof StoredRunnerCapacity>;
+
+/** The key of a runtime replica's capacity record in the semaphore bucket. */
+export const runnerCapacityKey = (pool: string, instance: string) => `runner.${pool}.${instance}`;
