@@ -32,3 +32,5 @@ export { submitTask, followTaskEvents, lastTaskEvent } from './task-client.js';
 export { microServiceReplies, microServiceStats, microServiceTotals } from './micro-services.js';
 export type { SubmitOptions, Submitted, TaskEventWithSeq } from './task-client.js';
 export { appendRecording, readRecording, purgeUserRecordings } from './recordings.js';
+export { QueueGauge, admissionOf, admissionBounds, admissionSettings, QUEUE_SAMPLE_MS, QUEUE_RATE_WINDOW_MS } from './queue-gauge.js';
+export type { QueueEstimate, Admission, AdmissionBounds } from './queue-gauge.js';

@@ -26,6 +26,11 @@ export const ERROR_CODES = {
   session_busy: { retryable: true, summary: "another holder has the session's lock (one agent loop per session); retry after it is released or lapses" },
   session_lock_lost: { retryable: false, summary: 'the lock token no longer holds the session (its lease lapsed or it never did)' },
   unavailable: { retryable: true, summary: 'a dependency of the service (e.g. Redis) is down' },
+  overloaded: {
+    retryable: true,
+    summary:
+      "more work is queued than the runtimes can start within ADMISSION_MAX_WAIT_MS (or the task's own deadline): the submission was not stored; submit again after details.retry_after_ms (on the bus with a new event id)",
+  },
   no_responders: { retryable: true, summary: 'no replica of the target service is listening' },
   timeout: { retryable: true, summary: 'the target service did not answer in time' },
   llm_error: { retryable: false, summary: 'the LLM provider rejected the request' },

@@ -54,6 +54,8 @@ export interface JetStreamRole {
   readonly gets?: readonly StreamKey[];
   /** KV buckets it opens (created when absent), reads, writes and watches. */
   readonly buckets?: readonly BucketKey[];
+  /** Durable consumers of other services it only reads the state of (admission control's queue gauge). */
+  readonly gauges?: readonly { readonly stream: StreamKey; readonly consumer: ConsumerKey }[];
 }
 
 export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
@@ -67,9 +69,16 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
     buckets: ['tasks', 'taskIndex', 'schedules', 'triggers'],
     // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
     gets: ['taskEvents'],
+    gauges: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
   },
   // GET /v1/llm/pools reads the semaphore's pools (as hermes llm status does); GET /v1/tasks/:id/audit replays the task's audit subject.
-  gateway: { uses: ['taskSubmit', 'taskEvents'], follows: ['taskEvents', 'toolAudit'], gets: ['taskEvents', 'toolAudit'], buckets: ['llmSemaphore'] },
+  gateway: {
+    uses: ['taskSubmit', 'taskEvents'],
+    follows: ['taskEvents', 'toolAudit'],
+    gets: ['taskEvents', 'toolAudit'],
+    buckets: ['llmSemaphore'],
+    gauges: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
+  },
   runtime: {
     // It declares the recordings stream (their retention is its setting) and reads a replay's source from it.
     owns: ['recordings'],
@@ -193,6 +202,7 @@ function jetStreamRights(role: JetStreamRole, s: Subjects, consumes: Map<string,
     for (const filter of filters) out.push(`${api}.CONSUMER.CREATE.${stream}.*.${filter}`);
     out.push(`${api}.STREAM.INFO.${stream}`, `${api}.CONSUMER.INFO.${stream}.*`, `${api}.CONSUMER.MSG.NEXT.${stream}.*`, `${api}.CONSUMER.DELETE.${stream}.*`);
   }
+  for (const { stream, consumer } of role.gauges ?? []) out.push(`${api}.CONSUMER.INFO.${s.streams[stream]}.${s.consumers[consumer]}`);
   for (const key of role.purges ?? []) out.push(`${api}.STREAM.PURGE.${s.streams[key]}`);
   for (const key of role.gets ?? []) {
     const stream = s.streams[key];

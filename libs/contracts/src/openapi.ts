@@ -76,7 +76,8 @@ export const HTTP_OPERATIONS = [
     method: 'post',
     path: '/v1/tasks',
     tag: 'tasks',
-    summary: 'Submit a task. With Idempotency-Key a retry is the same task (200, duplicate true); the same key with another body is 422 duplicate_conflict.',
+    summary:
+      'Submit a task. With Idempotency-Key a retry is the same task (200, duplicate true); the same key with another body is 422 duplicate_conflict; 503 overloaded with Retry-After when the runtimes are further behind than the admission bound (nothing published).',
     parameters: [
       {
         name: 'Idempotency-Key',

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { loadConfig } from '@hermes/config';
 import type { Logger } from '@hermes/telemetry';
 import { contracts, MAX_REVIEW_ROUNDS, ownerKey, type Owner } from '@hermes/contracts';
-import { consumeContract, lastTaskEvent, serve, startWorkConsumer, type Bus } from '@hermes/bus';
+import { admissionBounds, admissionSettings, consumeContract, lastTaskEvent, QueueGauge, serve, startWorkConsumer, type Bus } from '@hermes/bus';
 import type { HostServiceOptions } from '@hermes/service-host';
 import { TaskStore } from './task-store.js';
 import { TaskIntake } from './task-intake.js';
@@ -21,6 +21,7 @@ import { serveTriggerRequests } from './trigger-requests.js';
 import { TriggerFirer } from './trigger-firer.js';
 
 const settings = Type.Object({
+  ...admissionSettings,
   DISPATCHER_CONCURRENCY: Type.Integer({ default: 32, minimum: 1, description: 'submissions and results handled at once per replica' }),
   HERMES_USER_ROLES: Type.Object(
     { default: Type.Array(Type.String(), { default: ['user'] }), users: Type.Record(Type.String(), Type.Array(Type.String()), { default: {} }) },
@@ -64,7 +65,6 @@ const settings = Type.Object({
     description:
       'what an unanswered question does at ASK_USER_TIMEOUT_MS: fail ends the task input_timeout; continue resumes it telling the model nobody answered',
   }),
-  TASK_TIMEOUT_MS: Type.Integer({ default: 1_800_000, minimum: 1000, description: 'deadline of a task that sets no budget.timeout_ms' }),
   SCHEDULE_TICK_MS: Type.Integer({
     default: 1000,
     minimum: 100,
@@ -94,7 +94,7 @@ export function dispatcherConfig(env: Record<string, string> = {}): DispatcherCo
 }
 
 /** The dispatcher's parts, connected as the service connects them (tests drive them directly). */
-export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; config: DispatcherConfig; logger: Logger }) {
+export async function assembleDispatcher({ bus, config, logger, gauge }: { bus: Bus; config: DispatcherConfig; logger: Logger; gauge?: QueueGauge }) {
   // Roles are granted per owner: '<team>/<user>' in HERMES_USER_ROLES (a bare user id is the default team's).
   const rolesOf = (owner: Owner): string[] => config.HERMES_USER_ROLES.users[ownerKey(owner)] ?? config.HERMES_USER_ROLES.default;
   const store = new TaskStore(await bus.kv('tasks'));
@@ -119,7 +119,17 @@ export async function assembleDispatcher({ bus, config, logger }: { bus: Bus; co
       reviewRounds: config.REVIEW_ROUNDS,
     },
   });
-  const intake = new TaskIntake({ bus, store, logger, index, coordinator, planMode: config.PLAN_MODE, taskTimeoutMs: config.TASK_TIMEOUT_MS, metrics });
+  const intake = new TaskIntake({
+    bus,
+    store,
+    logger,
+    index,
+    coordinator,
+    planMode: config.PLAN_MODE,
+    taskTimeoutMs: config.TASK_TIMEOUT_MS,
+    metrics,
+    ...(gauge ? { admission: { gauge, bounds: admissionBounds(config) } } : {}),
+  });
   return { store, index, metrics, coordinator, intake, rolesOf };
 }
 
@@ -155,7 +165,8 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
   consumers: ['dispatcherIntake', 'dispatcherResults', 'dispatcherTriggers'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {
-    const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger });
+    const gauge = new QueueGauge(bus).start();
+    const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({ bus, config, logger, gauge });
     const schedules = new ScheduleStore(await bus.kv('schedules'));
     const triggers = new TriggerStore(await bus.kv('triggers'));
     const subscriptions = [
@@ -191,6 +202,7 @@ export const dispatcherService: HostServiceOptions<typeof settings> = {
     await scheduler.start();
     return {
       stop: async (timeoutMs) => {
+        gauge.stop();
         await scheduler.stop();
         await timers.stop();
         await Promise.all([intakeConsumer.stop(timeoutMs), resultConsumer.stop(timeoutMs), triggerConsumer.stop(timeoutMs)]);

@@ -12,7 +12,7 @@ import {
   type TaskView,
   type WireError,
 } from '@hermes/contracts';
-import { ReplyError, request, type Bus } from '@hermes/bus';
+import { ReplyError, request, type Bus, type QueueEstimate } from '@hermes/bus';
 import type { Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
 import type { TaskIndex } from './task-index.js';
@@ -41,12 +41,16 @@ export interface PlanCoordinatorOptions {
  * published with their job id as `Nats-Msg-Id` and then marked dispatched, so a replica that dies
  * in between leaves a claim another replica publishes again after DISPATCHER_TAKEOVER_MS, harmlessly.
  */
+/** `repeat`: re-announcing an end already counted; `queue`: the wait an `accepted` event tells. */
+type PerformOptions = { repeat?: boolean; queue?: QueueEstimate };
+
 export class PlanCoordinator {
   constructor(private readonly o: PlanCoordinatorOptions) {}
 
   /** Starts a task intake just created (or found still `accepted` after a dispatcher died). */
-  async begin(view: TaskView): Promise<void> {
-    await this.transition(view.task_id, (v) => begin(v, this.ctx(v)));
+  /** Starts an accepted task; `queue`: how long it is expected to wait, told in its `accepted` event. */
+  async begin(view: TaskView, queue?: QueueEstimate): Promise<void> {
+    await this.transition(view.task_id, (v) => begin(v, this.ctx(v)), 'advance', { ...(queue ? { queue } : {}) });
   }
 
   /** Applies a runtime job's result; a result for an ended task or a job not waited for changes nothing. */
@@ -132,7 +136,12 @@ export class PlanCoordinator {
   }
 
   /** Writes the scheduler's step with compare-and-set and, if this write won, performs its actions. */
-  private async transition(taskId: string, change: (v: TaskView) => Step | undefined, what = 'advance'): Promise<TaskView | undefined> {
+  private async transition(
+    taskId: string,
+    change: (v: TaskView) => Step | undefined,
+    what = 'advance',
+    opts: PerformOptions = {},
+  ): Promise<TaskView | undefined> {
     let step: Step | undefined;
     const written = await this.o.store.update(taskId, (v) => {
       step = change(v);
@@ -143,7 +152,7 @@ export class PlanCoordinator {
       return step.view;
     });
     if (!written || !step) return undefined;
-    await this.perform(written, step.actions, what);
+    await this.perform(written, step.actions, what, opts);
     return written;
   }
 
@@ -151,19 +160,19 @@ export class PlanCoordinator {
    * Publishes what a state change calls for, inside the task's trace (see inTaskTrace): the timers
    * run outside it. `repeat`: re-announcing an end already counted.
    */
-  private async perform(view: TaskView, actions: Action[], what: string, opts: { repeat?: boolean } = {}): Promise<void> {
+  private async perform(view: TaskView, actions: Action[], what: string, opts: PerformOptions = {}): Promise<void> {
     if (!actions.length) return;
     await inTaskTrace(view, what, () => this.performActions(view, actions, opts));
   }
 
-  private async performActions(view: TaskView, actions: Action[], opts: { repeat?: boolean }): Promise<void> {
+  private async performActions(view: TaskView, actions: Action[], opts: PerformOptions): Promise<void> {
     const { bus, logger } = this.o;
     const taskId = view.task_id;
     const log = logger.child({ task_id: taskId });
     // `accepted` must be out before any job, whose `started` would otherwise come first; a
     // review's events before the job or the end they lead to.
     for (const a of actions) {
-      if (a.kind === 'accepted') await emitTaskEvent(bus, 'accepted', view, acceptedData(view));
+      if (a.kind === 'accepted') await emitTaskEvent(bus, 'accepted', view, { ...acceptedData(view), ...(opts.queue ? { queue: opts.queue } : {}) });
       if (a.kind === 'review_started' || a.kind === 'review_verdict') {
         await emitTaskEvent(bus, a.kind, view, a.data as never, `${taskId}:${a.kind}:${a.data.round}`);
         log.info({ round: a.data.round, ...(a.kind === 'review_verdict' ? { verdict: a.data.verdict } : {}) }, a.kind.replace('_', ' '));

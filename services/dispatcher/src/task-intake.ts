@@ -18,7 +18,7 @@ import {
   contextFromTraceparent,
 } from '@hermes/contracts';
 import type { Static } from '@sinclair/typebox';
-import { deadLetter, type Bus } from '@hermes/bus';
+import { admissionOf, deadLetter, type Admission, type AdmissionBounds, type Bus, type QueueGauge } from '@hermes/bus';
 import { context, trace } from '@opentelemetry/api';
 import { inSpan, withTaskFields, type Logger } from '@hermes/telemetry';
 import type { TaskStore } from './task-store.js';
@@ -49,6 +49,8 @@ export class TaskIntake {
       /** Deadline of a task without budget.timeout_ms (TASK_TIMEOUT_MS); without it only budget.timeout_ms sets one. */
       taskTimeoutMs?: number;
       metrics?: TaskMetrics;
+      /** Admission control: the runtime job queue and the bounds it is held to (without them every task is admitted). */
+      admission?: { gauge: Pick<QueueGauge, 'estimate'>; bounds: AdmissionBounds };
     },
   ) {}
 
@@ -79,6 +81,9 @@ export class TaskIntake {
     const now = new Date(nowMs).toISOString();
     const d = event.data;
     const timeoutMs = d.budget?.timeout_ms ?? this.o.taskTimeoutMs;
+    const admission: Admission = this.o.admission ? admissionOf(this.o.admission.gauge.estimate(), this.o.admission.bounds, timeoutMs) : { admit: true };
+    // Refused only if it is not stored yet: a redelivery of a task already accepted goes on.
+    if (!admission.admit && !(await store.get(taskId))) return this.refuseOverloaded(team, event, taskId, submission, admission);
     const digest = requestDigest(d);
     const options = {
       ...(d.inputs ? { inputs: d.inputs } : {}),
@@ -128,8 +133,33 @@ export class TaskIntake {
     if (created) this.o.metrics?.taskSubmitted();
     // Indexed before it starts, so a replica starting later loads its timers even if this one dies right after.
     await this.o.index.add(view);
-    await this.o.coordinator.begin(view);
-    log.info({ plan_mode: this.o.planMode }, 'task accepted');
+    await this.o.coordinator.begin(view, admission.queue);
+    log.info({ plan_mode: this.o.planMode, ...(admission.queue ? { queue: admission.queue } : {}) }, 'task accepted');
+  }
+
+  /**
+   * More is queued than the runtimes start within the bound: the submission is answered
+   * `overloaded` with when to try again, and not stored or dead-lettered (nothing is wrong with
+   * it, and under overload a dead letter per refusal would bury the real ones).
+   */
+  private async refuseOverloaded(
+    team: string,
+    event: TaskSubmitEvent,
+    taskId: string,
+    submission: Submission,
+    admission: Extract<Admission, { admit: false }>,
+  ): Promise<void> {
+    this.o.metrics?.taskRefused('overloaded');
+    const error = wireError(
+      'overloaded',
+      `${admission.queue.jobs_ahead} jobs are queued ahead, about ${Math.round((admission.queue.estimated_wait_ms ?? 0) / 1000)} s of work; submit again later`,
+      {
+        task_id: taskId,
+        retry_after_ms: admission.retryAfterMs,
+        ...admission.queue,
+      },
+    );
+    await this.announceRejection(team, { source: event.source, id: event.id }, submission, { error, issues: [] }, {});
   }
 
   /**

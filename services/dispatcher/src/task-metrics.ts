@@ -14,6 +14,7 @@ export class TaskMetrics {
   private readonly results: Counter;
   private readonly replans: Counter;
   private readonly tokens: Counter;
+  private readonly refused: Counter;
 
   constructor() {
     const m = hermesMeter();
@@ -35,10 +36,18 @@ export class TaskMetrics {
     this.replans = m.createCounter('hermes.task.replans', { unit: '{replan}', description: 're-plans after subtasks failed for good' });
     // Per-user token totals: the user id is an attribute, so keep the number of users in mind.
     this.tokens = m.createCounter('hermes.task.tokens', { unit: '{token}', description: 'tokens used by finished jobs, per user and type' });
+    this.refused = m.createCounter('hermes.tasks.refused', {
+      unit: '{task}',
+      description: 'submissions refused by admission control, by error code (overloaded)',
+    });
   }
 
   taskSubmitted(): void {
     this.submitted.add(1);
+  }
+
+  taskRefused(code: string): void {
+    this.refused.add(1, { 'error.type': code });
   }
 
   taskEnded(view: Pick<TaskView, 'status' | 'created_at'>, errorCode?: string): void {

@@ -1,3 +1,4 @@
+import { admissionBounds, QueueGauge } from '@hermes/bus';
 import type { HostServiceOptions, RunningService, ServiceContext } from '@hermes/service-host';
 import { loadApiKeys } from './api-keys.js';
 import { createGatewayServer } from './http-server.js';
@@ -7,6 +8,7 @@ import { gatewaySettings, type GatewaySettings } from './settings.js';
 export async function startGateway({ config, bus, logger }: ServiceContext<GatewaySettings>): Promise<RunningService> {
   // A bad HERMES_API_KEYS_FILE is a ConfigError thrown here: hostService exits 78 for it as for env settings.
   const apiKeys = loadApiKeys(config);
+  const gauge = new QueueGauge(bus).start();
   const gateway = createGatewayServer({
     bus,
     apiKeys,
@@ -17,11 +19,17 @@ export async function startGateway({ config, bus, logger }: ServiceContext<Gatew
     maxConnections: config.GATEWAY_MAX_CONNECTIONS,
     approverRoles: config.HERMES_APPROVER_ROLES,
     ...(config.HERMES_TRACE_URL_TEMPLATE ? { traceUrlTemplate: config.HERMES_TRACE_URL_TEMPLATE } : {}),
+    admission: { gauge, bounds: admissionBounds(config), taskTimeoutMs: config.TASK_TIMEOUT_MS },
   });
   const host = config.GATEWAY_HOST ?? config.HERMES_BIND_HOST;
   const { port } = await gateway.listen({ port: config.GATEWAY_PORT, host });
   logger.info({ port, host, api_keys: apiKeys.length }, 'gateway listening');
-  return { stop: (timeoutMs) => gateway.close(timeoutMs) };
+  return {
+    stop: async (timeoutMs) => {
+      gauge.stop();
+      await gateway.close(timeoutMs);
+    },
+  };
 }
 
 /** The gateway: its settings, streams and wiring (main.ts hosts it). */

@@ -75,6 +75,7 @@ const STATUS_BY_WIRE_CODE: Record<string, number> = {
   no_responders: 503,
   timeout: 503,
   unavailable: 503,
+  overloaded: 503,
   session_busy: 409,
   invalid_schedule: 400,
   invalid_trigger: 400,

@@ -23,7 +23,7 @@ import { createPlatformRoutes } from './platform-routes.js';
 import { routeTable, type Route } from './route-table.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
-import { createTaskRoutes } from './task-routes.js';
+import { createTaskRoutes, type TaskRouteDeps } from './task-routes.js';
 
 export interface GatewayServerOptions {
   bus: Bus;
@@ -50,6 +50,8 @@ export interface GatewayServerOptions {
   traceUrlTemplate?: string;
   /** Roles whose holders decide every approval of their team (HERMES_APPROVER_ROLES); none by default: owners decide their own. */
   approverRoles?: readonly string[];
+  /** Admission control of POST /v1/tasks (the dispatcher's rule, applied before publishing); none: every valid request is published. */
+  admission?: TaskRouteDeps['admission'];
 }
 
 export interface GatewayServer {
@@ -87,6 +89,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES,
     acceptWaitMs: opts.acceptWaitMs ?? 3000,
     openEventStream,
+    ...(opts.admission ? { admission: opts.admission } : {}),
   });
   const approvals = createApprovalRoutes({
     bus: opts.bus,

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Id, Team } from '@hermes/contracts';
+import { admissionSettings } from '@hermes/bus';
 
 /** One API key: who presents it, the team they belong to and which roles they hold (`admin` may act for any user of the team). */
 export const ApiKeyEntry = Type.Object(
@@ -20,6 +21,7 @@ export const ApiKeyList = Type.Array(ApiKeyEntry, { minItems: 1 });
 /** The gateway's own settings; `hostService` adds the common ones (NATS_URL, HEALTH_PORT, ...). */
 export const gatewaySettings = Type.Object(
   {
+    ...admissionSettings,
     GATEWAY_PORT: Type.Integer({ default: 8080, minimum: 0, maximum: 65535, description: 'HTTP API port; 0 picks a free one' }),
     GATEWAY_HOST: Type.Optional(Type.String({ minLength: 1, description: 'interface the HTTP API listens on (default HERMES_BIND_HOST)' })),
     HERMES_API_KEYS: Type.Optional(

@@ -1,6 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { followTaskEvents, lastTaskEvent, OutgoingPayloadError, request, submitTask, type Bus } from '@hermes/bus';
+import {
+  admissionOf,
+  followTaskEvents,
+  lastTaskEvent,
+  OutgoingPayloadError,
+  request,
+  submitTask,
+  type AdmissionBounds,
+  type Bus,
+  type QueueGauge,
+} from '@hermes/bus';
 import {
   contracts,
   Id,
@@ -42,6 +52,8 @@ export interface TaskRouteDeps {
   /** How long an event stream waits for a just-submitted task to be accepted before answering 404. */
   acceptWaitMs: number;
   openEventStream(res: ServerResponse): SseStream;
+  /** The runtime job queue, its bounds and TASK_TIMEOUT_MS: a submission admission refuses is answered 503 and not published. */
+  admission?: { gauge: Pick<QueueGauge, 'estimate'>; bounds: AdmissionBounds; taskTimeoutMs: number };
 }
 
 const SUBMISSION_BODY_LIMITS = limitsAt(PAYLOAD_LIMITS.taskSubmission, '/data');
@@ -109,6 +121,7 @@ export function createTaskRoutes(deps: TaskRouteDeps): {
       // A retry of a task that exists is answered from it, without publishing again.
       const existing =
         idempotencyKey === undefined ? false : await refuseConflictingRetry(deps, taskIdFor(team, source, idempotencyKey), checked.value, caller);
+      if (!existing && deps.admission) refuseWhenOverloaded(deps.admission, checked.value.budget?.timeout_ms);
       let submitted;
       try {
         submitted = existing
@@ -163,6 +176,26 @@ export function createTaskRoutes(deps: TaskRouteDeps): {
       }
     },
   };
+}
+
+/**
+ * The dispatcher's admission rule, applied before publishing: over the bound the caller gets 503
+ * `overloaded` with Retry-After, and nothing is stored, so the same Idempotency-Key may be sent again.
+ */
+function refuseWhenOverloaded(admission: NonNullable<TaskRouteDeps['admission']>, budgetTimeoutMs: number | undefined): void {
+  const verdict = admissionOf(admission.gauge.estimate(), admission.bounds, budgetTimeoutMs ?? admission.taskTimeoutMs);
+  if (verdict.admit) return;
+  const seconds = Math.ceil(verdict.retryAfterMs / 1000);
+  throw new HttpError(
+    503,
+    {
+      code: 'overloaded',
+      message: `${verdict.queue.jobs_ahead} jobs are queued ahead, more than the runtimes start within the admission bound; submit again in ${seconds} s`,
+      retryable: true,
+      details: { retry_after_ms: verdict.retryAfterMs, ...verdict.queue },
+    },
+    { 'retry-after': String(seconds) },
+  );
 }
 
 /**

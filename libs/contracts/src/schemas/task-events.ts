@@ -41,6 +41,21 @@ export const AcceptedData = Type.Object(
     goal: Type.String(),
     source_event: SourceEventRef,
     trace_id: Type.Optional(Type.String({ pattern: '^[0-9a-f]{32}$', description: "the task's OpenTelemetry trace id: search for it in the tracing backend" })),
+    queue: Type.Optional(
+      Type.Object(
+        {
+          jobs_ahead: Type.Integer({ minimum: 0, description: 'runtime jobs waiting that no runtime has taken yet' }),
+          estimated_wait_ms: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+            description: 'how long until the task starts at the pace runtimes took jobs lately; null while they took none',
+          }),
+        },
+        {
+          title: 'TaskQueueEstimate',
+          additionalProperties: false,
+          description: 'present when the task waits in a queue at least ADMISSION_NOTICE_WAIT_MS long',
+        },
+      ),
+    ),
   },
   { title: 'TaskAcceptedData', additionalProperties: false },
 );
