@@ -3,6 +3,8 @@ import {
   ApprovalListReply,
   LlmPoolsReply,
   McpApproveChangeReply,
+  MemoryForgetOneReply,
+  MemoryListReply,
   McpStatusReply,
   ProblemDetails,
   TaskAuditView,
@@ -247,4 +249,89 @@ describe('task plan, tools, MCP servers and LLM pools', () => {
     const empty = await list(`since=${at(second!)}&until=${at(first! - 1000)}`);
     expect(empty).toMatchObject({ status: 400, body: { code: 'invalid_time_range' } });
   }, 60_000);
+
+  it('filters the task list by user in the dispatcher: an admin names anyone of the team, a user only themselves (403 for another)', async () => {
+    const submitAs = async (key: string, goal: string) => {
+      fx.model.on(goal, [{ content: 'Done.' }]);
+      const res = await fetch(`${stack.gatewayUrl}/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ goal }),
+      });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { task_id: string }).task_id;
+    };
+    const bobs = await submitAs(BOB_KEY, 'console api: bob for the user filter');
+    const alices = await submitAs(API_KEY, 'console api: alice for the user filter');
+    const ids = async (q: string, key = ADMIN_KEY) => (await get(`/v1/tasks?${q}`, key, TaskListReply)).body.tasks;
+    await expect.poll(async () => (await ids('user=bob&limit=200')).map((t) => t.task_id), { timeout: 30_000, interval: 200 }).toContain(bobs);
+    const onlyBob = await ids('user=bob&limit=200');
+    expect(new Set(onlyBob.map((t) => t.user_id))).toEqual(new Set(['bob']));
+    // user wins over all=true: still bob's only.
+    expect(new Set((await ids('user=bob&all=true&limit=200')).map((t) => t.user_id))).toEqual(new Set(['bob']));
+    await expect.poll(async () => (await ids('user=alice&limit=200', API_KEY)).map((t) => t.task_id), { timeout: 30_000, interval: 200 }).toContain(alices);
+    expect(await get('/v1/tasks?user=bob', API_KEY, TaskListReply)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await get('/v1/tasks?user=bad%2Fid', ADMIN_KEY, TaskListReply)).toMatchObject({ status: 400, body: { code: 'invalid_query' } });
+  }, 60_000);
+});
+
+describe('forgetting one memory over HTTP', () => {
+  // Bob's and the admin's memories: the browser test on this shared stack forgets all of alice's.
+  const remember = async (key: string, id: string, content: string) => {
+    const goal = `console api: remember ${id}`;
+    fx.model.on(goal, [callTools({ id, name: 'remember', arguments: { content } }), { content: 'Noted.' }]);
+    const res = await fetch(`${stack.gatewayUrl}/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ goal }),
+    });
+    expect(res.status).toBe(202);
+  };
+  const memoriesOf = async (user: string) => (await get(`/v1/users/${user}/memory?limit=1000`, ADMIN_KEY, MemoryListReply)).body.memories;
+  const idOf = async (user: string, content: string) => (await memoriesOf(user)).find((m) => m.content === content)?.memory_id;
+  const forget = async (path: string, key: string) => {
+    const res = await fetch(`${stack.gatewayUrl}${path}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } });
+    const json: unknown = await res.json();
+    const checked = validate(res.status === 200 ? MemoryForgetOneReply : ProblemDetails, json);
+    if (!checked.ok) throw new Error(`${path} answered ${res.status} off its schema: ${JSON.stringify(checked.issues)}`);
+    return { status: res.status, type: res.headers.get('content-type'), body: json as Record<string, unknown> };
+  };
+
+  it("forgets the caller's own memory and keeps the others; another user's id and an unknown id are 404 and remove nothing", async () => {
+    const facts = { bobBike: 'Bob rides a blue bicycle to the office', bobTea: 'Bob drinks rooibos in the afternoon', ops: 'Ops keeps the pager on weekends' };
+    await remember(BOB_KEY, 'fm-bike', facts.bobBike);
+    await remember(BOB_KEY, 'fm-tea', facts.bobTea);
+    await remember(ADMIN_KEY, 'fm-ops', facts.ops);
+    // The remember writes are queued: wait until all three are stored.
+    const ids = { bike: '', tea: '', ops: '' };
+    await expect
+      .poll(
+        async () => {
+          ids.bike = (await idOf('bob', facts.bobBike)) ?? '';
+          ids.tea = (await idOf('bob', facts.bobTea)) ?? '';
+          ids.ops = (await idOf('ops', facts.ops)) ?? '';
+          return Boolean(ids.bike && ids.tea && ids.ops);
+        },
+        { timeout: 30_000, interval: 200 },
+      )
+      .toBe(true);
+
+    expect(await forget(`/v1/users/bob/memory/${ids.bike}`, BOB_KEY)).toMatchObject({ status: 200, body: { memory_id: ids.bike, forgotten: true } });
+    const bobs = (await memoriesOf('bob')).map((m) => m.content);
+    expect(bobs).not.toContain(facts.bobBike);
+    expect(bobs).toContain(facts.bobTea);
+
+    // The admin's memory named under bob's path is not bob's: 404, and it stays.
+    const others = await forget(`/v1/users/bob/memory/${ids.ops}`, BOB_KEY);
+    expect(others).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(others.type).toMatch(/^application\/problem\+json/);
+    expect(await forget('/v1/users/bob/memory/m_never_written', BOB_KEY)).toMatchObject({ status: 404, body: { code: 'not_found' } });
+    expect(await forget(`/v1/users/ops/memory/${ids.ops}`, BOB_KEY)).toMatchObject({ status: 403, body: { code: 'forbidden' } });
+    expect(await idOf('ops', facts.ops)).toBe(ids.ops);
+
+    // An admin may forget anyone's: bob's other memory goes, the admin's own stays.
+    expect(await forget(`/v1/users/bob/memory/${ids.tea}`, ADMIN_KEY)).toMatchObject({ status: 200 });
+    expect(await idOf('bob', facts.bobTea)).toBeUndefined();
+    expect(await idOf('ops', facts.ops)).toBe(ids.ops);
+  }, 90_000);
 });

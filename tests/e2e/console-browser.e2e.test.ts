@@ -11,8 +11,8 @@ import { withToolProvider, type ToolStack } from './tool-fixtures.js';
 // The console in a real browser (Debian's Chromium driven by playwright-core) against the real
 // services: log in, watch a task submitted over the API complete live with its steps and tool
 // audit, approve a require_confirm call from the inbox, not see another user's task or memories,
-// forget a user's memories from the page, and, as an admin, see every user's tasks, the MCP
-// servers and the LLM pools. With HERMES_SCREENSHOTS
+// forget one memory and then all of a user's from the page, and, as an admin, filter the task list
+// by user, see every user's tasks, the MCP servers and the LLM pools. With HERMES_SCREENSHOTS
 // set to a folder (scripts/console-screenshots.sh: docs/img), it saves the pages it shows.
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.HERMES_SCREENSHOTS;
@@ -149,32 +149,48 @@ describe('the console in a browser', () => {
     expect(await res.json()).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
   }, 60_000);
 
-  it("lists the viewer's own memories with their provenance, never another user's, and forgets them from the page", async () => {
-    const facts = { alice: 'Alice reads the console every morning', bob: 'Bob keeps his notes to himself' };
-    for (const [user, fact] of Object.entries(facts)) {
-      const goal = `console browser: remember something about ${user}`;
-      fx.model.on(goal, [callTools({ id: `m-${user}`, name: 'remember', arguments: { content: fact } }), { content: 'Noted.' }]);
-      await submitOverHttp(goal, user === 'alice' ? API_KEY : BOB_KEY);
+  it("lists the viewer's own memories with their provenance, never another user's, forgets one from the page while the others stay, then forgets them all", async () => {
+    const facts = {
+      alice: 'Alice reads the console every morning',
+      aliceToo: 'Alice waters the office plants on Fridays',
+      bob: 'Bob keeps his notes to himself',
+    };
+    for (const [who, fact] of Object.entries(facts)) {
+      const goal = `console browser: remember something about ${who}`;
+      fx.model.on(goal, [callTools({ id: `m-${who}`, name: 'remember', arguments: { content: fact } }), { content: 'Noted.' }]);
+      await submitOverHttp(goal, who === 'bob' ? BOB_KEY : API_KEY);
     }
-    // The remember writes are queued: wait until both are stored before looking.
+    // The remember writes are queued: wait until all are stored before looking.
     const memories = async (user: string) => {
       const res = await fetch(`${fx.stack.gatewayUrl}/v1/users/${user}/memory`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
       return ((await res.json()) as { memories: { content: string }[] }).memories.map((m) => m.content);
     };
-    await expect.poll(() => memories('alice'), { timeout: 30_000, interval: 200 }).toContain(facts.alice);
+    await expect.poll(() => memories('alice'), { timeout: 30_000, interval: 200 }).toEqual(expect.arrayContaining([facts.alice, facts.aliceToo]));
     await expect.poll(() => memories('bob'), { timeout: 30_000, interval: 200 }).toContain(facts.bob);
 
     await page.goto(`${fx.stack.gatewayUrl}/console/#/memory`);
     const card = page.locator(`.memory:has-text("${facts.alice}")`);
+    const other = page.locator(`.memory:has-text("${facts.aliceToo}")`);
     await card.waitFor(WAIT);
+    await other.waitFor(WAIT);
     // Written by the model's remember call with no untrusted tool result before it.
     expect(await card.locator('.provenance').textContent()).toContain('model');
     expect(await page.locator(`.memory:has-text("${facts.bob}")`).count()).toBe(0);
     expect(await page.locator('#memory-user').getAttribute('readonly')).not.toBeNull();
 
+    // One memory, from its own button: that card goes, the other stays, on the page and in the API.
+    await card.locator('button.forget-memory').click();
+    await card.waitFor({ state: 'detached', ...WAIT });
+    await page.waitForSelector('#forget-outcome:has-text("Forgot memory")', WAIT);
+    expect(await other.count()).toBe(1);
+    const left = await memories('alice');
+    expect(left).not.toContain(facts.alice);
+    expect(left).toContain(facts.aliceToo);
+    expect(await memories('bob')).toContain(facts.bob);
+
     await page.click('#forget');
     await page.click('#forget-confirm');
-    await page.waitForSelector('#forget-outcome:has-text("Forgot")', WAIT);
+    await page.waitForSelector('#forget-outcome:has-text("sessions")', WAIT);
     await page.waitForSelector('#no-memories', WAIT);
     expect(await memories('alice')).toEqual([]);
     expect(await memories('bob')).toContain(facts.bob);
@@ -190,6 +206,15 @@ describe('the console in a browser', () => {
     await page.fill('#user-filter', 'alice');
     await page.dispatchEvent('#user-filter', 'change');
     await page.waitForSelector(`tr[data-task="${bobsTask}"]`, { state: 'detached', ...WAIT });
+    // The user filter is the API's (GET /v1/tasks?user=), not a filter of the admin's own page:
+    // without "every user's", naming bob still lists bob's task.
+    await page.uncheck('#all-users');
+    await page.fill('#user-filter', 'bob');
+    await page.dispatchEvent('#user-filter', 'change');
+    await page.waitForSelector(`tr[data-task="${bobsTask}"]`, WAIT);
+    expect(await page.locator('#task-rows tr').evaluateAll((rows) => rows.map((r) => r.children[1]?.textContent))).toEqual(
+      expect.not.arrayContaining(['alice', 'ops']),
+    );
 
     // Where each tool runs, and which wait for a person: a built-in, and the fixture provider's require_confirm tool.
     await page.goto(`${fx.stack.gatewayUrl}/console/#/tools`);

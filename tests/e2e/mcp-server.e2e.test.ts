@@ -122,12 +122,17 @@ describe('Hermes as an MCP server at /mcp', () => {
     expect(payloadOf(hidden)).toMatchObject({ error: { status: 404 } });
   });
 
-  it('refuses a request without a valid API key (401)', async () => {
-    const res = await fetch(`${stack.gatewayUrl}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
-    expect(res.status).toBe(401);
+  it('refuses a request without a valid API key (401) as problem details with the Bearer challenge', async () => {
+    for (const authorization of [undefined, 'Bearer not-a-key-of-anyone-0000000']) {
+      const res = await fetch(`${stack.gatewayUrl}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="hermes"/);
+      expect(await res.json()).toMatchObject({ status: 401, code: 'unauthorized', title: 'Unauthorized', retryable: false });
+    }
   });
 });

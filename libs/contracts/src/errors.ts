@@ -14,7 +14,7 @@ export const ERROR_CODES = {
   invalid_task_event: { retryable: false, summary: 'a task submission is not a valid CloudEvent or task request' },
   unauthorized: { retryable: false, summary: 'missing or unknown credentials' },
   forbidden: { retryable: false, summary: 'the caller may not do this' },
-  not_found: { retryable: false, summary: 'no such task, session or tool' },
+  not_found: { retryable: false, summary: 'no such task, session, memory or tool' },
   duplicate: { retryable: false, summary: 'this submission was already received' },
   duplicate_conflict: { retryable: false, summary: 'a submission re-used the event id (or Idempotency-Key) of an existing task with a different request' },
   invalid_schedule: { retryable: false, summary: "a schedule's cron expression or time zone cannot be read, or it never fires" },

@@ -167,6 +167,8 @@ export {
   MemoryListReply,
   MemoryForgetRequest,
   MemoryForgetReply,
+  MemoryForgetOneRequest,
+  MemoryForgetOneReply,
   MemoryRestoreRequest,
   MemoryRestoreReply,
 } from './schemas/long-term-memory.js';

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { McpApproveChangeReply, McpStatusReply } from './schemas/mcp.js';
-import { MemoryForgetReply, MemoryListReply, MemoryStatus } from './schemas/long-term-memory.js';
+import { MemoryForgetOneReply, MemoryForgetReply, MemoryListReply, MemoryStatus } from './schemas/long-term-memory.js';
 import { ScheduleDeleteReply, ScheduleListReply, ScheduleSpec, ScheduleView } from './schemas/schedules.js';
 import { Trigger, TriggerDeleteReply, TriggerListReply, TriggerSpec } from './schemas/triggers.js';
 import { SessionListReply } from './schemas/session-list.js';
@@ -41,6 +41,8 @@ interface Answer {
   readonly events?: TSchema;
   /** Any JSON object (the OpenAPI document itself). */
   readonly anyJson?: boolean;
+  /** Bodies of these media types that are not JSON of a contract schema (the console's files). */
+  readonly media?: readonly string[];
   readonly headers?: Record<string, string>;
 }
 
@@ -51,7 +53,7 @@ export interface HttpOperation {
   /** OpenAPI path template; `{name}` segments are the handler's parameters, in order. */
   readonly path: string;
   readonly summary: string;
-  readonly tag: 'tasks' | 'approvals' | 'schedules' | 'triggers' | 'platform' | 'sessions' | 'api';
+  readonly tag: 'tasks' | 'approvals' | 'schedules' | 'triggers' | 'platform' | 'sessions' | 'mcp' | 'console' | 'api';
   readonly parameters?: readonly Parameter[];
   readonly body?: TSchema;
   readonly responses: Readonly<Record<string, Answer>>;
@@ -97,7 +99,8 @@ export const HTTP_OPERATIONS = [
     method: 'get',
     path: '/v1/tasks',
     tag: 'tasks',
-    summary: "The caller's tasks, newest first; all=true lists every user's of the team (admins only).",
+    summary:
+      "The caller's tasks, newest first; all=true lists every user's of the team, user=<id> one user's (admins only: a non-admin naming another user is 403 forbidden; user wins over all).",
     parameters: [
       query('status', 'only tasks in this status', plain(TaskStatus)),
       query('since', 'only tasks created at or after this ISO 8601 time; unparsable: 400 invalid_query, after until: 400 invalid_time_range', {
@@ -108,6 +111,7 @@ export const HTTP_OPERATIONS = [
       LIMIT(100),
       CURSOR,
       query('all', "true: every user's tasks (admins)", { type: 'boolean' }),
+      query('user', "only this user's tasks: an admin names anyone of the team; anyone else only themselves (403 otherwise)", idSchema),
     ],
     responses: { '200': { description: 'one page of tasks', json: TaskListReply } },
   },
@@ -281,6 +285,18 @@ export const HTTP_OPERATIONS = [
     responses: { '200': { description: 'what was removed', json: MemoryForgetReply } },
   },
   {
+    operationId: 'forgetMemory',
+    method: 'delete',
+    path: '/v1/users/{id}/memory/{memory_id}',
+    tag: 'sessions',
+    summary: "Forget one of the user's long-term memories (its record and vector are deleted); 404 not_found when the user has no memory under that id.",
+    parameters: [
+      pathId('id', 'the user'),
+      { ...pathId('memory_id', 'the memory'), schema: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9_-]+$' } },
+    ],
+    responses: { '200': { description: 'forgotten', json: MemoryForgetOneReply } },
+  },
+  {
     operationId: 'listMemories',
     method: 'get',
     path: '/v1/users/{id}/memory',
@@ -412,6 +428,65 @@ export const HTTP_OPERATIONS = [
     responses: { '200': { description: 'the caller', json: CallerView } },
   },
   {
+    operationId: 'mcpPost',
+    method: 'post',
+    path: '/mcp',
+    tag: 'mcp',
+    summary:
+      'The MCP endpoint (Streamable HTTP, stateless): a JSON-RPC request or notification of the Model Context Protocol; tools hermes_submit_task and hermes_task_status act for the API key (docs/http-api.md).',
+    responses: {
+      '200': { description: 'the JSON-RPC response (errors of the protocol itself are JSON-RPC errors, not problem details)', media: ['application/json'] },
+      '202': { description: 'a notification, accepted' },
+    },
+  },
+  {
+    operationId: 'mcpGet',
+    method: 'get',
+    path: '/mcp',
+    tag: 'mcp',
+    summary:
+      'The MCP endpoint: the standalone event stream of the transport (Accept must include text/event-stream, 406 otherwise); a stateless server sends nothing on it of its own.',
+    responses: { '200': { description: 'the event stream', media: ['text/event-stream'] } },
+  },
+  {
+    operationId: 'mcpDelete',
+    method: 'delete',
+    path: '/mcp',
+    tag: 'mcp',
+    summary: 'The MCP endpoint: ends a session; stateless, nothing is kept between requests, so there is nothing to end (200).',
+    responses: { '200': { description: 'nothing to end' } },
+  },
+  {
+    operationId: 'consoleRoot',
+    method: 'get',
+    path: '/console',
+    tag: 'console',
+    summary: 'The web console: redirects to /console/.',
+    public: true,
+    responses: { '308': { description: 'to the console page', headers: { location: '/console/' } } },
+  },
+  {
+    operationId: 'consolePage',
+    method: 'get',
+    path: '/console/',
+    tag: 'console',
+    summary: 'The web console page (it asks for an API key and sends it with each API call; the page itself needs none).',
+    public: true,
+    responses: { '200': { description: 'the page', media: ['text/html'] } },
+  },
+  {
+    operationId: 'consoleFile',
+    method: 'get',
+    path: '/console/{file}',
+    tag: 'console',
+    summary: "One of the console's files (scripts, styles, config.json); any other name is 404.",
+    public: true,
+    parameters: [
+      { name: 'file', in: 'path', required: true, description: 'the file name', schema: { type: 'string', pattern: '^[a-z0-9-]+\\.(html|css|js|json)$' } },
+    ],
+    responses: { '200': { description: 'the file', media: ['text/html', 'text/css', 'text/javascript', 'application/json'] } },
+  },
+  {
     operationId: 'openApi',
     method: 'get',
     path: '/v1/openapi.json',
@@ -464,6 +539,8 @@ export function buildOpenApi(opts: { version?: string } = {}): JsonObject {
       { name: 'approvals', description: 'tool calls waiting for a person' },
       { name: 'platform', description: 'tools, MCP servers, LLM pools' },
       { name: 'sessions', description: "a user's sessions and memory" },
+      { name: 'mcp', description: 'Hermes as an MCP server (Streamable HTTP)' },
+      { name: 'console', description: 'the web console (static files, no key needed)' },
       { name: 'api', description: 'the caller and this description' },
     ],
     paths: sortedByKey(paths),
@@ -487,6 +564,8 @@ function answerObject(answer: Answer, schemas: SchemaRegistry): JsonObject {
   if (answer.events)
     out.content = { 'text/event-stream': { schema: { type: 'string', description: 'Server-Sent Events' }, 'x-hermes-event-data': schemas.ref(answer.events) } };
   if (answer.anyJson) out.content = { 'application/json': { schema: { type: 'object' } } };
+  if (answer.media)
+    out.content = Object.fromEntries(answer.media.map((type) => [type, { schema: type === 'application/json' ? { type: 'object' } : { type: 'string' } }]));
   if (answer.headers)
     out.headers = Object.fromEntries(Object.entries(answer.headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
   return out;

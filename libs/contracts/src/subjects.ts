@@ -116,6 +116,7 @@ export interface Subjects {
   readonly memoryRecall: string;
   readonly memoryList: string;
   readonly memoryForget: string;
+  readonly memoryForgetOne: string;
   readonly memoryRestore: string;
   /** JetStream (work queue): extraction jobs (a session has new messages to learn from). */
   readonly memoryExtract: string;
@@ -253,6 +254,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     memoryRecall: `${prefix}.memory.longterm.recall`,
     memoryList: `${prefix}.memory.longterm.list`,
     memoryForget: `${prefix}.memory.longterm.forget`,
+    memoryForgetOne: `${prefix}.memory.longterm.forget_one`,
     memoryRestore: `${prefix}.memory.longterm.restore`,
     memoryExtract: `${prefix}.memory.jobs.extract`,
     memoryWrite: `${prefix}.memory.jobs.write`,

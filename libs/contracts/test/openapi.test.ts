@@ -32,7 +32,7 @@ describe('buildOpenApi', () => {
     await expect(SwaggerParser.validate(undescribed as never)).rejects.toThrow(/description/);
   });
 
-  it('describes every operation once, with problem details for 4XX and 5XX, and a key required everywhere but the document itself', () => {
+  it('describes every operation once (the MCP endpoint and the console too), with problem details for 4XX and 5XX, and a key required everywhere but the document and the console files', () => {
     const doc = buildOpenApi() as {
       paths: Record<string, Record<string, Operation>>;
       security: unknown[];
@@ -40,13 +40,21 @@ describe('buildOpenApi', () => {
     };
     const operations = Object.values(doc.paths).flatMap((methods) => Object.values(methods));
     expect(operations.map((o) => o.operationId).sort()).toEqual(HTTP_OPERATIONS.map((o) => o.operationId).sort());
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/mcp', '/console', '/console/', '/console/{file}']));
+    expect(Object.keys(doc.paths['/mcp']!).sort()).toEqual(['delete', 'get', 'post']);
     for (const op of operations) {
       expect(op.responses['4XX'], op.operationId).toEqual({ $ref: '#/components/responses/Problem' });
       expect(op.responses['5XX'], op.operationId).toEqual({ $ref: '#/components/responses/Problem' });
     }
     expect(Object.keys(doc.components.responses.Problem!.content)).toEqual(['application/problem+json']);
     expect(doc.security).toEqual([{ bearer: [] }]);
-    expect(operations.filter((o) => o.security !== undefined).map((o) => o.operationId)).toEqual(['openApi']);
+    // The document and the console's static files (the page asks for a key and sends it with each API call).
+    expect(
+      operations
+        .filter((o) => o.security !== undefined)
+        .map((o) => o.operationId)
+        .sort(),
+    ).toEqual(['consoleFile', 'consolePage', 'consoleRoot', 'openApi']);
   });
 
   it('takes request and response bodies from the contract schemas', () => {

@@ -11,19 +11,19 @@ import { createCancelRoute } from './cancel-routes.js';
 import { createInputRoute } from './input-routes.js';
 import { createAuthenticator, type Authenticator, type Caller } from './auth.js';
 import { createCors, type Cors } from './cors.js';
-import { consoleAssets, type ConsoleAssets } from './console-assets.js';
+import { consoleAssets } from './console-assets.js';
 import { HttpError, sendError, sendJson } from './http-errors.js';
 import { MAX_BODY_BYTES } from './json-body.js';
-import { createMcpEndpoint, MCP_PATH, type McpEndpoint } from './mcp-endpoint.js';
+import { createMcpEndpoint } from './mcp-endpoint.js';
 import { createSessionRoutes } from './session-routes.js';
-import { createForgetRoute, createMemoryListRoute } from './memory-routes.js';
+import { createForgetMemoryRoute, createForgetRoute, createMemoryListRoute } from './memory-routes.js';
 import { createScheduleRoutes } from './schedule-routes.js';
 import { createTriggerRoutes } from './trigger-routes.js';
 import { createPlatformRoutes } from './platform-routes.js';
 import { routeTable, type Route } from './route-table.js';
 import type { ApiKeyEntry } from './settings.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
-import { createTaskRoutes, type TaskRouteDeps } from './task-routes.js';
+import { createTaskRoutes, type RouteHandler, type TaskRouteDeps } from './task-routes.js';
 
 export interface GatewayServerOptions {
   bus: Bus;
@@ -103,6 +103,10 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
   const schedules = createScheduleRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const triggers = createTriggerRoutes({ bus: opts.bus, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
   const openApiText = JSON.stringify(buildOpenApi());
+  const mcp = createMcpEndpoint({ bus: opts.bus, logger: opts.logger, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
+  const mcpRoute: RouteHandler = ({ req, res, caller }) => mcp(req, res, caller);
+  const assets = consoleAssets({ traceUrlTemplate: opts.traceUrlTemplate });
+  const consoleRoute: RouteHandler = ({ req, res }) => assets.serve((req.url ?? '/').split('?')[0]!, res);
   const routes = routeTable({
     submitTask: tasks.submit,
     listTasks: tasks.list,
@@ -123,6 +127,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     readSession: sessions.read,
     deleteSession: sessions.remove,
     forgetUser: createForgetRoute({ bus: opts.bus }),
+    forgetMemory: createForgetMemoryRoute({ bus: opts.bus }),
     listMemories: createMemoryListRoute({ bus: opts.bus }),
     createSchedule: schedules.create,
     listSchedules: schedules.list,
@@ -148,10 +153,15 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     openApi: async ({ res }) => {
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' }).end(openApiText);
     },
+    mcpPost: mcpRoute,
+    mcpGet: mcpRoute,
+    mcpDelete: mcpRoute,
+    // The console's files need no key: the page asks for one and sends it with each API call.
+    consoleRoot: consoleRoute,
+    consolePage: consoleRoute,
+    consoleFile: consoleRoute,
   });
   const authenticate = createAuthenticator(opts.apiKeys, opts.approverRoles);
-  const mcp = createMcpEndpoint({ bus: opts.bus, logger: opts.logger, maxBodyBytes: opts.maxBodyBytes ?? MAX_BODY_BYTES });
-  const assets = consoleAssets({ traceUrlTemplate: opts.traceUrlTemplate });
   const cors = createCors(opts.corsOrigins ?? []);
   let inFlight = 0;
   let closing = false;
@@ -180,7 +190,7 @@ export function createGatewayServer(opts: GatewayServerOptions): GatewayServer {
     res.once('close', () => {
       if (--inFlight === 0) drained?.();
     });
-    void handle(req, res, { routes, authenticate, cors, assets, mcp, logger: opts.logger });
+    void handle(req, res, { routes, authenticate, cors, logger: opts.logger });
   });
   server.maxConnections = opts.maxConnections ?? 1024;
 
@@ -217,18 +227,15 @@ interface Handling {
   routes: Route[];
   authenticate: Authenticator;
   cors: Cors;
-  assets: ConsoleAssets;
-  mcp: McpEndpoint;
   logger: Logger;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, assets, mcp, logger }: Handling): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, { routes, authenticate, cors, logger }: Handling): Promise<void> {
   const started = performance.now();
   const method = req.method ?? 'GET';
   const path = (req.url ?? '/').split('?')[0]!;
   const match = routes.map((r) => ({ route: r, m: r.pattern.exec(path) })).find((x) => x.m !== null);
-  const isConsole = path === '/console' || path.startsWith('/console/');
-  const template = match?.route.template ?? (isConsole ? '/console' : path === MCP_PATH ? MCP_PATH : 'unmatched');
+  const template = match?.route.template ?? 'unmatched';
   const parent = contextFromTraceparent(single(req.headers.traceparent), single(req.headers.tracestate));
   const span = hermesTracer().startSpan(
     `${method} ${template}`,
@@ -249,24 +256,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, { routes, authe
   let caller: string | undefined;
   await context.with(trace.setSpan(parent, span), async () => {
     try {
-      // The console's files need no key: the page asks for one and sends it with each API call.
-      if (isConsole && (method === 'GET' || method === 'HEAD')) return await assets.serve(path, res);
-      if (path === MCP_PATH) {
-        if (cors.preflight(req, res, ['GET', 'POST', 'DELETE'])) return;
-        const authenticated = authenticatedCaller(authenticate, req);
-        span.setAttribute('enduser.id', authenticated.user_id);
-        caller = authenticated.user_id;
-        return await mcp(req, res, authenticated);
-      }
       if (!match) throw new HttpError(404, { code: 'not_found', message: `no route for ${path}` });
       // A preflight carries no credentials: it is answered before authentication.
       if (cors.preflight(req, res, Object.keys(match.route.methods))) return;
-      const handler = match.route.methods[method];
+      // HEAD is GET without the body (Node leaves the body out).
+      const handler = match.route.methods[method] ?? (method === 'HEAD' ? match.route.methods.GET : undefined);
       if (!handler) {
         const allow = Object.keys(match.route.methods).join(', ');
         throw new HttpError(405, { code: 'method_not_allowed', message: `${method} is not allowed on ${template}` }, { allow });
       }
-      if (match.route.open.has(method)) {
+      if (match.route.open.has(method === 'HEAD' ? 'GET' : method)) {
         await handler({ req, res, caller: ANONYMOUS, params: match.m!.slice(1), annotate });
         return;
       }

@@ -16,9 +16,6 @@ export interface McpEndpointOptions {
   maxBodyBytes: number;
 }
 
-/** Where MCP hosts connect (Streamable HTTP), outside the versioned REST API. */
-export const MCP_PATH = '/mcp';
-
 /** Answers one MCP request of an authenticated caller. */
 export type McpEndpoint = (req: IncomingMessage, res: ServerResponse, caller: Caller) => Promise<void>;
 

@@ -1,5 +1,5 @@
 import { OutgoingPayloadError, request, type Bus } from '@hermes/bus';
-import { contracts, Id, MemoryListRequest, teamField, validate } from '@hermes/contracts';
+import { contracts, Id, MemoryForgetOneRequest, MemoryListRequest, teamField, validate } from '@hermes/contracts';
 import { HttpError, httpErrorFromBus, sendJson } from './http-errors.js';
 import type { RouteHandler } from './task-routes.js';
 
@@ -15,6 +15,27 @@ export function createForgetRoute(deps: { bus: Bus }): RouteHandler {
     const userId = memoryOwner(params[0], caller, 'delete');
     try {
       sendJson(res, 200, await request(deps.bus, contracts.memoryForget, { user_id: userId, ...teamField(caller.team) }, { timeoutMs: FORGET_TIMEOUT_MS }));
+    } catch (err) {
+      if (err instanceof OutgoingPayloadError) throw err;
+      throw httpErrorFromBus(err);
+    }
+  };
+}
+
+/**
+ * `DELETE /v1/users/:id/memory/:memory_id`: forgets one long-term memory of the user (its record
+ * and vector go); 404 not_found when the user has none under that id, another user's included.
+ * Users may forget their own; admins anyone's (in their team).
+ */
+export function createForgetMemoryRoute(deps: { bus: Bus }): RouteHandler {
+  return async ({ res, caller, params }) => {
+    const userId = memoryOwner(params[0], caller, 'delete');
+    const body = { user_id: userId, ...teamField(caller.team), memory_id: safeDecode(params[1]) };
+    const checked = validate(MemoryForgetOneRequest, body);
+    if (!checked.ok)
+      throw new HttpError(400, { code: 'invalid_memory_id', message: 'memory id must be 1-128 characters of letters, digits, _ -', issues: checked.issues });
+    try {
+      sendJson(res, 200, await request(deps.bus, contracts.memoryForgetOne, checked.value));
     } catch (err) {
       if (err instanceof OutgoingPayloadError) throw err;
       throw httpErrorFromBus(err);
@@ -50,15 +71,19 @@ export function createMemoryListRoute(deps: { bus: Bus }): RouteHandler {
 
 /** The user of the path, when the caller may act for them (themselves, or anyone for an admin). */
 function memoryOwner(raw: string | undefined, caller: { isAdmin: boolean; user_id: string }, verb: 'read' | 'delete'): string {
-  let userId = '';
-  try {
-    userId = decodeURIComponent(raw ?? '');
-  } catch {
-    // a malformed escape is an invalid id, reported below
-  }
+  const userId = safeDecode(raw);
   if (!validate(Id, userId).ok) throw new HttpError(400, { code: 'invalid_user_id', message: 'user id must be 1-128 characters of letters, digits, _ : @ -' });
   if (!caller.isAdmin && caller.user_id !== userId) {
     throw new HttpError(403, { code: 'forbidden', message: `only the user or an admin may ${verb} a user's memory` });
   }
   return userId;
+}
+
+/** A path segment decoded; a malformed escape is '' (an invalid id, which the caller reports). */
+function safeDecode(raw: string | undefined): string {
+  try {
+    return decodeURIComponent(raw ?? '');
+  } catch {
+    return '';
+  }
 }

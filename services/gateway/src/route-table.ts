@@ -25,6 +25,7 @@ const FIELDS: Record<string, readonly (string | undefined)[]> = {
   '/v1/tasks/{id}/audit': ['task_id'],
   '/v1/tasks/{id}/approvals/{call_id}': ['task_id', 'call_id'],
   '/v1/users/{user}/sessions/{id}': [undefined, 'session_id'],
+  '/v1/users/{id}/memory/{memory_id}': [undefined, 'memory_id'],
   '/v1/schedules/{id}': ['schedule_id'],
   '/v1/schedules/{id}/pause': ['schedule_id'],
   '/v1/schedules/{id}/resume': ['schedule_id'],

@@ -76,14 +76,24 @@ export function createTaskRoutes(deps: TaskRouteDeps): {
       sendJson(res, 200, { task_id: view.task_id, status: view.status, plan: view.plan ?? null } satisfies TaskPlanView);
     },
 
-    /** `GET /v1/tasks?status=&since=&until=&limit=&cursor=`: the caller's tasks, newest first; `all=true` lists everyone's (admins only). */
+    /**
+     * `GET /v1/tasks?status=&since=&until=&limit=&cursor=&user=`: the caller's tasks, newest first;
+     * `all=true` lists everyone's and `user=` one user's (admins only; `user` wins over `all`).
+     * A non-admin naming anyone but themselves is refused, as `all=true` is, rather than quietly
+     * answered with their own tasks under another user's name.
+     */
     async list({ req, res, caller }) {
       const query = new URL(req.url ?? '/', 'http://gateway').searchParams;
       const all = query.get('all') === 'true';
-      if (all && !caller.isAdmin) throw new HttpError(403, { code: 'forbidden', message: "only an admin may list every user's tasks" });
+      const user = query.get('user') ?? undefined;
+      if (user !== undefined && !validate(Id, user).ok) throw new HttpError(400, { code: 'invalid_query', message: 'user must be a user id' });
+      if (user !== undefined && user !== caller.user_id && !caller.isAdmin) {
+        throw new HttpError(403, { code: 'forbidden', message: "only an admin may list another user's tasks" });
+      }
+      if (all && user === undefined && !caller.isAdmin) throw new HttpError(403, { code: 'forbidden', message: "only an admin may list every user's tasks" });
       const limit = query.get('limit');
       const body = {
-        user_id: all ? null : caller.user_id,
+        user_id: user ?? (all ? null : caller.user_id),
         ...(query.get('status') ? { status: query.get('status') } : {}),
         ...(limit ? { limit: Number(limit) } : {}),
         ...(query.get('cursor') ? { cursor: query.get('cursor') } : {}),

@@ -55,7 +55,7 @@ const auth = { authorization: `Bearer ${ALICE}` };
 
 describe('errors are RFC 9457 problem details', () => {
   // One request per documented operation, without a key: each must refuse with a problem (and so exists).
-  const samples: Record<string, string> = { id: 't_x', call_id: 'c_1', user: 'alice' };
+  const samples: Record<string, string> = { id: 't_x', call_id: 'c_1', user: 'alice', memory_id: 'm_1', server: 'web' };
   const routes = HTTP_OPERATIONS.filter((op) => !('public' in op)).map(
     (op) => [op.method.toUpperCase(), op.path.replace(/\{([^}]+)\}/g, (_, name: string) => samples[name]!)] as const,
   );
@@ -141,7 +141,10 @@ describe('the console at /console', () => {
       expect(res.status, name).not.toBe(200);
     }
     expect(await problem(await fetch(`${base}/console/nothing.js`))).toMatchObject({ status: 404, code: 'not_found' });
-    expect((await fetch(`${base}/console/`, { method: 'POST' })).status).toBe(404);
+    // /console/ is a documented path (GET only): another method is 405 with the methods it has.
+    const posted = await fetch(`${base}/console/`, { method: 'POST' });
+    expect(posted.headers.get('allow')).toBe('GET');
+    expect(await problem(posted)).toMatchObject({ status: 405, code: 'method_not_allowed' });
   });
 });
 

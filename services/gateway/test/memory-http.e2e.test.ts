@@ -1,5 +1,5 @@
 import { Bus, ReplyError, serve } from '@hermes/bus';
-import { contracts, wireError, type LongTermMemory, type MemoryForgetRequest, type MemoryListRequest } from '@hermes/contracts';
+import { contracts, wireError, type LongTermMemory, type MemoryForgetOneRequest, type MemoryForgetRequest, type MemoryListRequest } from '@hermes/contracts';
 import { cleanupAll, startNatsServer } from '@hermes/testkit';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createGatewayServer, type GatewayServer } from '../src/index.js';
@@ -13,6 +13,8 @@ let base: string;
 const forgets: MemoryForgetRequest[] = [];
 /** Users whose forget the stand-in refuses as busy (a loop holds one of their sessions). */
 const busy = new Set<string>();
+/** Every forget of one memory the stand-in memory service received; it holds only alice's m_bank. */
+const forgetOnes: MemoryForgetOneRequest[] = [];
 /** Every list the stand-in memory service received. */
 const lists: MemoryListRequest[] = [];
 const PLANTED: LongTermMemory = {
@@ -35,6 +37,12 @@ beforeAll(async () => {
     if (busy.has(req.user_id)) throw new ReplyError(wireError('session_busy', 'session s-1 is locked by another holder', { session_id: 's-1' }));
     return { memories_removed: 3, sessions_removed: 2 };
   });
+  serve(bus, contracts.memoryForgetOne, async (req) => {
+    forgetOnes.push(req);
+    if (req.user_id !== 'alice' || req.memory_id !== 'm_bank')
+      throw new ReplyError(wireError('not_found', `no memory ${req.memory_id} for this user`, { memory_id: req.memory_id }));
+    return { memory_id: req.memory_id, forgotten: true as const };
+  });
   serve(bus, contracts.memoryList, async (req) => {
     lists.push(req);
     return { memories: req.user_id === 'alice' ? [PLANTED] : [] };
@@ -47,6 +55,7 @@ beforeAll(async () => {
 
 beforeEach(() => {
   forgets.length = 0;
+  forgetOnes.length = 0;
   lists.length = 0;
   busy.clear();
 });
@@ -90,6 +99,36 @@ describe('DELETE /v1/users/:id/memory', () => {
     const res = await forget('alice', ALICE);
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ code: 'session_busy', retryable: true });
+  });
+});
+
+describe('DELETE /v1/users/:id/memory/:memory_id', () => {
+  const forgetOne = async (path: string, key?: string) => {
+    const res = await fetch(`${base}${path}`, { method: 'DELETE', headers: key ? { authorization: `Bearer ${key}` } : {} });
+    return { status: res.status, type: res.headers.get('content-type'), json: (await res.json()) as Record<string, unknown> & { code?: string } };
+  };
+
+  it("forgets one of the caller's own memories; an id the memory service does not hold for the user is 404 not_found as a problem", async () => {
+    expect(await forgetOne('/v1/users/alice/memory/m_bank', ALICE)).toMatchObject({ status: 200, json: { memory_id: 'm_bank', forgotten: true } });
+    expect(forgetOnes).toEqual([{ user_id: 'alice', memory_id: 'm_bank' }]);
+    const unknown = await forgetOne('/v1/users/alice/memory/m_unknown', ALICE);
+    expect(unknown).toMatchObject({ status: 404, json: { status: 404, code: 'not_found', title: 'Not found' } });
+    expect(unknown.type).toMatch(/^application\/problem\+json/);
+  });
+
+  it("refuses another user's memory with 403 without asking the memory service; an admin's request is the memory service's to answer", async () => {
+    expect(await forgetOne('/v1/users/bob/memory/m_bank', ALICE)).toMatchObject({ status: 403, json: { code: 'forbidden' } });
+    expect(forgetOnes).toEqual([]);
+    // Bob holds no m_bank (it is alice's): the admin acting for bob gets not_found, not alice's memory.
+    expect(await forgetOne('/v1/users/bob/memory/m_bank', ADMIN)).toMatchObject({ status: 404, json: { code: 'not_found' } });
+    expect(forgetOnes).toEqual([{ user_id: 'bob', memory_id: 'm_bank' }]);
+  });
+
+  it('answers 401 without credentials and 400 for an invalid memory id, without asking the memory service', async () => {
+    expect((await forgetOne('/v1/users/alice/memory/m_bank')).status).toBe(401);
+    expect(await forgetOne('/v1/users/alice/memory/bad.id', ALICE)).toMatchObject({ status: 400, json: { code: 'invalid_memory_id' } });
+    expect(await forgetOne(`/v1/users/alice/memory/${'m'.repeat(129)}`, ALICE)).toMatchObject({ status: 400, json: { code: 'invalid_memory_id' } });
+    expect(forgetOnes).toEqual([]);
   });
 });
 

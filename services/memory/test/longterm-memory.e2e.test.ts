@@ -1,4 +1,4 @@
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,13 @@ import { startLongTermStack } from './longterm-stack.js';
 import { natsHandles } from '@hermes/bus/internal';
 
 const DAY = 86_400_000;
+
+/** Every file under `dir`. */
+function readTree(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
 
 type JudgeRule = { when: RegExp; answer: (prompt: string) => string; before?: () => void };
 
@@ -214,6 +221,33 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     // Restoring everything brings dave's back too; restoring what is not archived is not_found.
     expect((await request(client, contracts.memoryRestore, { user_id: 'dave' })).restored).toHaveLength(1);
     expect((await remoteError(request(client, contracts.memoryRestore, { user_id: 'carol', memory_id: cold!.memory_id }))).code).toBe('not_found');
+  });
+
+  it("forgetting one memory removes it from list, recall and the data directory; another user's id and an unknown id are not_found and remove nothing", async () => {
+    const write = (user_id: string, memory_id: string, content: string) =>
+      service.publish(contracts.memoryWrite, { memory_id, user_id, type: 'fact', content, confidence: 0.9, created_at: new Date().toISOString() });
+    await write('dora', 'm_dora_bike', 'The user rides a red bicycle to work.');
+    await write('dora', 'm_dora_cat', 'The user has a cat named Pixel.');
+    await write('fay', 'm_fay_boat', 'The user sails a small boat on weekends.');
+    await eventually(async () => ((await list('dora')).length === 2 && (await list('fay')).length === 1 ? true : undefined), 'the three writes');
+    const fayBefore = await list('fay');
+
+    expect(await request(client, contracts.memoryForgetOne, { user_id: 'dora', memory_id: 'm_dora_bike' })).toEqual({
+      memory_id: 'm_dora_bike',
+      forgotten: true,
+    });
+    expect((await list('dora')).map((m) => m.memory_id)).toEqual(['m_dora_cat']);
+    expect((await recall('dora', 'how does the user get to work on a red bicycle?')).memories.map((m) => m.memory.memory_id)).not.toContain('m_dora_bike');
+    // Off the disk too, not merely out of recall: no file of the store holds its text any more.
+    expect(readTree(dataDir).filter((f) => readFileSync(f).includes('red bicycle'))).toEqual([]);
+
+    // Fay's memory named by dora is not dora's: not_found, and fay keeps it.
+    expect((await remoteError(request(client, contracts.memoryForgetOne, { user_id: 'dora', memory_id: 'm_fay_boat' }))).code).toBe('not_found');
+    expect((await remoteError(request(client, contracts.memoryForgetOne, { user_id: 'dora', memory_id: 'm_never_written' }))).code).toBe('not_found');
+    // Forgotten once is gone: a second forget is not_found too.
+    expect((await remoteError(request(client, contracts.memoryForgetOne, { user_id: 'dora', memory_id: 'm_dora_bike' }))).code).toBe('not_found');
+    expect(await list('fay')).toEqual(fayBefore);
+    expect((await list('dora')).map((m) => m.memory_id)).toEqual(['m_dora_cat']);
   });
 
   it('forget removes every memory and session of the user: nothing is recalled afterwards, and queued writes are dropped', async () => {

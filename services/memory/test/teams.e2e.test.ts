@@ -87,6 +87,14 @@ describe('memory of teams: a user id means something only inside its team', () =
     const recalled = await request(client, contracts.memoryRecall, { ...ALICE_B, query: "what is the user's secret word, aubergine?", k: 5 });
     expect(recalled.memories.map((m) => m.memory.content)).toEqual(["The user's secret word is blueberry."]);
 
+    // Team a's memory id named by team b's alice (or the default team's) is not theirs to forget.
+    for (const owner of [ALICE_B, ALICE]) {
+      await expect(request(client, contracts.memoryForgetOne, { ...owner, memory_id: ofA[0]!.memory_id })).rejects.toMatchObject({
+        wire: { code: 'not_found' },
+      });
+    }
+    expect(await listOf(ALICE_A)).toEqual(ofA);
+
     const forgotten = await request(client, contracts.memoryForget, { ...ALICE_B });
     expect(forgotten.memories_removed).toBe(1);
     expect(await listOf(ALICE_B)).toEqual([]);

@@ -125,6 +125,34 @@ for (const factory of factories) {
       expect((await store.get(alice, secret.memory_id))?.status).toBe('active');
     });
 
+    it('remove deletes one record and its vector, for that user only, and it stays gone after a reopen', async () => {
+      const { store, reopen } = await factory.open();
+      const user = newUser();
+      const other = newUser();
+      const gone = record(user, 'to be forgotten');
+      const kept = record(user, 'to be kept');
+      const theirs = record(other, 'not yours');
+      await store.upsert(gone, direction(7));
+      await store.upsert(kept, direction(7, 0.5));
+      await store.upsert(theirs, direction(7));
+      // Indexed first, so the removal has to take the vector out of a live index too.
+      expect(await store.search(user, direction(7), 10)).toHaveLength(2);
+
+      expect(await store.remove(other, gone.memory_id)).toBe(false);
+      expect(await store.remove(user, gone.memory_id)).toBe(true);
+      expect(await store.remove(user, gone.memory_id)).toBe(false);
+      expect(await store.get(user, gone.memory_id)).toBeUndefined();
+      expect((await store.list(user)).map((r) => r.content)).toEqual(['to be kept']);
+      expect((await store.search(user, direction(7), 10)).map((h) => h.record.content)).toEqual(['to be kept']);
+      expect((await store.list(other)).map((r) => r.content)).toEqual(['not yours']);
+      if (factory.reopenable && reopen) {
+        await store.close();
+        const again = await reopen();
+        expect((await again.list(user)).map((r) => r.content)).toEqual(['to be kept']);
+        expect((await again.search(user, direction(7), 10)).map((h) => h.record.content)).toEqual(['to be kept']);
+      }
+    });
+
     it('a record leaving the active status leaves search but stays listable, and comes back when restored', async () => {
       const { store } = await factory.open();
       const user = newUser();

@@ -108,17 +108,23 @@ export const memoryRecallCommand: Command = {
   },
 };
 
-/** `hermes memory forget <user>`: removes every memory and session of the user. */
+/** `hermes memory forget <user> [memory-id]`: removes every memory and session of the user, or one memory. */
 export const memoryForgetCommand: Command = {
   path: ['memory', 'forget'],
-  summary: 'forget a user: delete every long-term memory and session of theirs',
-  args: '<user>',
+  summary: 'forget a user (every long-term memory and session of theirs), or one of their memories',
+  args: '<user> [memory-id]',
   minArgs: 1,
-  maxArgs: 1,
+  maxArgs: 2,
   options: { ...TEAM_OPTION, ...JSON_OPTION },
   async execute({ values, positionals }, ctx) {
     const userId = userArg(positionals[0]);
-    const reply = await request(await ctx.bus(), contracts.memoryForget, { user_id: userId, ...teamField(teamOption(values, ctx.env)) }, { timeoutMs: 60_000 });
+    const memoryId = positionals[1];
+    const team = teamField(teamOption(values, ctx.env));
+    if (memoryId !== undefined) {
+      const reply = await request(await ctx.bus(), contracts.memoryForgetOne, { user_id: userId, ...team, memory_id: memoryId });
+      return print(ctx, values, reply, () => `forgot memory ${reply.memory_id} of ${userId}`);
+    }
+    const reply = await request(await ctx.bus(), contracts.memoryForget, { user_id: userId, ...team }, { timeoutMs: 60_000 });
     return print(ctx, values, reply, () => `forgot ${userId}: ${reply.memories_removed} memories and ${reply.sessions_removed} sessions removed`);
   },
 };

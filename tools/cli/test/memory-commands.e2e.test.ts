@@ -48,6 +48,11 @@ beforeAll(async () => {
     requests.push({ subject: 'forget', req });
     return { memories_removed: 4, sessions_removed: 2 };
   });
+  serve(bus, contracts.memoryForgetOne, async (req) => {
+    requests.push({ subject: 'forget_one', req });
+    if (req.memory_id !== 'm_tea') throw new ReplyError(wireError('not_found', `no memory ${req.memory_id} for this user`));
+    return { memory_id: req.memory_id, forgotten: true as const };
+  });
   serve(bus, contracts.memoryRestore, async (req) => {
     requests.push({ subject: 'restore', req });
     if (req.memory_id === 'm_missing') throw new ReplyError(wireError('not_found', 'no archived memory m_missing for this user'));
@@ -93,6 +98,15 @@ describe('hermes memory', () => {
     expect(JSON.parse(all.stdout)).toEqual({ restored: [memory()] });
     expect(last()).toEqual({ subject: 'restore', req: { user_id: 'alice' } });
     const missing = await runHermes(natsUrl, ['memory', 'restore', 'alice', 'm_missing']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('not_found');
+  });
+
+  it('forget with a memory id forgets only that memory; an unknown one fails with not_found', async () => {
+    const one = await runHermes(natsUrl, ['memory', 'forget', 'alice', 'm_tea']);
+    expect(one).toMatchObject({ code: 0, stdout: 'forgot memory m_tea of alice\n' });
+    expect(last()).toEqual({ subject: 'forget_one', req: { user_id: 'alice', memory_id: 'm_tea' } });
+    const missing = await runHermes(natsUrl, ['memory', 'forget', 'alice', 'm_other', '--json']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('not_found');
   });

@@ -128,6 +128,17 @@ describe('the dev runner (npm run up)', () => {
       START_TIMEOUT_MS + 60_000,
     );
 
+    it('prints the console URL in its banner, and the console answers there', async () => {
+      // The banner line as `npm run up` prints it (tools/devstack/src/main.ts).
+      const line = await stack.runner.waitForLog(/^\s*console\s+http:\/\//, 5000);
+      const url = /console\s+(http:\/\/\S+)/.exec(line)?.[1];
+      expect(url).toBe(`http://127.0.0.1:${stack.gatewayPort}/console/`);
+      const page = await fetch(url!);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(await page.text()).toContain('<title>');
+    });
+
     it.skipIf(!hasCommand('ss'))('listens on 127.0.0.1 only: the gateway, every health port, NATS, Redis and the scripted model', () => {
       const addresses = listeningAddresses([stack.runner.pid, ...stack.children]);
 

@@ -157,6 +157,19 @@ export const MemoryForgetReply = Type.Object(
 );
 export type MemoryForgetReply = Static<typeof MemoryForgetReply>;
 
+/** Forget one memory of a user: its record and vector leave the store; an id the user has no memory under is not_found. */
+export const MemoryForgetOneRequest = Type.Object(
+  { user_id: Id, team: Type.Optional(Team), memory_id: MemoryId },
+  { title: 'MemoryForgetOneRequest', additionalProperties: false },
+);
+export type MemoryForgetOneRequest = Static<typeof MemoryForgetOneRequest>;
+
+export const MemoryForgetOneReply = Type.Object(
+  { memory_id: MemoryId, forgotten: Type.Literal(true) },
+  { title: 'MemoryForgetOneReply', additionalProperties: false },
+);
+export type MemoryForgetOneReply = Static<typeof MemoryForgetOneReply>;
+
 /** Bring archived memories back into recall: one, or all of the user's. */
 export const MemoryRestoreRequest = Type.Object(
   { user_id: Id, team: Type.Optional(Team), memory_id: Type.Optional(MemoryId) },

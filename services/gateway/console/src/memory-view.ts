@@ -24,7 +24,7 @@ function provenance(m: Memory): string {
 
 /**
  * The long-term memories of the viewer's own user (an admin may name any user of the team), with
- * their provenance, and forgetting the user: every memory and every session, after a second click.
+ * their provenance; forgetting one memory, or the user: every memory and every session, after a second click.
  */
 export function memoryView(app: HTMLElement, me: { user_id: string; is_admin: boolean }): Stop {
   const user = h('input', { id: 'memory-user', value: me.user_id, readonly: !me.is_admin }) as HTMLInputElement;
@@ -55,6 +55,15 @@ export function memoryView(app: HTMLElement, me: { user_id: string; is_admin: bo
       show(error, problemText(err));
     }
   }
+  async function forgetOne(memoryId: string): Promise<void> {
+    try {
+      await api<{ memory_id: string }>('DELETE', `${path()}/${encodeURIComponent(memoryId)}`);
+      show(outcome, `Forgot memory ${memoryId}.`);
+      await load();
+    } catch (err) {
+      show(error, problemText(err));
+    }
+  }
   const load = guarded(error, async () => {
     const { memories } = await api<{ memories: Memory[] }>('GET', `${path()}?limit=200`);
     show(
@@ -70,6 +79,7 @@ export function memoryView(app: HTMLElement, me: { user_id: string; is_admin: bo
               ` · confidence ${m.confidence} · ${new Date(m.created_at).toLocaleString()}`,
               truncated(m.content, 500),
               h('small', { class: 'provenance' }, `from ${provenance(m)}`),
+              h('button', { type: 'button', class: 'forget-memory', onclick: () => void forgetOne(m.memory_id) }, 'Forget'),
             ),
           )
         : [h('p', { id: 'no-memories' }, 'No memories.')]),

@@ -118,13 +118,13 @@ export function tasksView(app: HTMLElement): Stop {
     const q = new URLSearchParams({ limit: '50' });
     if (status.value) q.set('status', status.value);
     if (everyone.checked) q.set('all', 'true');
+    // The API filters by user (admins: anyone of the team), status and time, before paging.
+    if (user.value.trim()) q.set('user', user.value.trim());
     if (Number(since.value)) q.set('since', new Date(Date.now() - Number(since.value)).toISOString());
     const { tasks } = await api<{ tasks: TaskSummary[] }>('GET', `/v1/tasks?${q}`);
-    // The API filters by status, owner and time; the user filter narrows the page it answered.
-    const wanted = tasks.filter((t) => !user.value || t.user_id === user.value.trim());
     show(
       rows,
-      ...wanted.map((t) =>
+      ...tasks.map((t) =>
         h(
           'tr',
           { 'data-task': t.task_id },

@@ -152,6 +152,20 @@ export class EmbeddedVectorStore implements VectorStore {
     });
   }
 
+  remove(userId: string, memoryId: string): Promise<boolean> {
+    return this.withUser(userId, 'remove', async (user) => {
+      const { log, ns, snapshot } = user;
+      if (!ns.remove(memoryId)) return false;
+      // Forgetting must take the content off the disk, not append a tombstone after it: the log
+      // is rewritten without the record, and the saved index (which holds its vector) goes too.
+      await snapshot.remove();
+      user.savedLines = 0;
+      await log.rewrite(ns.asLog(encodeVector));
+      await this.saveSnapshot(user);
+      return true;
+    });
+  }
+
   purgeUser(userId: string): Promise<number> {
     return this.withUser(userId, 'purgeUser', async ({ log, ns, snapshot }) => {
       const removed = ns.size;

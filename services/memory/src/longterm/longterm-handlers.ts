@@ -5,7 +5,7 @@ import { answer } from '../reply-errors.js';
 import type { Archival } from './archival.js';
 import type { Extractor } from './extractor.js';
 import type { Forgetting } from './forgetting.js';
-import { storeCall } from './longterm-errors.js';
+import { MemoryNotFoundError, storeCall } from './longterm-errors.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { toWireMemory, type Recall } from './recall.js';
 import type { VectorStore } from './vector-store.js';
@@ -13,7 +13,7 @@ import { scopeOf } from '../owner-scope.js';
 
 type Subscription = ReturnType<typeof serve>;
 
-/** Answers memoryRecall, memoryList, memoryForget and memoryRestore; each is scoped to the request's user. */
+/** Answers memoryRecall, memoryList, memoryForget, memoryForgetOne and memoryRestore; each is scoped to the request's user. */
 export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall: Recall; forgetting: Forgetting; archival: Archival }): Subscription[] {
   const { bus } = o;
   return [
@@ -37,6 +37,15 @@ export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall:
       answer(bus, () => {
         const sc = scopeOf(req);
         return o.forgetting.forget(sc.user, sc.owner);
+      }),
+    ),
+    serve(bus, contracts.memoryForgetOne, (req) =>
+      answer(bus, async () => {
+        const sc = scopeOf(req);
+        // The store is partitioned by owner: another user's id (or the same user id in another team) is simply not there.
+        if (!(await storeCall('remove', () => o.store.remove(sc.user, req.memory_id)))) throw new MemoryNotFoundError({ memoryId: req.memory_id });
+        bus.logger.info({ user_id: req.user_id, memory_id: req.memory_id }, 'memory forgotten');
+        return { memory_id: req.memory_id, forgotten: true as const };
       }),
     ),
     serve(bus, contracts.memoryRestore, (req) =>

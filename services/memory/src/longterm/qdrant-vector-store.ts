@@ -98,6 +98,13 @@ export class QdrantVectorStore implements VectorStore {
     return { ...current, ...change };
   }
 
+  async remove(userId: string, memoryId: string): Promise<boolean> {
+    // The point id is derived from user and memory, so another user's memory is never reached.
+    if (!(await this.get(userId, memoryId))) return false;
+    await this.call('remove', () => this.client.delete(this.collection, { wait: true, points: [pointId(userId, memoryId)] }));
+    return true;
+  }
+
   async purgeUser(userId: string): Promise<number> {
     await this.init();
     const { count } = await this.call('purgeUser', () => this.client.count(this.collection, { filter: userFilter(userId), exact: true }));

@@ -110,6 +110,20 @@ export class UserNamespace {
     return entry.record;
   }
 
+  /**
+   * Drops a record and its vector; false when there is none. A saved index not yet loaded still
+   * holds the vector, so it is given up: the first search builds the index from the records.
+   */
+  remove(memoryId: string): boolean {
+    const entry = this.entries.get(memoryId);
+    if (!entry) return false;
+    if (this.index?.contains(entry.key)) this.index.remove(entry.key);
+    this.entries.delete(memoryId);
+    this.idByKey.delete(entry.key);
+    this.pendingSnapshot = undefined;
+    return true;
+  }
+
   /** Nearest active records, best first; builds the index first if this is the first search. */
   async search(vector: Float32Array, limit: number): Promise<VectorHit[]> {
     const index = this.index ?? (await this.buildIndex());

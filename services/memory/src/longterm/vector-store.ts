@@ -62,6 +62,11 @@ export interface VectorStore {
   list(userId: string, opts?: { status?: MemoryStatus; limit?: number }): Promise<MemoryRecord[]>;
   /** Changes status fields of a record; an `active` record leaving that status leaves the index. */
   update(userId: string, memoryId: string, patch: MemoryRecordPatch): Promise<MemoryRecord | undefined>;
+  /**
+   * Removes one record and its vector (forgetting one memory), from disk too, not just from
+   * recall; false when the user has no record under that id.
+   */
+  remove(userId: string, memoryId: string): Promise<boolean>;
   /** Removes every record and vector of a user (forgetting); returns how many were removed. */
   purgeUser(userId: string): Promise<number>;
   close(): Promise<void>;
