@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -103,7 +106,39 @@ function callWaitingForApproval(client: Client, to: string): { result: Promise<C
   return { result, progress };
 }
 
+// The MCP Inspector's CLI mode (`mcp-inspector-cli --cli`), as a developer points it at Hermes.
+const inspectorCli = createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli');
+
+/** Runs the MCP Inspector in CLI mode against the gateway's /mcp with this key; answers its JSON output. */
+async function inspect(key: string, args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [inspectorCli, '--cli', `${stack.gatewayUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, ...args],
+    // Generous: the inspector starts a second Node process of its own on a shared 2-core machine.
+    { timeout: 60_000 },
+  );
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
 describe('Hermes as an MCP server at /mcp', () => {
+  it('the MCP Inspector CLI lists the key’s tools and hermes_submit_task, and calls a tool for its result', async () => {
+    const listed = (await inspect(FINANCE_KEY, ['--method', 'tools/list'])) as { tools: { name: string; inputSchema: { properties?: object } }[] };
+    const names = listed.tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['hermes_submit_task', 'hermes_task_status', 'ledger_append', 'restricted_op']));
+    expect(listed.tools.find((t) => t.name === 'ledger_append')?.inputSchema.properties).toHaveProperty('entry');
+    // Another team's key, whose roles lack finance, is not shown the finance tool.
+    const otherNames = ((await inspect(OTHER_TEAM_KEY, ['--method', 'tools/list'])) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    expect(otherNames).toContain('ledger_append');
+    expect(otherNames).not.toContain('restricted_op');
+
+    const called = await inspect(FINANCE_KEY, ['--method', 'tools/call', '--tool-name', 'ledger_append', '--tool-arg', 'entry=from the inspector']);
+    expect(called.isError).toBeFalsy();
+    const { result } = payloadOf(called) as { result: { written: string; key: string } };
+    expect(result.written).toBe('from the inspector');
+    const taskId = result.key.split(':')[0]!;
+    expect(ledger.lines(taskId)).toMatchObject([{ tool: 'ledger_append', entry: 'from the inspector', user_id: 'fiona' }]);
+  });
+
   it('lists the key owner’s permitted tools and Hermes’s task tools, and runs a tool through the toolbus with its audit record', async () => {
     const client = await mcpClient(FINANCE_KEY);
     const names = (await client.listTools()).tools.map((t) => t.name);
