@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { GO_COMMON_PRESET, GoGenerator, TypeScriptGenerator, type OutputModel } from '@asyncapi/modelina';
 
 // Other teams generate their types from docs/asyncapi.yaml; this runs the AsyncAPI Initiative's
-// generator (modelina) on it, with the options docs/codegen.md recommends, and checks the code
+// generator (modelina) on it, with the options docs/architecture.md ("Generating code from the contracts") recommends, and checks the code
 // is usable: every type named after a schema title (no AnonymousSchema_<n>, whose numbers change
 // whenever the document does), CloudEvents attributes under their own names, Go fields with json tags.
 

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +15,7 @@ import { auditRecords, Ledger, startToolProvider } from './tool-fixtures.js';
 // hands goals to Hermes agents.
 const FINANCE_KEY = 'test-key-mcp-finance-0123456789';
 const OTHER_TEAM_KEY = 'test-key-mcp-other-team-01234567';
+const APPROVAL_TIMEOUT_MS = 15_000;
 
 let stack: Stack;
 let model: ModelScript;
@@ -26,6 +30,9 @@ beforeAll(async () => {
       // The same user id in another team is another user, without team-a's finance role.
       { key: OTHER_TEAM_KEY, user_id: 'fiona', team: 'team-b', roles: ['user'] },
     ],
+    // Long enough for a test to find and decide a parked call on a loaded machine, short enough
+    // for the timeout test to wait out.
+    serviceEnv: { toolbus: { TOOL_APPROVAL_TIMEOUT_MS: String(APPROVAL_TIMEOUT_MS) } },
   });
   model = new ModelScript(stack.llm);
   ledger = new Ledger();
@@ -56,7 +63,82 @@ function payloadOf(result: unknown): Record<string, unknown> {
   return parsed;
 }
 
+/** The synthesised task of an MCP host call, from its call id (`<task>.mcp.1.0`). */
+function taskOfCall(callId: string): string {
+  const taskId = callId.split('.')[0]!;
+  expect(taskId).toMatch(/^mcp_[0-9a-f]{32}$/);
+  return taskId;
+}
+
+/** The parked call of this tool as the key's owner sees it in GET /v1/approvals, once it is listed. */
+async function pendingApproval(key: string, tool: string, to: string): Promise<{ task_id: string; call_id: string; expires_at: string }> {
+  return eventually(
+    async () => {
+      const res = await fetch(`${stack.gatewayUrl}/v1/approvals`, { headers: { authorization: `Bearer ${key}` } });
+      const { approvals } = (await res.json()) as {
+        approvals: { task_id: string; call_id: string; tool: string; arguments: { to?: string }; expires_at: string }[];
+      };
+      return approvals.find((a) => a.tool === tool && a.arguments.to === to);
+    },
+    // Generous: the call is parked by the toolbus on a shared 2-core machine.
+    10_000,
+    () => `a pending ${tool} call to ${to}`,
+  );
+}
+
+async function decide(key: string, p: { task_id: string; call_id: string }, decision: 'approve' | 'deny', reason?: string): Promise<Response> {
+  return fetch(`${stack.gatewayUrl}/v1/tasks/${p.task_id}/approvals/${encodeURIComponent(p.call_id)}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ decision, ...(reason ? { reason } : {}) }),
+  });
+}
+
+/** Calls a require_confirm tool and collects the progress the gateway sends while the call waits. */
+function callWaitingForApproval(client: Client, to: string): { result: Promise<CallToolResult>; progress: { progress: number; message?: string }[] } {
+  const progress: { progress: number; message?: string }[] = [];
+  const result = client.callTool({ name: 'confirm_transfer', arguments: { to, amount_cents: 2500 } }, undefined, {
+    onprogress: (p) => progress.push(p),
+    resetTimeoutOnProgress: true,
+    // Beyond the approval timeout, so the gateway's answer (not the SDK's own timeout) ends the call.
+    timeout: APPROVAL_TIMEOUT_MS + 30_000,
+  }) as Promise<CallToolResult>;
+  return { result, progress };
+}
+
+// The MCP Inspector's CLI mode (`mcp-inspector-cli --cli`), as a developer points it at Hermes.
+const inspectorCli = createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli');
+
+/** Runs the MCP Inspector in CLI mode against the gateway's /mcp with this key; answers its JSON output. */
+async function inspect(key: string, args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [inspectorCli, '--cli', `${stack.gatewayUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, ...args],
+    // Generous: the inspector starts a second Node process of its own on a shared 2-core machine.
+    { timeout: 60_000 },
+  );
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
 describe('Hermes as an MCP server at /mcp', () => {
+  it('the MCP Inspector CLI lists the key’s tools and hermes_submit_task, and calls a tool for its result', async () => {
+    const listed = (await inspect(FINANCE_KEY, ['--method', 'tools/list'])) as { tools: { name: string; inputSchema: { properties?: object } }[] };
+    const names = listed.tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['hermes_submit_task', 'hermes_task_status', 'ledger_append', 'restricted_op']));
+    expect(listed.tools.find((t) => t.name === 'ledger_append')?.inputSchema.properties).toHaveProperty('entry');
+    // Another team's key, whose roles lack finance, is not shown the finance tool.
+    const otherNames = ((await inspect(OTHER_TEAM_KEY, ['--method', 'tools/list'])) as { tools: { name: string }[] }).tools.map((t) => t.name);
+    expect(otherNames).toContain('ledger_append');
+    expect(otherNames).not.toContain('restricted_op');
+
+    const called = await inspect(FINANCE_KEY, ['--method', 'tools/call', '--tool-name', 'ledger_append', '--tool-arg', 'entry=from the inspector']);
+    expect(called.isError).toBeFalsy();
+    const { result } = payloadOf(called) as { result: { written: string; key: string } };
+    expect(result.written).toBe('from the inspector');
+    const taskId = result.key.split(':')[0]!;
+    expect(ledger.lines(taskId)).toMatchObject([{ tool: 'ledger_append', entry: 'from the inspector', user_id: 'fiona' }]);
+  });
+
   it('lists the key owner’s permitted tools and Hermes’s task tools, and runs a tool through the toolbus with its audit record', async () => {
     const client = await mcpClient(FINANCE_KEY);
     const names = (await client.listTools()).tools.map((t) => t.name);
@@ -84,7 +166,63 @@ describe('Hermes as an MCP server at /mcp', () => {
     expect(result.isError).toBe(true);
     const { error } = payloadOf(result) as { error: { code: string; retryable: boolean; call_id: string } };
     expect(error).toMatchObject({ code: 'tool_forbidden', retryable: false });
+    const [record] = await auditRecords(stack.bus, taskOfCall(error.call_id), 1);
+    expect(record).toMatchObject({ tool: 'restricted_op', user_id: 'fiona', roles: ['user'], outcome: 'denied', error_code: 'tool_forbidden' });
+    expect(ledger.lines().filter((l) => l.tool === 'restricted_op')).toEqual([]);
   });
+
+  it('a require_confirm tool called over MCP waits for approval, then runs exactly once and answers its result', async () => {
+    const client = await mcpClient(FINANCE_KEY);
+    const call = callWaitingForApproval(client, 'acct-approved');
+    const pending = await pendingApproval(FINANCE_KEY, 'confirm_transfer', 'acct-approved');
+    expect(pending.task_id).toMatch(/^mcp_[0-9a-f]{32}$/);
+    // Nothing ran while it waited, and the host heard why it waits.
+    expect(ledger.lines(pending.task_id)).toEqual([]);
+    await eventually(
+      () => call.progress.length > 0,
+      10_000,
+      () => 'a progress notification while the call waits',
+    );
+    expect(call.progress[0]!.message).toContain(pending.call_id);
+
+    const decided = await decide(FINANCE_KEY, pending, 'approve');
+    expect(decided.status).toBe(200);
+    expect(await decided.json()).toEqual({ call_id: pending.call_id, status: 'approved' });
+
+    const result = await call.result;
+    expect(result.isError).toBeFalsy();
+    expect(payloadOf(result)).toMatchObject({ call_id: pending.call_id, result: { transferred: 2500, to: 'acct-approved' } });
+    expect(ledger.countByKey(pending.task_id)).toEqual({ [`${pending.task_id}:mcp:1:0`]: 1 });
+    const records = await auditRecords(stack.bus, pending.task_id, 2);
+    expect(records.map((r) => r.outcome)).toEqual(expect.arrayContaining(['pending_approval', 'ok']));
+    expect(records.find((r) => r.outcome === 'ok')).toMatchObject({ tool: 'confirm_transfer', user_id: 'fiona', decided_by: 'team-a/fiona' });
+  });
+
+  it('a denied MCP call answers a structured approval_denied and never runs', async () => {
+    const client = await mcpClient(FINANCE_KEY);
+    const call = callWaitingForApproval(client, 'acct-denied');
+    const pending = await pendingApproval(FINANCE_KEY, 'confirm_transfer', 'acct-denied');
+    // Another team's key (same user id) may not decide it: it is not that user's call.
+    expect((await decide(OTHER_TEAM_KEY, pending, 'approve')).status).toBe(404);
+
+    expect((await decide(FINANCE_KEY, pending, 'deny', 'not this account')).status).toBe(200);
+    const result = await call.result;
+    expect(result.isError).toBe(true);
+    expect(payloadOf(result)).toMatchObject({ error: { code: 'approval_denied', retryable: false, call_id: pending.call_id } });
+    expect(JSON.stringify(payloadOf(result))).toContain('not this account');
+    expect(ledger.lines(pending.task_id)).toEqual([]);
+  });
+
+  it('an MCP call nobody decides ends with approval_timeout once the approval time runs out, and never runs', async () => {
+    const client = await mcpClient(FINANCE_KEY);
+    const call = callWaitingForApproval(client, 'acct-undecided');
+    const pending = await pendingApproval(FINANCE_KEY, 'confirm_transfer', 'acct-undecided');
+    const result = await call.result;
+    expect(result.isError).toBe(true);
+    expect(payloadOf(result)).toMatchObject({ error: { code: 'approval_timeout', retryable: false, call_id: pending.call_id } });
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(pending.expires_at));
+    expect(ledger.lines(pending.task_id)).toEqual([]);
+  }, 60_000);
 
   it('answers arguments that break the tool’s schema with invalid_arguments and runs nothing', async () => {
     const client = await mcpClient(FINANCE_KEY);

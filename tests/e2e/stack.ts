@@ -43,8 +43,17 @@ export function stackOptions(opts: StackOptions = {}): HermesStackOptions {
       ...(opts.apiKeys ?? []),
     ],
     runtimeReplicas: opts.runtimeReplicas ?? 1,
-    // Most tests script one agent loop per task; planning.e2e.test.ts turns planning on.
-    env: { LLM_MAX_RETRIES: '0', RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000), SHUTDOWN_TIMEOUT_MS: '3000', PLAN_MODE: 'single', ...opts.env },
+    // Most tests script one agent loop per task; planning.e2e.test.ts turns planning on. Tool
+    // providers (@hermes/tool-sdk, Go micro) are found by $SRV discovery: every 500 ms here, so a
+    // provider a test starts is listed within a second and one it stops is gone within two.
+    env: {
+      LLM_MAX_RETRIES: '0',
+      RUNTIME_ACK_WAIT_MS: String(opts.runtimeAckWaitMs ?? 2000),
+      SHUTDOWN_TIMEOUT_MS: '3000',
+      PLAN_MODE: 'single',
+      TOOL_SRV_DISCOVERY_INTERVAL_MS: '500',
+      ...opts.env,
+    },
     ...(opts.serviceEnv ? { serviceEnv: opts.serviceEnv } : {}),
     ...(opts.natsUrl ? { natsUrl: opts.natsUrl } : {}),
     ...(opts.redisUrl ? { redisUrl: opts.redisUrl } : {}),

@@ -429,11 +429,11 @@ export const contracts = {
   }),
   toolCallSettled: message({
     name: 'toolCallSettled',
-    summary: 'A parked tool call of this task was decided; the waiting loop asks for the result again.',
+    summary: 'A parked tool call of this task was decided; the waiting loop (or the gateway, for an MCP host call) asks for the result again.',
     subject: (s) => s.toolCallSettled('{task_id}'),
     payload: ApprovalDecisionReply,
     producers: ['toolbus'],
-    consumers: ['runtime'],
+    consumers: ['runtime', 'gateway'],
   }),
   toolAudit: message({
     name: 'toolAudit',

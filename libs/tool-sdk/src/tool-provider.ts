@@ -23,17 +23,18 @@ export interface HostToolProviderOptions {
   /** The provider's name: its exec subject and queue group. Every instance of one provider uses the same name. */
   provider: string;
   tools: readonly HostedTool[];
-  /** How long the ToolBus keeps the tools without hearing from this instance. Default 30 000, at least 1000. */
+  /** With `announce: true`: how long the ToolBus keeps the tools without an announcement from this instance. Default 30 000, at least 1000. */
   ttlMs?: number;
-  /** Announce this often. Default ttlMs / 3, so two lost announcements do not drop the tools. */
+  /** With `announce: true`: announce this often. Default ttlMs / 3, so two lost announcements do not drop the tools. */
   announceEveryMs?: number;
-  /** Names this instance in announcements. Default: a random UUID. */
+  /** Names this instance (its micro service id, and in announcements). Default: a random UUID. */
   instanceId?: string;
   /** Timeout for tools whose spec has no `timeout_ms`, after which their signal aborts. Default 30 000. */
   defaultTimeoutMs?: number;
   /**
-   * Announce the tools by the Hermes protocol (at start, every `announceEveryMs`, when a ToolBus
-   * asks). Default true; with false the provider is found only as a NATS micro service.
+   * Also announce the tools by Hermes's own protocol (at start, every `announceEveryMs`, when a
+   * ToolBus asks), which only toolbuses older than `$SRV` discovery need. Default false: the
+   * ToolBus finds the provider as a NATS micro service.
    */
   announce?: boolean;
   /** Also be a NATS micro service (`$SRV.PING/INFO/STATS/SCHEMA`, one endpoint per tool), which the ToolBus discovers. Default true. */
@@ -51,17 +52,19 @@ export interface ToolProvider {
   /** The subject calls arrive on. */
   readonly subject: string;
   /**
-   * Stops announcing, stops taking calls and waits up to `timeoutMs` (default 10 000) for those
-   * in flight to be answered; handlers still running then see their signal abort. The ToolBus
-   * forgets the tools once `ttlMs` passes without an announcement from any instance.
+   * Stops answering discovery (and announcing), stops taking calls and waits up to `timeoutMs`
+   * (default 10 000) for those in flight to be answered; handlers still running then see their
+   * signal abort. The ToolBus forgets the tools once no instance answered two discovery rounds
+   * (with `announce: true`, once `ttlMs` also passed without an announcement).
    */
   stop(timeoutMs?: number): Promise<void>;
 }
 
 /**
- * Hosts tools on the bus: announces them to the ToolBus (at start, every `announceEveryMs` and
- * whenever a ToolBus asks), and answers calls on `<prefix>.tools.exec.<provider>` in a queue
- * group shared by every instance of the provider. A call whose idempotency key is running waits
+ * Hosts tools on the bus as a NATS micro service, which the ToolBus discovers (`$SRV.PING`/`INFO`,
+ * specs in the endpoints' metadata), one endpoint per tool, and answers calls there and on
+ * `<prefix>.tools.exec.<provider>` in queue groups shared by every instance of the provider (with
+ * `announce: true` it also announces the tools, for toolbuses older than discovery). A call whose idempotency key is running waits
  * for that run, and one whose key has finished gets the remembered result: the handler runs at
  * most once per key while this process lives (see docs/tools.md for what survives a crash).
  * Resolves once the provider's subscriptions are registered with the server.
@@ -75,6 +78,9 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
   const announceEveryMs = opts.announceEveryMs ?? Math.floor(ttlMs / 3);
   if (!(announceEveryMs > 0) || announceEveryMs >= ttlMs) {
     throw new ToolProviderConfigError(provider, 'announceEveryMs must be positive and below ttlMs, or the tools expire between announcements');
+  }
+  if (!(opts.announce ?? false) && !(opts.micro ?? true)) {
+    throw new ToolProviderConfigError(provider, 'with micro: false the provider must announce (announce: true), or no ToolBus finds it');
   }
   const specs = checkedSpecs(provider, opts.tools);
   const announcement: ToolProviderAnnouncement = { provider, instance_id: opts.instanceId ?? randomUUID(), tools: specs, ttl_ms: ttlMs };
@@ -115,7 +121,7 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
       : undefined;
   micro?.start();
 
-  let announcing = opts.announce ?? true;
+  let announcing = opts.announce ?? false;
   const announce = () => {
     if (!announcing) return;
     try {
@@ -127,15 +133,15 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
     }
   };
   // Every instance answers a discover (no queue group): the ToolBus wants to hear from all of them.
-  const discover: Subscription = nc.subscribe(subjects.toolProvidersDiscover, {
-    callback: (err) => (err ? onError('discover')(err) : announce()),
-  });
-  // Calls routed right after the first announcement must find the exec subscription in place.
+  const discover: Subscription | undefined = announcing
+    ? nc.subscribe(subjects.toolProvidersDiscover, { callback: (err) => (err ? onError('discover')(err) : announce()) })
+    : undefined;
+  // Calls routed right after the first announcement (or discovery) must find the subscriptions in place.
   await nc.flush();
   announce();
-  const timer = setInterval(announce, announceEveryMs);
-  timer.unref();
-  log.info({ tools: specs.map((s) => s.name), subject, ttl_ms: ttlMs }, 'hosting tools');
+  const timer = announcing ? setInterval(announce, announceEveryMs) : undefined;
+  timer?.unref();
+  log.info({ tools: specs.map((s) => s.name), subject, announce: announcing, ...(announcing ? { ttl_ms: ttlMs } : {}) }, 'hosting tools');
 
   let stopped: Promise<void> | undefined;
   return {
@@ -147,7 +153,7 @@ export async function hostToolProvider(opts: HostToolProviderOptions): Promise<T
         announcing = false;
         clearInterval(timer);
         if (!nc.isClosed()) {
-          discover.unsubscribe();
+          discover?.unsubscribe();
           await micro?.stop();
           // drain() lets calls already delivered to this instance through, then unsubscribes.
           await exec.drain().catch((err: unknown) => log.warn({ err }, 'could not drain the tool exec subscription'));

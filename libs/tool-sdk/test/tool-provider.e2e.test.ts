@@ -110,12 +110,31 @@ function watchAnnouncements(provider: string) {
 }
 
 describe('announcements', () => {
+  it('are off by default: nothing at start nor on a discover message, and the provider answers $SRV.INFO with its tools', async () => {
+    const name = providerName('quiet');
+    const watch = watchAnnouncements(name);
+    await nc.flush();
+    await host({ provider: name, tools: [countingTool().tool], ttlMs: 1000, announceEveryMs: 100, instanceId: 'q1' });
+    nc.publish(subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-quiet' }));
+    // Found the way the ToolBus finds it: its $SRV.INFO names the endpoint and carries the spec.
+    const info = decodeJson((await nc.request(`$SRV.INFO.${name}`, undefined, { timeout: 2000 })).data) as {
+      value: { id: string; endpoints: { subject: string; metadata: Record<string, string> }[] };
+    };
+    expect(info.value.id).toBe('q1');
+    expect(info.value.endpoints.map((e) => e.subject)).toEqual([subjects.toolExecEndpoint(name, 'add')]);
+    expect(JSON.parse(info.value.endpoints[0]!.metadata['hermes.tool_spec']!)).toMatchObject({ name: 'add' });
+    // Several announce intervals and the discover message later, still nothing announced.
+    await sleep(400);
+    watch.stop();
+    expect(watch.seen).toEqual([]);
+  });
+
   it('announce the provider, instance, tools and ttl at start, then every announceEveryMs', async () => {
     const name = providerName('announce');
     const watch = watchAnnouncements(name);
     await nc.flush();
     const { tool } = countingTool();
-    const provider = await host({ provider: name, tools: [tool], ttlMs: 3000, announceEveryMs: 200, instanceId: 'inst-a' });
+    const provider = await host({ provider: name, tools: [tool], announce: true, ttlMs: 3000, announceEveryMs: 200, instanceId: 'inst-a' });
     await sleep(750);
     watch.stop();
     expect(watch.seen.length).toBeGreaterThanOrEqual(3);
@@ -142,7 +161,7 @@ describe('announcements', () => {
     const name = providerName('cadence');
     const watch = watchAnnouncements(name);
     await nc.flush();
-    await host({ provider: name, tools: [countingTool().tool], ttlMs: 1500 });
+    await host({ provider: name, tools: [countingTool().tool], announce: true, ttlMs: 1500 });
     await sleep(1200);
     watch.stop();
     const gaps = watch.seen.slice(1).map((s, i) => s.at - watch.seen[i]!.at);
@@ -157,8 +176,8 @@ describe('announcements', () => {
     const name = providerName('discover');
     const watch = watchAnnouncements(name);
     await nc.flush();
-    await host({ provider: name, tools: [countingTool().tool], ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'one' });
-    await host({ provider: name, tools: [countingTool().tool], ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'two' });
+    await host({ provider: name, tools: [countingTool().tool], announce: true, ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'one' });
+    await host({ provider: name, tools: [countingTool().tool], announce: true, ttlMs: 180_000, announceEveryMs: 60_000, instanceId: 'two' });
     await expect.poll(() => watch.seen.length).toBe(2);
     const asked = Date.now();
     nc.publish(subjects.toolProvidersDiscover, encodeJson({ toolbus_id: 'tb-1' }));
@@ -177,7 +196,7 @@ describe('announcements', () => {
     const name = providerName('stop');
     const watch = watchAnnouncements(name);
     await nc.flush();
-    const provider = await host({ provider: name, tools: [countingTool().tool], ttlMs: 1000, announceEveryMs: 100 });
+    const provider = await host({ provider: name, tools: [countingTool().tool], announce: true, ttlMs: 1000, announceEveryMs: 100 });
     await expect.poll(() => watch.seen.length).toBeGreaterThanOrEqual(2);
     await provider.stop();
     const count = watch.seen.length;
@@ -380,7 +399,7 @@ describe('configuration', () => {
   const reject = (opts: Pick<HostToolProviderOptions, 'provider' | 'tools'> & Partial<HostToolProviderOptions>) =>
     expect(hostToolProvider({ nc, ...opts })).rejects.toThrow(ToolProviderConfigError);
 
-  it('refuses tools the ToolBus could not offer, duplicate names and bad timings', async () => {
+  it('refuses tools the ToolBus could not offer, duplicate names, bad timings and a provider nobody could find', async () => {
     const open = defineTool({ name: 'open', description: 'x', parameters: { type: 'object' } }, async () => null);
     const badName = defineTool({ name: 'has space', description: 'x', parameters: { type: 'object', additionalProperties: false } }, async () => null);
     const unknownKeyword = defineTool(
@@ -396,6 +415,8 @@ describe('configuration', () => {
     await reject({ provider: 'bad.name', tools: [tool] });
     await reject({ provider: providerName('cfg'), tools: [tool], ttlMs: 500 });
     await reject({ provider: providerName('cfg'), tools: [tool], ttlMs: 2000, announceEveryMs: 2000 });
+    // Neither a micro service nor announcing: no ToolBus could find it.
+    await reject({ provider: providerName('cfg'), tools: [tool], micro: false });
   });
 
   it('refuses transforms and rules the ToolBus could not run, and hosts a tool with date-time arguments, transforms and rules', async () => {
@@ -414,7 +435,7 @@ describe('configuration', () => {
     const name = providerName('timed');
     const watch = watchAnnouncements(name);
     await nc.flush();
-    await host({ provider: name, tools: [good] });
+    await host({ provider: name, tools: [good], announce: true });
     // The transforms and rules travel in the announcement: the ToolBus runs them.
     const announced = await eventually(
       () => watch.seen[0]?.value,

@@ -3,7 +3,8 @@ import { ApprovalDecision, ApprovalDecisionBody, contracts, ownerKey, validate }
 import type { ServerResponse } from 'node:http';
 import type { Logger } from '@hermes/telemetry';
 import { feedApprovals, listApprovals } from './approval-feed.js';
-import { HttpError, httpErrorFromBus, problemOf, sendJson } from './http-errors.js';
+import type { Caller } from './auth.js';
+import { ask, HttpError, httpErrorFromBus, problemOf, sendJson } from './http-errors.js';
 import type { SseStream } from './sse.js';
 import { readJsonBody } from './json-body.js';
 import { getTask, taskIdParam, type RouteHandler } from './task-routes.js';
@@ -57,7 +58,7 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
       }
       // An approver (or admin) decides any task of the team; an owner their own, unless approver roles
       // are configured. Anyone else gets the same 404 as for no task, so task ids cannot be probed.
-      await getTask(deps.bus, taskId, caller, { anyUser: caller.approves === 'team' });
+      if (!(await isHostCallOf(deps.bus, taskId, callId, caller))) await getTask(deps.bus, taskId, caller, { anyUser: caller.approves === 'team' });
       if (caller.approves === 'none') {
         throw new HttpError(403, { code: 'forbidden', message: 'approvals are decided by the roles in HERMES_APPROVER_ROLES, which this key does not hold' });
       }
@@ -77,6 +78,22 @@ export function createApprovalRoutes(deps: ApprovalRouteDeps): { decide: RouteHa
       }
     },
   };
+}
+
+/** The synthesised task of an MCP host's tool call (see the toolbus's hostCall): no dispatcher task to read. */
+const HOST_CALL_TASK = /^mcp_[0-9a-f]{32}$/;
+
+/**
+ * Whether the call is a parked MCP host call the caller may decide as its owner, or as an
+ * approver or admin of its team. The dispatcher has no task for it, so the toolbus's list of
+ * pending approvals (scoped like the task read) stands in for the task's owner.
+ */
+async function isHostCallOf(bus: Bus, taskId: string, callId: string, caller: Caller): Promise<boolean> {
+  if (!HOST_CALL_TASK.test(taskId)) return false;
+  const anyUser = caller.isAdmin || caller.approves === 'team';
+  const { approvals } = await ask(() => request(bus, contracts.toolApprovalList, { team: caller.team, user_id: anyUser ? null : caller.user_id }));
+  // Not listed (decided, expired, another's, or a dispatcher task of that name): the task read answers.
+  return approvals.some((a) => a.task_id === taskId && a.call_id === callId);
 }
 
 function callIdParam(raw: string | undefined): string {

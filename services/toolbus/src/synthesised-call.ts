@@ -13,6 +13,8 @@ export interface SynthesisedCall {
   user_id: string;
   team?: string | undefined;
   roles: readonly string[];
+  /** The synthesised task to use (a requester asking again for a parked call's outcome); default `<prefix>_<uuid>`. */
+  task_id?: string | undefined;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface SynthesisedCall {
  * may publish.
  */
 export function synthesisedCall(calls: ToolCallHandler, c: SynthesisedCall): Promise<ToolCallReply> {
-  const taskId = `${c.prefix}_${randomUUID().replace(/-/g, '')}`;
+  const taskId = c.task_id ?? `${c.prefix}_${randomUUID().replace(/-/g, '')}`;
   return calls.handle({
     idempotency_key: `${taskId}:${c.subtask}:1:0`,
     task_id: taskId,
@@ -37,7 +39,12 @@ export function synthesisedCall(calls: ToolCallHandler, c: SynthesisedCall): Pro
   });
 }
 
-/** An MCP host's call through the gateway, as the API key's owner with the key's roles. */
+/**
+ * An MCP host's call through the gateway, as the API key's owner with the key's roles. The gateway
+ * names the task (`task_id`) so that asking again with the same tool and arguments follows the same
+ * call record: a call parked for approval answers `pending_approval` until it is decided, then its
+ * outcome. A record of another owner under that task is an `idempotency_conflict`, never replayed.
+ */
 export function hostCall(calls: ToolCallHandler, req: ToolHostCallRequest): Promise<ToolCallReply> {
   return synthesisedCall(calls, { prefix: 'mcp', subtask: 'mcp', ...req });
 }

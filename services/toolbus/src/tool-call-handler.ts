@@ -1,4 +1,4 @@
-import type { ToolCallReply, ToolCallRequest, ToolError } from '@hermes/contracts';
+import { ownerOf, sameOwner, type ToolCallReply, type ToolCallRequest, type ToolError } from '@hermes/contracts';
 import { ReplyError } from '@hermes/bus';
 import type { ApprovalDesk } from './approval-desk.js';
 import type { ArgumentValidator } from './argument-validator.js';
@@ -249,7 +249,8 @@ function invalidArguments(tool: RegisteredTool, issues: ToolError['issues'] & ob
  * tasks, or two different calls where the first may have had side effects.
  */
 function isSameCall(record: CallRecord, req: ToolCallRequest, hash: string): boolean {
-  const sameTask = record.origin.task_id === req.task_id;
+  // One task has one owner; a record of another under the same task id is never replayed to this one.
+  const sameTask = record.origin.task_id === req.task_id && sameOwner(ownerOf(record.origin), ownerOf(req));
   // Records written before calls were hashed are compared by tool alone.
   if (sameTask && (record.call_hash === undefined ? record.origin.tool === req.tool : record.call_hash === hash)) return true;
   if (sameTask && record.replaceable && record.state === 'done') return false;

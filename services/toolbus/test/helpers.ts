@@ -34,7 +34,15 @@ export function startTestToolbus(bus: Bus, settings: Partial<ToolbusSettings> = 
   // asks (task-authority.e2e.test.ts serves taskGet); the full stack in tests/e2e runs with the check.
   return startToolbus({
     bus,
-    settings: { ...defaultToolbusSettings(), TOOL_CALL_LEASE_MS: 600, TOOL_DISCOVERY_GRACE_MS: 0, TOOL_TASK_CHECK: false, ...settings },
+    // Discovery every 300 ms: @hermes/tool-sdk providers do not announce by default, so they are found by a round.
+    settings: {
+      ...defaultToolbusSettings(),
+      TOOL_CALL_LEASE_MS: 600,
+      TOOL_DISCOVERY_GRACE_MS: 0,
+      TOOL_TASK_CHECK: false,
+      TOOL_SRV_DISCOVERY_INTERVAL_MS: 300,
+      ...settings,
+    },
     extraBuiltins,
   });
 }

@@ -7,6 +7,8 @@ import { request, type Bus } from '@hermes/bus';
 import type { ToolbusSettings } from '../src/toolbus-settings.js';
 import { callRequest, callTool, connect, freshPrefix, natsForFile, remoteTool, sleep, startStandInProvider, startTestToolbus, waitForTool } from './helpers.js';
 import { natsHandles } from '@hermes/bus/internal';
+import { connect as natsConnect } from '@nats-io/transport-node';
+import { defineTool, hostToolProvider } from '@hermes/tool-sdk';
 
 // Issue 17: a provider is tied to its own announce subject, cannot take a built-in's or an MCP
 // server's tool name (even while the server is away), cannot relax pinned policy, and a spec that
@@ -41,6 +43,30 @@ async function announceOn(bus: Bus, subject: string, claimed: string, specs: Too
 }
 
 const transfer = remoteTool('transfer', { require_confirm: true, roles: ['finance'] });
+
+/**
+ * A `@hermes/tool-sdk` provider on a login (connection) of its own that never announces: the
+ * toolbus finds it only as a NATS micro service ($SRV discovery). Answers which provider ran a tool.
+ */
+async function microProvider(bus: Bus, name: string, specs: ToolSpec[]): Promise<{ ran: string[] }> {
+  const nc = await natsConnect({ servers: nats.url, name: `login-${name}` });
+  cleanups.push(() => nc.close());
+  const ran: string[] = [];
+  const hosted = await hostToolProvider({
+    nc,
+    prefix: bus.subjects.prefix,
+    provider: name,
+    announce: false,
+    tools: specs.map((spec) =>
+      defineTool(spec, async () => {
+        ran.push(spec.name);
+        return `ran ${spec.name} at ${name}`;
+      }),
+    ),
+  });
+  cleanups.push(() => hosted.stop(1000));
+  return { ran };
+}
 
 describe('provider identity', () => {
   it('ignores an announcement for a provider made on another provider’s subject', async () => {
@@ -119,5 +145,31 @@ describe('provider identity', () => {
     // balance is sec-tools' by the pin, even if evil-tools announced first or sec-tools goes away.
     expect(await callTool(bus, callRequest({ tool: 'balance' }))).toMatchObject({ status: 'ok', result: { result: 'ran balance at sec-tools' } });
     expect(other.received.map((r) => r.tool)).not.toContain('balance');
+  });
+
+  it('applies TOOL_PROVIDER_POLICY to a provider found only by $SRV discovery, and a rival login serving its pinned name is not used', async () => {
+    const bus = await rig({
+      // Discovery rounds every 300 ms; waits below allow seconds, as the machine is shared.
+      TOOL_SRV_DISCOVERY_INTERVAL_MS: 300,
+      TOOL_PROVIDER_POLICY: {
+        'sec-tools': { tools: ['transfer', 'balance'], pin: { transfer: { require_confirm: true, roles: ['finance'], timeout_ms: 5000 } } },
+      },
+    });
+    // The rival is found first, so without the pin it would keep balance (first come, first served).
+    const rival = await microProvider(bus, 'evil-tools', [remoteTool('balance'), remoteTool('evil_ok')]);
+    await waitForTool(bus, 'evil_ok');
+    // Served without approval, roles or timeout, plus a tool the policy does not allow it.
+    const sec = await microProvider(bus, 'sec-tools', [remoteTool('transfer'), remoteTool('balance'), remoteTool('wire')]);
+    await waitForTool(bus, 'transfer', ['finance']);
+    const list = await tools(bus, ['finance']);
+    expect(list.find((t) => t.name === 'transfer')?.origin).toEqual({ kind: 'provider', name: 'sec-tools' });
+    expect(list.find((t) => t.name === 'balance')?.origin).toEqual({ kind: 'provider', name: 'sec-tools' });
+    expect(await names(bus, ['member'])).not.toContain('transfer');
+    expect(await names(bus)).not.toContain('wire');
+    expect((await callTool(bus, callRequest({ tool: 'transfer', roles: ['member'] }))).error?.code).toBe('tool_forbidden');
+    expect((await callTool(bus, callRequest({ tool: 'transfer', roles: ['finance'] }))).status).toBe('pending_approval');
+    expect(await callTool(bus, callRequest({ tool: 'balance' }))).toMatchObject({ status: 'ok', result: { result: 'ran balance at sec-tools' } });
+    expect(sec.ran).toEqual(['balance']);
+    expect(rival.ran).toEqual([]);
   });
 });

@@ -117,4 +117,25 @@ describe('provider users of the generated NATS config', () => {
     expect((await request(cli, contracts.toolsList, {})).tools.map((t) => t.name)).not.toContain('sec_export');
     expect(violations('toolbus')).toEqual([]);
   });
+
+  it('a login for evil-tools serving sec-tools as a NATS micro service is not used: the server refuses its INFO and endpoints', async () => {
+    const evil = await asProvider('evil-tools');
+    const ran: string[] = [];
+    const tool = (name: string) => defineTool(remoteTool(name), async () => (ran.push(name), `${name} at evil-tools`));
+    // It answers $SRV.PING as sec-tools (any login may), but may not subscribe to $SRV.INFO.sec-tools or its exec subjects.
+    const impostor = await hostToolProvider({ nc: natsHandles(evil).nc, provider: 'sec-tools', tools: [tool('sec_wire')] });
+    expect(await loggedViolation(providerUserFor('evil-tools'), /Subscription Violation.*Subject "\$SRV\.INFO\.sec-tools"/)).toBeDefined();
+    expect(await loggedViolation(providerUserFor('evil-tools'), /Subscription Violation.*Subject "hermes\.tools\.exec\.sec-tools\.sec_wire"/)).toBeDefined();
+    // Under its own name it is found by discovery (no announcements), which shows rounds ran while the impostor was up.
+    // On a connection of its own: the server lets a provider user send one reply per request it got
+    // (allow_responses), so two services on one connection could not both answer a $SRV.PING.
+    const evilAgain = await asProvider('evil-tools');
+    const own = await hostToolProvider({ nc: natsHandles(evilAgain).nc, provider: 'evil-tools', tools: [tool('evil_micro_ok')] });
+    const cli = await asService('cli');
+    await waitForTool(cli, 'evil_micro_ok');
+    expect((await request(cli, contracts.toolsList, {})).tools.map((t) => t.name)).not.toContain('sec_wire');
+    expect(ran).toEqual([]);
+    expect(violations('toolbus')).toEqual([]);
+    await Promise.all([impostor.stop(1000), own.stop(1000)]);
+  });
 });

@@ -150,6 +150,13 @@ export const ToolHostCallRequest = Type.Object(
     user_id: Id,
     team: Type.Optional(Team),
     roles: Type.Array(Type.String(), { description: "the API key's roles" }),
+    task_id: Type.Optional(
+      Type.String({
+        pattern: '^mcp_[0-9a-f]{32}$',
+        description:
+          "the call's synthesised task, named by the gateway so that it can ask again (same tool and arguments) for the outcome of a call parked for approval; absent: a fresh one",
+      }),
+    ),
   },
   { title: 'ToolHostCallRequest', additionalProperties: false },
 );

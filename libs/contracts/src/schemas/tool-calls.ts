@@ -161,7 +161,13 @@ export const ApprovalDecision = Type.Object(
     task_id: Id,
     call_id: Type.String({ minLength: 1 }),
     decision: Type.Union([Type.Literal('approve'), Type.Literal('deny')]),
-    decided_by: Id,
+    decided_by: Type.String({
+      minLength: 1,
+      maxLength: 161,
+      // The gateway sends the approver's owner key: a user id of the default team, `<team>/<user id>` of any other.
+      pattern: '^([a-z0-9][a-z0-9-]{0,31}/)?[A-Za-z0-9][A-Za-z0-9_:@-]*$',
+      description: 'who decided: a user id (default team) or `<team>/<user id>`',
+    }),
     reason: Type.Optional(Type.String({ maxLength: 2000 })),
   },
   { title: 'ApprovalDecision', additionalProperties: false },
