@@ -96,7 +96,7 @@ describe('ask_user', () => {
     expect(outcomeOf(await watch.done)).toEqual({ kind: 'completed', output: 'answer was: yes, go' });
   });
 
-  it('hermes run prints the question with its choices and the hermes answer hint, and follows the task to its answer', async () => {
+  it('hermes run and hermes status print the question with its choices and the hermes answer hint; hermes run follows the task to its answer', async () => {
     const goal = 'ask: cli shows the question';
     model.on(goal, [ask('q_shown', 'Which environment?', ['staging', 'prod']), echoAnswer('q_shown')]);
     const run = spawnHermes(stack.natsUrl, {}, 'run', goal, '--user', 'alice');
@@ -106,9 +106,15 @@ describe('ask_user', () => {
       const taskId = /^task (\S+)$/m.exec(printed)?.[1];
       expect(taskId).toBeDefined();
       expect(printed).toContain(`input required subtask=main: Which environment? [staging | prod] (answer with: hermes answer ${taskId} "<text>")`);
+      // hermes status of the waiting task says the same.
+      const status = (await hermesCli(stack.natsUrl, ['status', taskId!])).stdout;
+      expect(status).toMatch(/status\s+input_required/);
+      expect(status).toContain(`question  main: Which environment? [staging | prod] (answer with: hermes answer ${taskId} "<text>")`);
+      expect(status).toMatch(/\? main input_required: /);
       // The hint, run as printed, resumes the task that hermes run still follows.
       const { stdout } = await hermesCli(stack.natsUrl, ['answer', taskId!, 'staging', '--user', 'alice']);
       expect(stdout).toMatch(/status\s+running/);
+      expect(stdout).not.toMatch(/^question/m);
       const ended = await run.exited;
       expect(ended.code).toBe(0);
       expect(ended.out.trimEnd().split('\n').at(-1)).toBe('completed: answer was: staging');
