@@ -6,6 +6,7 @@ import { callTools, ModelScript, toolMessages, type Turn } from './model-script.
 import { outcomeOf, submit, watchTask } from './tasks.js';
 import { readSse } from './events.js';
 import { hermesCli } from './tool-fixtures.js';
+import { spawnHermes } from './cli-bin.js';
 
 // ask_user through real processes: runtime ⇄ scripted model, dispatcher, gateway, CLI, two
 // runtime replicas (one is SIGKILLed while a task waits). Questions wait ASK_USER_TIMEOUT_MS =
@@ -93,6 +94,33 @@ describe('ask_user', () => {
     const { stdout } = await hermesCli(stack.natsUrl, ['answer', taskId, 'yes, go', '--user', 'alice']);
     expect(stdout).toMatch(/status\s+running/);
     expect(outcomeOf(await watch.done)).toEqual({ kind: 'completed', output: 'answer was: yes, go' });
+  });
+
+  it('hermes run and hermes status print the question with its choices and the hermes answer hint; hermes run follows the task to its answer', async () => {
+    const goal = 'ask: cli shows the question';
+    model.on(goal, [ask('q_shown', 'Which environment?', ['staging', 'prod']), echoAnswer('q_shown')]);
+    const run = spawnHermes(stack.natsUrl, {}, 'run', goal, '--user', 'alice');
+    try {
+      // Generous: the bin starts, connects and the task runs its first turn on a loaded machine.
+      const printed = await run.waitForOutput(/input required/, 30_000);
+      const taskId = /^task (\S+)$/m.exec(printed)?.[1];
+      expect(taskId).toBeDefined();
+      expect(printed).toContain(`input required subtask=main: Which environment? [staging | prod] (answer with: hermes answer ${taskId} "<text>")`);
+      // hermes status of the waiting task says the same.
+      const status = (await hermesCli(stack.natsUrl, ['status', taskId!])).stdout;
+      expect(status).toMatch(/status\s+input_required/);
+      expect(status).toContain(`question  main: Which environment? [staging | prod] (answer with: hermes answer ${taskId} "<text>")`);
+      expect(status).toMatch(/\? main input_required: /);
+      // The hint, run as printed, resumes the task that hermes run still follows.
+      const { stdout } = await hermesCli(stack.natsUrl, ['answer', taskId!, 'staging', '--user', 'alice']);
+      expect(stdout).toMatch(/status\s+running/);
+      expect(stdout).not.toMatch(/^question/m);
+      const ended = await run.exited;
+      expect(ended.code).toBe(0);
+      expect(ended.out.trimEnd().split('\n').at(-1)).toBe('completed: answer was: staging');
+    } finally {
+      run.kill();
+    }
   });
 
   it('the runtime that asked is SIGKILLed while the task waits: the answer resumes it on the other replica, its sibling call replayed', async () => {

@@ -7,6 +7,7 @@ import { eventually } from '@hermes/testkit';
 import { startStack, type Stack } from './stack.js';
 import { ModelScript, callTools, offeredTools, toolMessages } from './model-script.js';
 import { outcomeOf, runTask } from './tasks.js';
+import { auditRecords } from './tool-fixtures.js';
 
 // The reference MCP server from npm, run over stdio by the toolbus process.
 const everythingBin = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
@@ -27,6 +28,17 @@ beforeAll(async () => {
           command: process.execPath,
           args: [everythingBin, 'stdio'],
           enabled_tools: ['echo', 'get-sum', 'gzip-file-as-resource'],
+          // Declared for the server's own tool name, run by the toolbus before the call reaches the server.
+          tools: {
+            echo: {
+              transforms: [
+                { op: 'alias', field: '/message', aliases: ['text'] },
+                { op: 'trim', field: '/message' },
+                { op: 'case', field: '/message', to: 'lower' },
+              ],
+              rules: [{ name: 'no_passwords', message: 'never echo a password', condition: { not: { field: '/message', op: 'contains', value: 'password' } } }],
+            },
+          },
         },
       },
     }),
@@ -88,5 +100,42 @@ describe('MCP tools through the whole system', () => {
       ok: false,
       error: { code: 'tool_failed', retryable: false, message: expect.stringContaining('Unsupported URL protocol') },
     });
+  });
+
+  it("an MCP tool's configured rule refuses a breaking call with a correction naming it, and its transforms reach the server; both audited", async () => {
+    const goal = 'echo through the MCP server with rules';
+    model.on(goal, [
+      // Transformed first (alias, trim, lower case), then the rule sees "my password is hunter2".
+      callTools({ id: 'e1', name: 'everything_echo', arguments: { text: '  My PASSWORD is hunter2 ' } }),
+      callTools({ id: 'e2', name: 'everything_echo', arguments: { text: '  Hello MCP World  ' } }),
+      { content: 'Echoed.' },
+    ]);
+    const { taskId, events } = await runTask(stack.bus, { user_id: 'alice', goal });
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed', output: 'Echoed.' });
+
+    const [refused] = toolMessages(model.requests(goal)[1]!.body);
+    expect(refused!.tool_call_id).toBe('e1');
+    expect(refused!.content).toMatchObject({ ok: false, error: { code: 'invalid_arguments', retryable: false } });
+    expect(refused!.content.error!.issues).toEqual([
+      expect.objectContaining({ path: '/message', rule: 'no_passwords', message: expect.stringContaining('never echo a password') }),
+    ]);
+
+    const ran = toolMessages(model.requests(goal)[2]!.body).find((m) => m.tool_call_id === 'e2');
+    expect(ran!.content.ok).toBe(true);
+    // The server echoes what it received: the transformed message, not what the model sent.
+    expect(JSON.stringify(ran!.content.result)).toContain('Echo: hello mcp world');
+    expect(JSON.stringify(ran!.content.result)).not.toContain('Hello MCP World');
+    expect(ran!.content.adjusted_arguments!.map((a) => [a.path, a.transform, a.to])).toEqual([
+      ['/message', 'alias', '/message'],
+      ['/message', 'trim', '"Hello MCP World"'],
+      ['/message', 'case', '"hello mcp world"'],
+    ]);
+
+    const audit = await auditRecords(stack.bus, taskId, 2);
+    expect(audit.map((a) => [a.tool, a.outcome, a.error_code, a.broken_rules])).toEqual([
+      ['everything_echo', 'error', 'invalid_arguments', ['no_passwords']],
+      ['everything_echo', 'ok', undefined, undefined],
+    ]);
+    expect(audit[1]!.adjustments).toEqual(ran!.content.adjusted_arguments);
   });
 });

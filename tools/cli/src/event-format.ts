@@ -1,4 +1,12 @@
-import { taskEventKind, type TaskEvent, type TaskEventDataByKind, type TaskEventKind, type TaskView, type TokenUsage } from '@hermes/contracts';
+import {
+  taskEventKind,
+  type TaskEvent,
+  type TaskEventDataByKind,
+  type TaskEventKind,
+  type SubtaskStatus,
+  type TaskView,
+  type TokenUsage,
+} from '@hermes/contracts';
 
 /** One readable line per task event, for `hermes run` without `--json`. */
 export function formatTaskEvent(event: TaskEvent): string {
@@ -35,8 +43,7 @@ export function formatTaskEvent(event: TaskEvent): string {
     }
     case 'input_required': {
       const d = dataOf(event, kind);
-      const choices = d.choices?.length ? ` [${d.choices.join(' | ')}]` : '';
-      return `input required subtask=${d.subtask_id}: ${d.question}${choices} (answer with: hermes answer ${d.task_id} "<text>")`;
+      return `input required subtask=${d.subtask_id}: ${questionText(d.task_id, d)}`;
     }
     case 'review_started': {
       const d = dataOf(event, kind);
@@ -82,12 +89,21 @@ export function formatTaskView(view: TaskView): string {
   if (view.trace_context) rows.push(['trace', view.trace_context.trace_id]);
   if (view.result) rows.push(['result', view.result.output]);
   if (view.error) rows.push(['error', `${view.error.code}: ${view.error.message}`]);
+  // A waiting task says what it waits for, as its input_required event did.
+  for (const s of view.plan?.subtasks ?? [])
+    if (s.status === 'input_required' && s.input && s.input.answer === undefined) rows.push(['question', `${s.id}: ${questionText(view.task_id, s.input)}`]);
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
   const text = rows.map(([label, value]) => `${label.padEnd(width)}${value}`).join('\n');
   return view.plan ? `${text}\n${formatPlan(view.plan)}` : text;
 }
 
-const MARK: Record<string, string> = { pending: '·', running: '▶', succeeded: '✓', failed: '✗', skipped: '–' };
+const MARK: Record<SubtaskStatus, string> = { pending: '·', running: '▶', input_required: '?', succeeded: '✓', failed: '✗', skipped: '–' };
+
+/** A question of ask_user with its choices and the command that answers it. */
+function questionText(taskId: string, q: { question: string; choices?: string[] }): string {
+  const choices = q.choices?.length ? ` [${q.choices.join(' | ')}]` : '';
+  return `${q.question}${choices} (answer with: hermes answer ${taskId} "<text>")`;
+}
 
 /** The plan as a DAG, one node per line in dependency order: state, id, what it waits for, intent. */
 export function formatPlan(plan: NonNullable<TaskView['plan']>): string {
@@ -106,7 +122,7 @@ export function formatPlan(plan: NonNullable<TaskView['plan']>): string {
     const after = s.depends_on.length ? ` ← ${s.depends_on.join(', ')}` : '';
     const tries = s.attempts > 1 ? ` (${s.attempts} attempts)` : '';
     const why = s.error && s.status !== 'succeeded' ? ` [${s.error.code}]` : '';
-    lines.push(`  ${'  '.repeat(levelOf(s.id))}${MARK[s.status] ?? '?'} ${s.id} ${s.status}${tries}${why}${after}: ${s.intent}`);
+    lines.push(`  ${'  '.repeat(levelOf(s.id))}${MARK[s.status]} ${s.id} ${s.status}${tries}${why}${after}: ${s.intent}`);
   }
   if (plan.job)
     lines.push(
