@@ -39,11 +39,13 @@ export async function hostBenchTools(o: { natsUrl: string; bus: Bus }): Promise<
   let provider: ToolProvider | undefined;
   try {
     provider = await hostToolProvider({ nc, provider: 'bench-tools', tools: [tool] });
-    // The toolbus lists the tool once it has heard the announcement.
-    for (let i = 0; ; i++) {
+    // The toolbus lists the tool once a discovery round found the provider (every 10 s by
+    // default, TOOL_SRV_DISCOVERY_INTERVAL_MS): three rounds at most.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
       const listed = await request(o.bus, contracts.toolsList, { user_id: 'bench', roles: ['user'] });
       if (listed.tools.some((t) => t.name === 'bench_record')) break;
-      if (i > 100) throw new Error('the toolbus never listed bench_record');
+      if (Date.now() > deadline) throw new Error('the toolbus never listed bench_record (no discovery round found bench-tools in 30 s)');
       await new Promise((r) => setTimeout(r, 100));
     }
   } catch (err) {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskEventKind } from '@hermes/contracts';
 import { collectTaskEvents } from './events.js';
@@ -10,6 +10,7 @@ import { callTools, ModelScript } from './model-script.js';
 import { startOtlpReceiver, type OtlpReceiver } from './otlp-receiver.js';
 import { ADMIN_KEY, API_KEY, startStack, type Stack } from './stack.js';
 import { Ledger, waitForToolList } from './tool-fixtures.js';
+import { logIn, openBrowser, WAIT, type ConsoleBrowser } from './console-browser-kit.js';
 
 // Approvals by role, in a real browser (Debian's Chromium) against the real services and a real
 // stdio MCP server whose require_confirm tool appends each run to a ledger file of its own: carol
@@ -18,7 +19,6 @@ import { Ledger, waitForToolList } from './tool-fixtures.js';
 // counts the runs. Also: the task page links the task's trace to HERMES_TRACE_URL_TEMPLATE, and
 // the MCP servers page shows the pinned server's changed tool description held back from models
 // and approves it, after which the toolbus offers the tool again.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ledgerMcpServer = fileURLToPath(new URL('../../services/toolbus/test/fixtures/ledger-mcp-server.mjs', import.meta.url));
 const CAROL_KEY = 'test-key-carol-approver-0123';
 const TRACE_TEMPLATE = 'http://traces.example.test/trace/{trace_id}?from=hermes';
@@ -32,8 +32,7 @@ let ledger: Ledger;
 let dir: string;
 /** The ledger MCP server's DESCRIPTION_FILE: writing it changes the tool's description. */
 let descriptionFile: string;
-let profile: string;
-let browser: BrowserContext;
+let browser: ConsoleBrowser;
 let page: Page;
 
 beforeAll(async () => {
@@ -70,14 +69,8 @@ beforeAll(async () => {
   model = new ModelScript(stack.llm);
   // The toolbus connects the MCP server in the background; generous on a loaded 2-core machine.
   await waitForToolList(stack.bus, { present: [TOOL] }, 60_000);
-  profile = mkdtempSync(join(tmpdir(), 'hermes-console-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 900 },
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
+  browser = await openBrowser();
+  page = browser.page;
 }, 120_000);
 
 afterAll(async () => {
@@ -86,11 +79,7 @@ afterAll(async () => {
   await otlp?.close();
   ledger?.remove();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
-
-// Deadlines are generous: Chromium and ten services share a 2-core machine with other test runs.
-const WAIT = { timeout: 30_000 };
 
 async function gateway(path: string, key: string, init: { method?: string; body?: unknown } = {}): Promise<Response> {
   return fetch(`${stack.gatewayUrl}${path}`, {
@@ -122,10 +111,7 @@ describe('approvals decided by role in the console', () => {
     expect(await me(CAROL_KEY)).toMatchObject({ user_id: 'carol', is_admin: false, approves: true, approves_team: true });
     expect(await me(API_KEY)).toMatchObject({ user_id: 'alice', approves: false, approves_team: false });
 
-    await page.goto(`${stack.gatewayUrl}/console/`);
-    await page.fill('#api-key', CAROL_KEY);
-    await page.click('#login button[type=submit]');
-    await page.waitForSelector('#task-rows', { state: 'attached', ...WAIT });
+    await logIn(page, stack.gatewayUrl, CAROL_KEY);
     await page.goto(`${stack.gatewayUrl}/console/#/approvals`);
     await page.waitForSelector('#approval-scope:has-text("every user of team default")', WAIT);
   }, 60_000);

@@ -1,12 +1,12 @@
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedStack } from './shared-stack.js';
 import { ADMIN_KEY, API_KEY, BOB_KEY } from './stack.js';
 import { callTools } from './model-script.js';
 import { withToolProvider, type ToolStack } from './tool-fixtures.js';
+import { openBrowser, WAIT, type ConsoleBrowser } from './console-browser-kit.js';
 
 // The console in a real browser (Debian's Chromium driven by playwright-core) against the real
 // services: log in, watch a task submitted over the API complete live with its steps and tool
@@ -14,33 +14,23 @@ import { withToolProvider, type ToolStack } from './tool-fixtures.js';
 // forget one memory and then all of a user's from the page, and, as an admin, filter the task list
 // by user, see every user's tasks, the MCP servers and the LLM pools. With HERMES_SCREENSHOTS
 // set to a folder (scripts/console-screenshots.sh: docs/img), it saves the pages it shows.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.HERMES_SCREENSHOTS;
 
 let fx: ToolStack;
-let profile: string;
-let browser: BrowserContext;
+let browser: ConsoleBrowser;
 let page: Page;
 /** Bob's task of the second test: the admin's list shows it, alice's never. */
 let bobsTask: string;
 
 beforeAll(async () => {
   fx = await withToolProvider(await sharedStack());
-  // A fresh profile per run: no cached page, key or cookie of an earlier one.
-  profile = mkdtempSync(join(tmpdir(), 'hermes-console-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 900 },
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
+  browser = await openBrowser();
+  page = browser.page;
 }, 90_000);
 
 afterAll(async () => {
   await browser?.close();
   await fx?.stop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 async function submitOverHttp(goal: string, key = API_KEY): Promise<string> {
@@ -58,9 +48,6 @@ async function screenshot(name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 }
-
-// Deadlines are generous: Chromium and ten services share a 2-core machine with other test runs.
-const WAIT = { timeout: 30_000 };
 
 describe('the console in a browser', () => {
   it('logs in with an API key kept in sessionStorage, refusing a wrong one', async () => {

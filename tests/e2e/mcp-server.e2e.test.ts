@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -115,7 +116,9 @@ async function inspect(key: string, args: string[]): Promise<Record<string, unkn
     process.execPath,
     [inspectorCli, '--cli', `${stack.gatewayUrl}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${key}`, ...args],
     // Generous: the inspector starts a second Node process of its own on a shared 2-core machine.
-    { timeout: 60_000 },
+    // Its cwd is its own build folder: 1.0.x tests for `../package.json` against the cwd but imports
+    // it relative to its module, so from any other cwd it reads a package.json that is not there.
+    { timeout: 60_000, cwd: dirname(inspectorCli) },
   );
   return JSON.parse(stdout) as Record<string, unknown>;
 }

@@ -9,6 +9,7 @@ import { API_KEY, replicasOf, startStack, type Stack } from './stack.js';
 import { goalOf } from './model-script.js';
 import { kinds } from './events.js';
 import { outcomeOf, submit, watchTask } from './tasks.js';
+import { logIn, openBrowser, WAIT } from './console-browser-kit.js';
 
 const PLANNER = 'scripted-planner';
 let stack: Stack;
@@ -156,7 +157,7 @@ describe('planned tasks', () => {
     expect((await list('?status=failed')).tasks).toEqual([]);
   });
 
-  it('a failing subtask is retried, then re-planned; its completed sibling is not run again', async () => {
+  it('a failing subtask is retried, then re-planned; its completed sibling is not run again; the console draws the retries and the re-plan', async () => {
     const goal = 'flaky: two parts and a summary';
     planners.set(goal, (req) =>
       lastUserMessageText(req.body).includes('"replan"')
@@ -197,7 +198,25 @@ describe('planned tasks', () => {
       ['bad_alt', 'succeeded', 1],
       ['sum2', 'succeeded', 1],
     ]);
-  });
+
+    // The console's plan DAG of the same task, in a real browser: retries, the re-plan and what it replaced.
+    const browser = await openBrowser();
+    try {
+      await logIn(browser.page, stack.gatewayUrl, API_KEY);
+      await browser.page.goto(`${stack.gatewayUrl}/console/#/tasks/${taskId}`);
+      const node = (id: string) => browser.page.locator(`#plan [data-subtask="${id}"]`);
+      await node('sum2').locator('[data-status="succeeded"]').waitFor(WAIT);
+      expect(await node('bad').textContent()).toMatch(/attempts 3.*replaced/);
+      expect(await node('bad').textContent()).toContain('llm_unavailable');
+      // The old summary never ran: the re-plan's sum2 took its place.
+      expect(await node('sum').locator('[data-status="skipped"]').count()).toBe(1);
+      expect(await node('bad_alt').textContent()).toContain('re-plan 1');
+      expect(await node('sum2').textContent()).toMatch(/re-plan 1.*after ok, bad_alt/);
+      expect(await node('ok').textContent()).not.toContain('re-plan');
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
 
   it('an invalid plan is sent back once with the errors, then the task fails plan_invalid', async () => {
     const goal = 'cyclic: the planner keeps drawing a circle';

@@ -48,6 +48,8 @@ beforeAll(async () => {
       MCP_CONFIG_FILE: configFile,
       MCP_CONFIG_WATCH: 'false',
       TOOL_TASK_CHECK: 'false',
+      // tool-sdk providers do not announce by default: found by a discovery round, here every 300 ms.
+      TOOL_SRV_DISCOVERY_INTERVAL_MS: '300',
       LOG_LEVEL: 'error',
     },
     healthPort,
