@@ -113,10 +113,12 @@ describe('helm/hermes templates', () => {
     expect(text.indexOf('{{- else if .Values.runtime.autoscaling.enabled }}')).toBeLessThan(text.indexOf('kind: HorizontalPodAutoscaler'));
     expect(text).toContain('type: nats-jetstream');
     expect(text).toContain(`consumer: "${subjectsFor().consumers.runtimeJobs}"`);
+    expect(text).toContain(`consumer: "${subjectsFor().consumers.runtimeJobsAhead}"`);
     // The helper derives the stream from the prefix as subjectsFor() does.
     expect(templates('_helpers.tpl')).toContain('printf "%s_RUNTIME_JOBS" (.Values.subjectPrefix | upper | replace "-" "_")');
     for (const prefix of ['hermes', 'acme-prod', 'team_a']) {
       expect(`${prefix.toUpperCase().replace(/-/g, '_')}_RUNTIME_JOBS`).toBe(subjectsFor(prefix).streams.runtimeJobs);
+      expect(`${prefix.toUpperCase().replace(/-/g, '_')}_RUNTIME_JOBS_AHEAD`).toBe(subjectsFor(prefix).streams.runtimeJobsAhead);
     }
   });
 
@@ -164,7 +166,10 @@ describe.runIf(hasHelm)('helm template (helm on PATH)', () => {
     const [scaled] = kinds(ms, 'ScaledObject');
     expect(kinds(ms, 'HorizontalPodAutoscaler')).toHaveLength(0);
     expect(scaled?.spec).toMatchObject({
-      triggers: [{ type: 'nats-jetstream', metadata: { stream: subjectsFor().streams.runtimeJobs, consumer: subjectsFor().consumers.runtimeJobs } }],
+      triggers: [
+        { type: 'nats-jetstream', metadata: { stream: subjectsFor().streams.runtimeJobs, consumer: subjectsFor().consumers.runtimeJobs } },
+        { type: 'nats-jetstream', metadata: { stream: subjectsFor().streams.runtimeJobsAhead, consumer: subjectsFor().consumers.runtimeJobsAhead } },
+      ],
     });
     expect(deployments(ms).get('runtime')?.spec).not.toHaveProperty('replicas');
   });

@@ -40,6 +40,20 @@ describe('subtask deadlines count from the start of the job', () => {
     expect(Math.max(...waits)).toBeGreaterThan(TIMEOUT_MS);
   }, 120_000);
 
+  it('a high-priority task submitted behind queued normal tasks starts before every one of them', async () => {
+    const normal = await Promise.all(Array.from({ length: 4 }, (_, i) => submit(stack.bus, { user_id: `normal-${i}`, goal: `queued normal ${i}` })));
+    const watches = normal.map((id) => watchTask(stack.bus, id, 90_000));
+    // One of them holds the one job slot; the other three wait in the runtime job queue.
+    await Promise.race(watches.map((w) => w.next((e) => taskEventKind(e) === 'started', 30_000)));
+    const high = await submit(stack.bus, { user_id: 'urgent', goal: 'an urgent task', priority: 'high' });
+    const highRun = await watchTask(stack.bus, high, 90_000).done;
+    const runs = await Promise.all(watches.map((w) => w.done));
+    expect([highRun, ...runs].map(outcomeOf)).toEqual([high, ...normal].map(() => ({ kind: 'completed', output: 'queued answer' })));
+    // Its job went on the ahead lane: in stream order it would have started after all four.
+    const highStart = eventTime(highRun, 'started');
+    expect(runs.filter((events) => eventTime(events, 'started') > highStart)).toHaveLength(3);
+  }, 120_000);
+
   it('a job that runs longer than SUBTASK_TIMEOUT_MS once started is stopped and its task fails subtask_timeout', async () => {
     const id = await submit(stack.bus, { user_id: 'alice', goal: 'a slow task' });
     // Generous: the job is stopped after 4 s, the model would answer after 12 s.

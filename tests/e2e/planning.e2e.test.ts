@@ -242,6 +242,34 @@ describe('planned tasks', () => {
     expect(failed.error.details?.errors).toEqual(expect.arrayContaining([expect.stringMatching(/cycle/)]));
   });
 
+  it('the later subtasks of a running task go ahead of tasks submitted after it started', async () => {
+    const goal = 'lanes: three steps one after another';
+    planners.set(goal, () =>
+      plan({ id: 's1', intent: 'lane-1' }, { id: 's2', intent: 'lane-2', depends_on: ['s1'] }, { id: 's3', intent: 'lane-3', depends_on: ['s2'] }),
+    );
+    workers.set('lane-1', () => ({ content: 'one', delayMs: 800 }));
+    const later = Array.from({ length: 6 }, (_, i) => `queued behind the lanes task ${i}`);
+    for (const g of later) planners.set(g, () => ({ ...plan({ id: 'only', intent: g }), delayMs: 500 }));
+
+    const taskId = await submit(stack.bus, { user_id: 'alice', goal });
+    await eventually(() => workRequests('lane-1').length === 1 || undefined, 20_000, 'the chain under way');
+    // Six new tasks queue their plan jobs while the chain's first step runs on one of the two
+    // runtimes (users of their own: one user's tasks would also wait for each other's session).
+    const ids = await Promise.all(later.map((g, i) => submit(stack.bus, { user_id: `queued-${i}`, goal: g })));
+    const events = await watchTask(stack.bus, taskId, 60_000).done;
+    expect(outcomeOf(events)).toMatchObject({ kind: 'completed' });
+    const runs = await Promise.all(ids.map((id) => watchTask(stack.bus, id, 60_000).done));
+    expect(runs.map((e) => outcomeOf(e).kind)).toEqual(later.map(() => 'completed'));
+
+    // In stream order the chain's second step would wait behind all six plan jobs, published before
+    // it; on the ahead lane it and the third start as soon as a runtime frees, so some of the
+    // newer tasks' plans are asked only after the chain's last step.
+    const lastStep = workRequests('lane-3')[0]!.receivedAt;
+    const plannedBefore = later.filter((g) => planRequests(g)[0]!.receivedAt < lastStep);
+    expect(plannedBefore.length).toBeLessThan(later.length);
+    for (const g of later) expect(planRequests(g), g).toHaveLength(1);
+  });
+
   it('cancelling a planned task mid-run aborts its running subtask and ends it cancelled', async () => {
     const goal = 'slow plan to cancel';
     planners.set(goal, () => plan({ id: 'slow', intent: 'cancel-slow' }));

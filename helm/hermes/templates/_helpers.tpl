@@ -43,6 +43,11 @@ app.kubernetes.io/component: {{ .name }}
 {{- printf "%s_RUNTIME_JOBS" (.Values.subjectPrefix | upper | replace "-" "_") -}}
 {{- end -}}
 
+{{/* The ahead lane's stream (work of tasks already running), as subjectsFor() names it. */}}
+{{- define "hermes.runtimeJobsAheadStream" -}}
+{{- printf "%s_RUNTIME_JOBS_AHEAD" (.Values.subjectPrefix | upper | replace "-" "_") -}}
+{{- end -}}
+
 {{/* Environment of the LLM client (runtime and memory). */}}
 {{- define "hermes.llmEnv" -}}
 - name: OPENAI_BASE_URL

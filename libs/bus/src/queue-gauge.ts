@@ -63,9 +63,9 @@ export function admissionOf(q: QueueEstimate | undefined, bounds: AdmissionBound
 }
 
 /**
- * Samples the runtime job consumer (one consumer-info request every QUEUE_SAMPLE_MS, shared by all
- * submissions of the process) and estimates the queue from its pending count and the rate its
- * delivered sequence grew at over the last QUEUE_RATE_WINDOW_MS. Redeliveries count as starts: under
+ * Samples the runtime job consumers, both lanes (a consumer-info request each every QUEUE_SAMPLE_MS,
+ * shared by all submissions of the process), and estimates the queue from their pending counts and
+ * the rate their delivered sequences grew at over the last QUEUE_RATE_WINDOW_MS. Redeliveries count as starts: under
  * a crash loop the estimate is optimistic, never a reason to refuse more. Jobs that wait inside the
  * runtimes for an LLM permit are not counted (see docs/operations.md#admission).
  */
@@ -98,9 +98,15 @@ export class QueueGauge {
   private async sample(): Promise<void> {
     const now = (this.o.now ?? Date.now)();
     const { jsm } = natsHandles(this.bus);
-    const info = await jsm.consumers.info(this.bus.subjects.streams.runtimeJobs, this.bus.subjects.consumers.runtimeJobs).catch(() => undefined);
-    if (!info) return;
-    this.samples.push({ at: now, delivered: info.delivered.consumer_seq, pending: info.num_pending });
+    const { streams, consumers } = this.bus.subjects;
+    // A new task's opening job waits behind both lanes: the ahead lane is pulled first.
+    const [main, ahead] = await Promise.all([
+      jsm.consumers.info(streams.runtimeJobs, consumers.runtimeJobs).catch(() => undefined),
+      jsm.consumers.info(streams.runtimeJobsAhead, consumers.runtimeJobsAhead).catch(() => undefined),
+    ]);
+    if (!main) return;
+    const pending = main.num_pending + (ahead?.num_pending ?? 0);
+    this.samples.push({ at: now, delivered: main.delivered.consumer_seq + (ahead?.delivered.consumer_seq ?? 0), pending });
     const windowMs = this.o.windowMs ?? QUEUE_RATE_WINDOW_MS;
     while (this.samples.length > 2 && this.samples[0]!.at < now - windowMs) this.samples.shift();
     // Only intervals that began with jobs waiting measure how fast runtimes take them: an idle
@@ -116,6 +122,6 @@ export class QueueGauge {
     // A pace measured over less than three samples is mostly the phase of the samples against the
     // burst that filled the queue (its first jobs not published yet, the runtimes not yet pulling).
     const perMs = busyMs >= 3 * (this.o.sampleMs ?? QUEUE_SAMPLE_MS) ? started / busyMs : 0;
-    this.latest = { jobs_ahead: info.num_pending, estimated_wait_ms: perMs > 0 ? Math.round(info.num_pending / perMs) : null };
+    this.latest = { jobs_ahead: pending, estimated_wait_ms: perMs > 0 ? Math.round(pending / perMs) : null };
   }
 }

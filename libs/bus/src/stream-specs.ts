@@ -3,8 +3,18 @@ import { nanos } from '@nats-io/transport-node';
 import type { Subjects } from '@hermes/contracts';
 
 export type StreamKey =
-  'taskSubmit' | 'taskEvents' | 'runtimeJobs' | 'runtimeResults' | 'toolAudit' | 'memoryJobs' | 'deadLetters' | 'teamEvents' | 'recordings';
-export type ConsumerKey = 'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'memoryExtract' | 'memoryWrites' | 'dispatcherTriggers';
+  | 'taskSubmit'
+  | 'taskEvents'
+  | 'runtimeJobs'
+  | 'runtimeJobsAhead'
+  | 'runtimeResults'
+  | 'toolAudit'
+  | 'memoryJobs'
+  | 'deadLetters'
+  | 'teamEvents'
+  | 'recordings';
+export type ConsumerKey =
+  'dispatcherIntake' | 'dispatcherResults' | 'runtimeJobs' | 'runtimeJobsAhead' | 'memoryExtract' | 'memoryWrites' | 'dispatcherTriggers';
 /** The KV buckets of the catalog (`subjects.buckets`). */
 export type BucketKey = keyof Subjects['buckets'];
 
@@ -72,6 +82,7 @@ export const maxDeliverBackstop = (maxDeliveries: number): number => maxDeliveri
 export const STREAM_MAX_CONSUMERS: Readonly<Record<StreamKey, number>> = {
   taskSubmit: 16,
   runtimeJobs: 16,
+  runtimeJobsAhead: 16,
   runtimeResults: 16,
   memoryJobs: 16,
   teamEvents: 16,
@@ -115,6 +126,8 @@ export function streamConfig(s: Subjects, key: StreamKey, t: StreamTuning = {}):
       };
     case 'runtimeJobs':
       return { ...base, name: s.streams.runtimeJobs, subjects: [s.runtimeJobs], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
+    case 'runtimeJobsAhead':
+      return { ...base, name: s.streams.runtimeJobsAhead, subjects: [s.runtimeJobsAhead], retention: RetentionPolicy.Workqueue, max_age: nanos(7 * DAY) };
     case 'toolAudit':
       return {
         ...base,
@@ -212,6 +225,11 @@ export function consumerConfig(
       return {
         stream: s.streams.runtimeJobs,
         config: { ...common, durable_name: s.consumers.runtimeJobs, ack_wait: nanos(t.runtimeAckWaitMs ?? 30_000), max_ack_pending: 10_000 },
+      };
+    case 'runtimeJobsAhead':
+      return {
+        stream: s.streams.runtimeJobsAhead,
+        config: { ...common, durable_name: s.consumers.runtimeJobsAhead, ack_wait: nanos(t.runtimeAckWaitMs ?? 30_000), max_ack_pending: 10_000 },
       };
     case 'dispatcherTriggers':
       return {

@@ -1,4 +1,4 @@
-import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerConfig, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { millis } from '@nats-io/transport-node';
 import { SpanKind, SpanStatusCode, context, trace, type Span } from '@opentelemetry/api';
 import { extractTraceContext, validate, type MessageContract, type WireError } from '@hermes/contracts';
@@ -12,6 +12,7 @@ import { deliveriesExhausted, errorAsWire, isRetryable, publishDeadLetter, termi
 import { DEFAULT_MAX_DELIVERIES, DEFAULT_OUTAGE_BUDGET_MS } from './stream-specs.js';
 import { retryThroughOutage } from './outage-retry.js';
 import { natsHandles } from './bus.js';
+import { LanePuller } from './lane-puller.js';
 
 const PULL_EXPIRES_MS = 5_000;
 const PULL_RETRY_MS = 500;
@@ -28,6 +29,11 @@ export type DeadLetterHook = (msg: JsMsg, error: WireError) => Promise<void> | v
 export interface WorkConsumerOptions {
   stream: string;
   durable: string;
+  /**
+   * A second durable whose messages take free slots before this one's (the runtime's ahead lane:
+   * work of tasks already running goes before new tasks). See LanePuller.
+   */
+  ahead?: { stream: string; durable: string };
   /** Messages handled at once by this process. */
   concurrency?: number;
   /** How often to tell JetStream a long handler is still working (must be < ack_wait). */
@@ -90,14 +96,9 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   // A consumer that can dead-letter needs somewhere to put the records (the dispatcher owns the stream's config).
   await bus.ensureStreams(['deadLetters'], { createOnly: true });
   const consumer = await natsHandles(bus).js.consumers.get(opts.stream, opts.durable);
-  const { config } = await consumer.info(true);
-  if (config.max_deliver !== undefined && config.max_deliver > 0 && config.max_deliver <= maxDeliveries) {
-    // JetStream would stop delivering before our bound: such messages stay in the stream, never dead-lettered.
-    bus.logger.warn(
-      { stream: opts.stream, durable: opts.durable, max_deliver: config.max_deliver, max_deliveries: maxDeliveries },
-      'consumer max_deliver is not above the dead-letter bound',
-    );
-  }
+  const config = await checkedConfig(bus, consumer, opts.stream, opts.durable, maxDeliveries);
+  const aheadConsumer = opts.ahead ? await natsHandles(bus).js.consumers.get(opts.ahead.stream, opts.ahead.durable) : undefined;
+  if (aheadConsumer && opts.ahead) await checkedConfig(bus, aheadConsumer, opts.ahead.stream, opts.ahead.durable, maxDeliveries);
   const tracker = bus.progress.track({
     stream: opts.stream,
     consumer: opts.durable,
@@ -115,7 +116,35 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   let stopped = false;
   let batch: ConsumerMessages | undefined;
   let waiters: (() => void)[] = [];
+  const closing = () => natsHandles(bus).nc.isClosed() || natsHandles(bus).nc.isDraining();
+  const receive = (msg: JsMsg) => {
+    if (msg.info.deliveryCount > 1) redeliveries.add(1, attrs);
+    tracker.received(msg);
+  };
+  const start = (msg: JsMsg) => {
+    const entry = { msg, done: Promise.resolve() };
+    entry.done = handleOne(settle, handler, msg).finally(() => {
+      running.delete(entry);
+      wake();
+    });
+    running.add(entry);
+  };
+  const lanes = aheadConsumer
+    ? new LanePuller(
+        {
+          concurrency,
+          running: () => running.size,
+          start,
+          received: receive,
+          done: () => stopped || closing(),
+          heartbeatMs: opts.heartbeatMs ?? 5000,
+          warn: (err, lane) => bus.logger.warn({ err, stream: opts.stream, durable: opts.durable, lane }, 'pull failed; retrying'),
+        },
+        { ahead: aheadConsumer, main: consumer, mainExpiresMs: PULL_EXPIRES_MS },
+      )
+    : undefined;
   const wake = () => {
+    lanes?.pump();
     const w = waiters;
     waiters = [];
     w.forEach((f) => f());
@@ -125,24 +154,19 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
   // slot would sit unacked and without heartbeats, be redelivered after ack_wait and then run
   // twice (`consume()` keeps its buffer topped up regardless of how fast we handle messages).
   const loop = (async () => {
+    if (lanes) return lanes.pump();
     while (!stopped) {
       while (!stopped && running.size >= concurrency) await new Promise<void>((r) => waiters.push(r));
-      if (stopped || natsHandles(bus).nc.isClosed() || natsHandles(bus).nc.isDraining()) break;
+      if (stopped || closing()) break;
       try {
         batch = await consumer.fetch({ max_messages: concurrency - running.size, expires: PULL_EXPIRES_MS });
         if (stopped) batch.stop();
         for await (const msg of batch) {
-          const entry = { msg, done: Promise.resolve() };
-          if (msg.info.deliveryCount > 1) redeliveries.add(1, attrs);
-          tracker.received(msg);
-          entry.done = handleOne(settle, handler, msg).finally(() => {
-            running.delete(entry);
-            wake();
-          });
-          running.add(entry);
+          receive(msg);
+          start(msg);
         }
       } catch (err) {
-        if (stopped || natsHandles(bus).nc.isClosed() || natsHandles(bus).nc.isDraining()) break;
+        if (stopped || closing()) break;
         bus.logger.warn({ err, stream: opts.stream, durable: opts.durable }, 'pull failed; retrying');
         await new Promise((r) => setTimeout(r, PULL_RETRY_MS));
       } finally {
@@ -160,6 +184,8 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
       batch?.stop();
       wake();
       await loop.catch(() => {});
+      // Held messages go back at once, to a replica that can start them.
+      for (const msg of (await lanes?.stop()) ?? []) tracker.released(msg);
       const all = Promise.all([...running].map((r) => r.done));
       const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), timeoutMs).unref())]);
       if (timedOut) {
@@ -169,6 +195,19 @@ export async function startWorkConsumer(bus: Bus, opts: WorkConsumerOptions, han
       bus.progress.untrack(tracker);
     },
   };
+}
+
+/** The consumer's config, warning when JetStream would stop delivering before the dead-letter bound. */
+async function checkedConfig(bus: Bus, consumer: Consumer, stream: string, durable: string, maxDeliveries: number): Promise<ConsumerConfig> {
+  const { config } = await consumer.info(true);
+  if (config.max_deliver !== undefined && config.max_deliver > 0 && config.max_deliver <= maxDeliveries) {
+    // Such messages would stay in the stream, never dead-lettered.
+    bus.logger.warn(
+      { stream, durable, max_deliver: config.max_deliver, max_deliveries: maxDeliveries },
+      'consumer max_deliver is not above the dead-letter bound',
+    );
+  }
+  return config;
 }
 
 interface Settling {

@@ -11,6 +11,7 @@ const ALL_STREAMS = [
   'taskSubmit',
   'taskEvents',
   'runtimeJobs',
+  'runtimeJobsAhead',
   'runtimeResults',
   'toolAudit',
   'memoryJobs',
@@ -18,7 +19,15 @@ const ALL_STREAMS = [
   'recordings',
   'teamEvents',
 ] as const;
-const ALL_CONSUMERS = ['dispatcherIntake', 'dispatcherResults', 'runtimeJobs', 'memoryExtract', 'memoryWrites', 'dispatcherTriggers'] as const;
+const ALL_CONSUMERS = [
+  'dispatcherIntake',
+  'dispatcherResults',
+  'runtimeJobs',
+  'runtimeJobsAhead',
+  'memoryExtract',
+  'memoryWrites',
+  'dispatcherTriggers',
+] as const;
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];

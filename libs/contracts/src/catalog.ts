@@ -348,6 +348,16 @@ export const contracts = {
     producers: ['dispatcher', 'cli'],
     consumers: ['runtime'],
   }),
+  runtimeJobsAhead: message({
+    name: 'runtimeJobsAhead',
+    summary:
+      'Runtime jobs of priority 2 and up (the work of tasks already running, high-priority tasks): runtimes pull this queue before runtimeJobs, so a deep queue of new tasks does not hold up tasks that have started.',
+    subject: (s) => s.runtimeJobsAhead,
+    stream: (s) => s.streams.runtimeJobsAhead,
+    payload: RuntimeJob,
+    producers: ['dispatcher', 'cli'],
+    consumers: ['runtime'],
+  }),
   runtimeResults: message({
     name: 'runtimeResults',
     summary: 'Outcome of each runtime job, consumed by the dispatcher.',

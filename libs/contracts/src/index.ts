@@ -102,7 +102,7 @@ export {
   TaskSummary,
   TraceContext,
 } from './schemas/task-state.js';
-export { ModelRole, JobKind, PlanSubtask, Plan, RuntimeJob, RuntimeResult, JOB_PRIORITY_MAX } from './schemas/runtime.js';
+export { ModelRole, JobKind, PlanSubtask, Plan, RuntimeJob, RuntimeResult, JOB_PRIORITY_MAX, AHEAD_PRIORITY, goesAhead } from './schemas/runtime.js';
 export { MAX_REVIEW_ROUNDS, ReviewNote, ReviewVerdict, ReviewOutcome } from './schemas/review.js';
 export {
   MAX_CATCH_UP_FIRINGS,

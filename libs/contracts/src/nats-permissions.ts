@@ -60,7 +60,7 @@ export interface JetStreamRole {
 
 export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
   dispatcher: {
-    owns: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters', 'teamEvents'],
+    owns: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeJobsAhead', 'runtimeResults', 'deadLetters', 'teamEvents'],
     durables: [
       { stream: 'taskSubmit', consumer: 'dispatcherIntake' },
       { stream: 'runtimeResults', consumer: 'dispatcherResults' },
@@ -69,7 +69,10 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
     buckets: ['tasks', 'taskIndex', 'schedules', 'triggers'],
     // The last event of a task: on recovery (was its terminal event published?) and for `waiting_for` in taskGet.
     gets: ['taskEvents'],
-    gauges: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
+    gauges: [
+      { stream: 'runtimeJobs', consumer: 'runtimeJobs' },
+      { stream: 'runtimeJobsAhead', consumer: 'runtimeJobsAhead' },
+    ],
   },
   // GET /v1/llm/pools reads the semaphore's pools (as hermes llm status does); GET /v1/tasks/:id/audit replays the task's audit subject.
   gateway: {
@@ -77,13 +80,19 @@ export const JETSTREAM_ROLES: Readonly<Record<NatsUser, JetStreamRole>> = {
     follows: ['taskEvents', 'toolAudit'],
     gets: ['taskEvents', 'toolAudit'],
     buckets: ['llmSemaphore'],
-    gauges: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
+    gauges: [
+      { stream: 'runtimeJobs', consumer: 'runtimeJobs' },
+      { stream: 'runtimeJobsAhead', consumer: 'runtimeJobsAhead' },
+    ],
   },
   runtime: {
     // It declares the recordings stream (their retention is its setting) and reads a replay's source from it.
     owns: ['recordings'],
-    uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
-    durables: [{ stream: 'runtimeJobs', consumer: 'runtimeJobs' }],
+    uses: ['runtimeJobs', 'runtimeJobsAhead', 'runtimeResults', 'taskEvents', 'deadLetters'],
+    durables: [
+      { stream: 'runtimeJobs', consumer: 'runtimeJobs' },
+      { stream: 'runtimeJobsAhead', consumer: 'runtimeJobsAhead' },
+    ],
     follows: ['recordings'],
     gets: ['recordings'],
     buckets: ['llmSemaphore', 'checkpoints'],

@@ -53,8 +53,13 @@ export interface Subjects {
   /** Core pub/sub: a task was cancelled (runtimes stop its jobs). */
   taskCancelled(taskId: string): string;
   readonly taskCancelledAll: string;
-  /** JetStream (work queue): jobs for the runtime pool. */
+  /** JetStream (work queue): jobs for the runtime pool (new tasks' opening jobs, low priority work). */
   readonly runtimeJobs: string;
+  /**
+   * JetStream (work queue): jobs that go ahead of runtimeJobs (priority 2 and up: the work of tasks
+   * already running, high-priority tasks). A stream of its own, so the runtime pulls it first.
+   */
+  readonly runtimeJobsAhead: string;
   /** JetStream (work queue): job outcomes for the dispatcher. */
   readonly runtimeResults: string;
   /** Request/reply to the toolbus: tools a caller may use. */
@@ -137,6 +142,7 @@ export interface Subjects {
     readonly taskSubmit: string;
     readonly taskEvents: string;
     readonly runtimeJobs: string;
+    readonly runtimeJobsAhead: string;
     readonly runtimeResults: string;
     readonly toolAudit: string;
     readonly memoryJobs: string;
@@ -148,6 +154,7 @@ export interface Subjects {
     readonly dispatcherIntake: string;
     readonly dispatcherResults: string;
     readonly runtimeJobs: string;
+    readonly runtimeJobsAhead: string;
     readonly memoryExtract: string;
     readonly memoryWrites: string;
     readonly dispatcherTriggers: string;
@@ -214,6 +221,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
     taskCancelled: (taskId: string) => `${prefix}.tasks.cancelled.${taskId}`,
     taskCancelledAll: `${prefix}.tasks.cancelled.>`,
     runtimeJobs: `${prefix}.runtime.jobs`,
+    runtimeJobsAhead: `${prefix}.runtime.jobs-ahead`,
     runtimeResults: `${prefix}.runtime.results`,
     toolsList: `${prefix}.toolbus.tools.list`,
     toolCall: `${prefix}.toolbus.call`,
@@ -268,6 +276,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       taskSubmit: `${upper}_TASK_SUBMIT`,
       taskEvents: `${upper}_TASK_EVENTS`,
       runtimeJobs: `${upper}_RUNTIME_JOBS`,
+      runtimeJobsAhead: `${upper}_RUNTIME_JOBS_AHEAD`,
       runtimeResults: `${upper}_RUNTIME_RESULTS`,
       toolAudit: `${upper}_TOOL_AUDIT`,
       memoryJobs: `${upper}_MEMORY_JOBS`,
@@ -279,6 +288,7 @@ export function subjectsFor(prefix = 'hermes'): Subjects {
       dispatcherIntake: 'dispatcher-intake',
       dispatcherResults: 'dispatcher-results',
       runtimeJobs: 'runtime-jobs',
+      runtimeJobsAhead: 'runtime-jobs-ahead',
       memoryExtract: 'memory-extract',
       memoryWrites: 'memory-writes',
       dispatcherTriggers: 'dispatcher-triggers',

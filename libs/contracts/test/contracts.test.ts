@@ -333,6 +333,7 @@ describe('subjectsFor', () => {
       taskEvents: 'ACME_PROD_TASK_EVENTS',
       teamEvents: 'ACME_PROD_TEAM_EVENTS',
       runtimeJobs: 'ACME_PROD_RUNTIME_JOBS',
+      runtimeJobsAhead: 'ACME_PROD_RUNTIME_JOBS_AHEAD',
       runtimeResults: 'ACME_PROD_RUNTIME_RESULTS',
       toolAudit: 'ACME_PROD_TOOL_AUDIT',
       memoryJobs: 'ACME_PROD_MEMORY_JOBS',

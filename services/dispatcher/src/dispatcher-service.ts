@@ -161,7 +161,7 @@ export function serveTaskQueries(
 export const dispatcherService: HostServiceOptions<typeof settings> = {
   service: 'dispatcher',
   settings,
-  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeResults', 'deadLetters', 'teamEvents'],
+  streams: ['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeJobsAhead', 'runtimeResults', 'deadLetters', 'teamEvents'],
   consumers: ['dispatcherIntake', 'dispatcherResults', 'dispatcherTriggers'],
   tuning: (c) => ({ duplicateWindowMs: c.TASK_DUPLICATE_WINDOW_MS }),
   start: async ({ bus, config, logger }) => {

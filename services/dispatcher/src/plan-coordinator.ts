@@ -1,5 +1,6 @@
 import {
   contracts,
+  goesAhead,
   isTerminalStatus,
   ownerKey,
   ownerOf,
@@ -187,7 +188,8 @@ export class PlanCoordinator {
           case 'review_verdict':
             return;
           case 'job':
-            await bus.publish(contracts.runtimeJobs, a.job, { msgId: a.job.job_id, span: true });
+            // The ahead lane's jobs take runtime slots before new tasks' (docs/operations.md#admission).
+            await bus.publish(goesAhead(a.job) ? contracts.runtimeJobsAhead : contracts.runtimeJobs, a.job, { msgId: a.job.job_id, span: true });
             this.o.metrics?.jobDispatched(a.job, isRetry(view, a.job.job_id));
             sent.push(a.job.job_id);
             log.info({ job_id: a.job.job_id, kind: a.job.kind, subtask_id: a.job.subtask_id }, 'job dispatched');

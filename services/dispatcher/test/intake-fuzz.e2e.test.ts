@@ -5,7 +5,7 @@ import { submitTask, type Bus } from '@hermes/bus';
 import { DEFAULT_TEAM, TaskRejectedEvent, validate, type TaskEvent, type TaskEventDataByKind } from '@hermes/contracts';
 import { cleanupAll, freePort, startChildService, startNatsServer, type ChildService } from '@hermes/testkit';
 import { hostileSubmissions, type HostileSubmission } from './hostile-submissions.js';
-import { connectBus, eventually, storedMessages, uniquePrefix } from './support.js';
+import { connectBus, eventually, storedMessages, storedJobs, uniquePrefix } from './support.js';
 import { natsHandles } from '@hermes/bus/internal';
 
 // The built dispatcher as a process of its own (npm test builds first), as a Deployment runs it.
@@ -102,7 +102,7 @@ describe('dispatcher intake under hostile submissions', () => {
       'the good task accepted',
     );
     expect(accepted).toBeDefined();
-    const jobs = await storedMessages(bus, bus.subjects.streams.runtimeJobs);
+    const jobs = await storedJobs(bus);
     expect(jobs.some((m) => (m.value as { task_id?: string }).task_id === good.taskId)).toBe(true);
 
     named.unsubscribe();

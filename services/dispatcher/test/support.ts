@@ -53,6 +53,12 @@ export async function storedMessages(bus: Bus, stream: string, subject?: string)
   return out;
 }
 
+/** Every runtime job both lanes hold right now (runtimeJobsAhead, then runtimeJobs), oldest first in each. */
+export async function storedJobs(bus: Bus): Promise<StoredMessage[]> {
+  const { streams } = bus.subjects;
+  return [...(await storedMessages(bus, streams.runtimeJobsAhead)), ...(await storedMessages(bus, streams.runtimeJobs))];
+}
+
 /** The events stored on one task's subject (of `team`, by default the default team's), oldest first. */
 export async function taskEvents(bus: Bus, taskId: string, team = DEFAULT_TEAM): Promise<TaskEvent[]> {
   const stored = await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskEvents(team, taskId));

@@ -7,7 +7,7 @@ import { DEFAULT_TEAM, contracts, taskEventData, taskIdFor, type DeadLetter, typ
 import { installPropagation } from '@hermes/telemetry';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { assembleDispatcher, dispatcherConfig } from '../src/dispatcher-service.js';
-import { connectBus, eventually, kinds, silentLogger, storedMessages, submission, taskEvents, taskView, uniquePrefix } from './support.js';
+import { connectBus, eventually, kinds, silentLogger, storedMessages, storedJobs, submission, taskEvents, taskView, uniquePrefix } from './support.js';
 import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
@@ -18,7 +18,7 @@ const consumers: WorkConsumer[] = [];
 async function intakeFixture() {
   const bus = await connectBus(nats.url, uniquePrefix('intake'));
   buses.push(bus);
-  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'deadLetters']);
+  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeJobsAhead', 'deadLetters']);
   await bus.ensureConsumers(['dispatcherIntake']);
   const { store, intake } = await assembleDispatcher({ bus, config: dispatcherConfig({ PLAN_MODE: 'single' }), logger: silentLogger });
   const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
@@ -46,7 +46,7 @@ async function intakeFixture() {
       await msg.ackAck();
       return msg;
     },
-    jobs: async () => (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, headers: m.headers })),
+    jobs: async () => (await storedJobs(bus)).map((m) => ({ job: m.value as RuntimeJob, headers: m.headers })),
     deadLetters: async () => (await storedMessages(bus, bus.subjects.streams.deadLetters)).map((m) => m.value as DeadLetter),
     rejectedCatchAll: async () =>
       (await storedMessages(bus, bus.subjects.streams.taskEvents, bus.subjects.taskRejected(DEFAULT_TEAM))).map((m) => m.value as TaskEvent),

@@ -8,7 +8,7 @@ import { TaskStore } from '../src/task-store.js';
 import { TaskIntake } from '../src/task-intake.js';
 import { TaskIndex } from '../src/task-index.js';
 import { PlanCoordinator } from '../src/plan-coordinator.js';
-import { connectBus, eventually, silentLogger, storedMessages, submission, taskEvents, uniquePrefix } from './support.js';
+import { connectBus, eventually, silentLogger, storedJobs, submission, taskEvents, uniquePrefix } from './support.js';
 import { natsHandles } from '@hermes/bus/internal';
 
 let nats: NatsServerHandle;
@@ -28,7 +28,7 @@ afterAll(async () => {
 async function plannerFixture() {
   const bus = await connectBus(nats.url, uniquePrefix('trace'));
   buses.push(bus);
-  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs']);
+  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeJobsAhead']);
   await bus.ensureConsumers(['dispatcherIntake']);
   const store = new TaskStore(await bus.kv('tasks'));
   const index = new TaskIndex(await bus.kv('taskIndex'));
@@ -46,8 +46,7 @@ async function plannerFixture() {
   const coordinator = new PlanCoordinator({ bus, store, index, logger: silentLogger, settings, rolesOf: () => ['user'] });
   const intake = new TaskIntake({ bus, store, logger: silentLogger, index, coordinator, planMode: 'auto' });
   const consumer = await natsHandles(bus).js.consumers.get(bus.subjects.streams.taskSubmit, bus.subjects.consumers.dispatcherIntake);
-  const jobs = async () =>
-    (await storedMessages(bus, bus.subjects.streams.runtimeJobs)).map((m) => ({ job: m.value as RuntimeJob, traceparent: m.headers.get('traceparent') }));
+  const jobs = async () => (await storedJobs(bus)).map((m) => ({ job: m.value as RuntimeJob, traceparent: m.headers.get('traceparent') }));
   return { bus, store, intake, coordinator, consumer, jobs };
 }
 
@@ -100,7 +99,7 @@ describe('a task keeps its trace', () => {
     );
     expect(subtaskJobs.map((j) => traceOf(j.traceparent))).toEqual([submitterTrace, submitterTrace]);
     // They carry the task and user as baggage too, so every service's log lines for them name the task.
-    const baggage = (await storedMessages(f.bus, f.bus.subjects.streams.runtimeJobs)).map((m) => m.headers.get('baggage')).at(-1);
+    const baggage = (await storedJobs(f.bus)).map((m) => m.headers.get('baggage')).at(-1);
     expect(baggage).toContain(`hermes.task_id=${taskId}`);
     expect(baggage).toContain('hermes.user_id=u_alice');
   });

@@ -4,7 +4,7 @@ import { natsHandles } from '@hermes/bus/internal';
 import { DEFAULT_TEAM, contracts, makeTaskEvent, taskEventData, taskIdFor, type RuntimeJob, type TaskSubmitEvent } from '@hermes/contracts';
 import { cleanupAll, startNatsServer, type NatsServerHandle } from '@hermes/testkit';
 import { assembleDispatcher, dispatcherConfig, serveTaskQueries } from '../src/dispatcher-service.js';
-import { connectBus, eventually, silentLogger, storedMessages, submission, taskEvents, uniquePrefix, rejectionOf } from './support.js';
+import { connectBus, eventually, silentLogger, storedJobs, submission, taskEvents, uniquePrefix, rejectionOf } from './support.js';
 
 let nats: NatsServerHandle;
 const buses: Bus[] = [];
@@ -15,7 +15,7 @@ const subscriptions: { unsubscribe(): void }[] = [];
 async function teamsFixture() {
   const bus = await connectBus(nats.url, uniquePrefix('teams'));
   buses.push(bus);
-  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'deadLetters']);
+  await bus.ensureStreams(['taskSubmit', 'taskEvents', 'runtimeJobs', 'runtimeJobsAhead', 'deadLetters']);
   await bus.ensureConsumers(['dispatcherIntake']);
   const { store, index, coordinator, intake, rolesOf } = await assembleDispatcher({
     bus,
@@ -33,7 +33,7 @@ async function teamsFixture() {
   const submit = (team: string, event: TaskSubmitEvent) => bus.publish(contracts.taskSubmit, event, { subject: s.taskSubmit(team) });
   const accepted = (team: string, taskId: string) =>
     eventually(async () => (await taskEvents(bus, taskId, team)).map((e) => taskEventData(e, 'accepted')).find(Boolean), 10_000, `accepted ${taskId}`);
-  const jobs = async () => (await storedMessages(bus, s.streams.runtimeJobs)).map((m) => m.value as RuntimeJob);
+  const jobs = async () => (await storedJobs(bus)).map((m) => m.value as RuntimeJob);
   return { bus, store, submit, accepted, jobs };
 }
 

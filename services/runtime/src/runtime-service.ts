@@ -143,8 +143,8 @@ export const runtimeService: HostServiceOptions<typeof settings> = {
   settings,
   // The runtime writes recordings, so it declares their stream, with their retention.
   streams: ['recordings'],
-  uses: ['runtimeJobs', 'runtimeResults', 'taskEvents', 'deadLetters'],
-  consumers: ['runtimeJobs'],
+  uses: ['runtimeJobs', 'runtimeJobsAhead', 'runtimeResults', 'taskEvents', 'deadLetters'],
+  consumers: ['runtimeJobs', 'runtimeJobsAhead'],
   // The runner reports a job failed on its last attempt; the consumer dead-letters one past it.
   tuning: (c) => ({
     runtimeAckWaitMs: c.RUNTIME_ACK_WAIT_MS,
@@ -161,6 +161,8 @@ export const runtimeService: HostServiceOptions<typeof settings> = {
       {
         stream: bus.subjects.streams.runtimeJobs,
         durable: bus.subjects.consumers.runtimeJobs,
+        // Same payload, pulled first: the work of tasks already running, high-priority tasks.
+        ahead: { stream: bus.subjects.streams.runtimeJobsAhead, durable: bus.subjects.consumers.runtimeJobsAhead },
         concurrency: config.RUNTIME_CONCURRENCY,
         heartbeatMs: Math.floor(config.RUNTIME_ACK_WAIT_MS / 3),
         // An agent job legitimately runs for minutes without an ack: N × ack wait would call that stalled.

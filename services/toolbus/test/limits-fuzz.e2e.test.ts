@@ -48,8 +48,11 @@ beforeAll(async () => {
       MCP_CONFIG_FILE: configFile,
       MCP_CONFIG_WATCH: 'false',
       TOOL_TASK_CHECK: 'false',
-      // tool-sdk providers do not announce by default: found by a discovery round, here every 300 ms.
-      TOOL_SRV_DISCOVERY_INTERVAL_MS: '300',
+      // tool-sdk providers do not announce by default: found by a discovery round, here every 2 s.
+      // Not faster: an instance is kept 2.5 intervals and a round waits a fifth of one for replies,
+      // and the provider shares this busy test process (at 300 ms, 60 ms replies and a 1 s keep
+      // dropped it mid-run on a loaded machine: provider_unavailable).
+      TOOL_SRV_DISCOVERY_INTERVAL_MS: '2000',
       LOG_LEVEL: 'error',
     },
     healthPort,

@@ -37,6 +37,16 @@ export type Plan = Static<typeof Plan>;
 /** The highest job priority: a high-priority task's continuation. */
 export const JOB_PRIORITY_MAX = 3;
 
+/**
+ * Jobs of this priority and up are published on runtimeJobsAhead, which runtimes pull before
+ * runtimeJobs: the work of normal tasks already running and every high-priority job start before
+ * new normal tasks, however deep their queue (docs/operations.md#admission).
+ */
+export const AHEAD_PRIORITY = 2;
+
+/** Whether a job goes on the ahead lane (an absent priority is 1: not ahead). */
+export const goesAhead = (job: { priority?: number }): boolean => (job.priority ?? 1) >= AHEAD_PRIORITY;
+
 /** One unit of agent work for the runtime pool. */
 export const RuntimeJob = Type.Object(
   {
@@ -59,7 +69,7 @@ export const RuntimeJob = Type.Object(
         minimum: 0,
         maximum: JOB_PRIORITY_MAX,
         description:
-          "order of service for the job's LLM calls (higher first; waiting raises it, LLM_PRIORITY_AGING_MS): the task's priority (low 0, normal 1, high 2), one more for the work of a task already running (its later subtasks, re-plans, compose, resumes and retries); absent = 1",
+          "order of service: jobs of 2 and up are published on runtimeJobsAhead, which runtimes take before runtimeJobs; the job's LLM calls wait for a permit by it (higher first; waiting raises it, LLM_PRIORITY_AGING_MS). The task's priority (low 0, normal 1, high 2), one more for the work of a task already running (its later subtasks, re-plans, compose, resumes and retries); absent = 1",
       }),
     ),
     timeout_ms: Type.Optional(
