@@ -72,6 +72,7 @@ export async function startLongTermConsumers(o: {
   writer: MemoryWriter;
   maxExtractAttempts?: number;
   retryMaxMs?: number;
+  extractConcurrency?: number;
 }): Promise<WorkConsumer[]> {
   const { bus, logger } = o;
   const retryDelayMs = (n: number) => backoffMs(n, o.retryMaxMs);
@@ -97,7 +98,16 @@ export async function startLongTermConsumers(o: {
   const extractions = await consumeContract(
     bus,
     contracts.memoryExtract,
-    { stream: bus.subjects.streams.memoryJobs, durable: bus.subjects.consumers.memoryExtract, concurrency: 4, retryDelayMs, maxDeliveries: extractAttempts },
+    {
+      stream: bus.subjects.streams.memoryJobs,
+      durable: bus.subjects.consumers.memoryExtract,
+      // Not a handful: each job waits for a background permit, and the semaphore's background
+      // shares decide how many of them call at once. At 4 (before), a backlog drained at 2 calls/s
+      // with 2 s model latency whatever share the pool left it (bench overload: 30,000 tasks).
+      concurrency: o.extractConcurrency ?? 128,
+      retryDelayMs,
+      maxDeliveries: extractAttempts,
+    },
     async (job, msg) => {
       try {
         await o.extractor.extract(job);

@@ -20,6 +20,8 @@ import type { VectorStore } from './vector-store.js';
 export interface LongTermTuning {
   extractMinConfidence: number;
   extractDebounceMs: number;
+  /** Extraction jobs this replica runs at once (MEMORY_EXTRACT_CONCURRENCY; default 128). */
+  extractConcurrency?: number;
   recall: RecallTuning;
   archiveAfterMs: number;
   archiveSweepMs: number;
@@ -79,6 +81,7 @@ export function startLongTermMemory(o: LongTermMemoryOptions) {
     extractor,
     writer,
     ...(t.retryMaxMs !== undefined ? { retryMaxMs: t.retryMaxMs } : {}),
+    ...(t.extractConcurrency !== undefined ? { extractConcurrency: t.extractConcurrency } : {}),
   });
   const ready = consumers.then(() => undefined);
   ready.catch((err: unknown) => logger.error({ err: (err as Error).message }, 'long-term memory consumers did not start'));

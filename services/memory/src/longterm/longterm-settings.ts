@@ -16,6 +16,12 @@ export const longTermSettings = {
     minimum: 0,
     description: "a session's appends within this window are judged together, in one extraction job",
   }),
+  MEMORY_EXTRACT_CONCURRENCY: Type.Integer({
+    default: 128,
+    minimum: 1,
+    description:
+      "extraction jobs one memory replica runs at once; each waits for a background LLM permit, so the LLM background shares (LLM_BACKGROUND_MIN_SHARE / MAX_SHARE) are what bounds their calls. Below a pool's background share × its capacity the backlog drains no faster than this many at a time",
+  }),
   MEMORY_RECALL_MIN_SCORE: Type.Number({
     default: 0.35,
     minimum: 0,
@@ -53,6 +59,7 @@ export function longTermTuning(c: LongTermSettingsConfig): LongTermTuning {
   return {
     extractMinConfidence: c.MEMORY_EXTRACT_MIN_CONFIDENCE,
     extractDebounceMs: c.MEMORY_EXTRACT_DEBOUNCE_MS,
+    extractConcurrency: c.MEMORY_EXTRACT_CONCURRENCY,
     recall: { minScore: c.MEMORY_RECALL_MIN_SCORE, halfLifeDays: c.MEMORY_RECALL_HALF_LIFE_DAYS, recencyWeight: c.MEMORY_RECALL_RECENCY_WEIGHT },
     archiveAfterMs: c.MEMORY_ARCHIVE_AFTER_MS,
     archiveSweepMs: c.MEMORY_ARCHIVE_SWEEP_MS,
