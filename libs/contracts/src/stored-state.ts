@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ValidationIssue, WireError } from './schemas/common.js';
 import { wireError } from './errors.js';
+import { HermesError } from './hermes-error.js';
 import { validate } from './validate.js';
 
 /** Where a record is kept: a KV entry has both (`entry.bucket`, `entry.key`). */
@@ -14,8 +15,7 @@ export interface StoredAt {
  * version of the code that changed the shape without a new `v`. Not retryable: reading it again
  * gives the same bytes. The reader decides what that means for its work.
  */
-export class StoredStateError extends Error {
-  readonly code = 'corrupt_state';
+export class StoredStateError extends HermesError {
   readonly retryable = false;
   readonly bucket: string;
   readonly key: string;
@@ -26,8 +26,7 @@ export class StoredStateError extends Error {
     readonly issues: readonly ValidationIssue[],
     options?: { cause?: unknown },
   ) {
-    super(`${record} at ${at.bucket}/${at.key} is unreadable: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`, options);
-    this.name = new.target.name;
+    super('corrupt_state', `${record} at ${at.bucket}/${at.key} is unreadable: ${issues.map((i) => `${i.path || '/'} ${i.message}`).join('; ')}`, options);
     this.bucket = at.bucket;
     this.key = at.key;
   }

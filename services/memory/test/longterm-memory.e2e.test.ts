@@ -223,7 +223,7 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     expect((await remoteError(request(client, contracts.memoryRestore, { user_id: 'carol', memory_id: cold!.memory_id }))).code).toBe('not_found');
   });
 
-  it("forgetting one memory removes it from list, recall and the data directory; another user's id and an unknown id are not_found and remove nothing", async () => {
+  it("forgetting one memory removes it from list, recall and the data directory, and its write coming again does not bring it back; another user's id and an unknown id are not_found and remove nothing", async () => {
     const write = (user_id: string, memory_id: string, content: string) =>
       service.publish(contracts.memoryWrite, { memory_id, user_id, type: 'fact', content, confidence: 0.9, created_at: new Date().toISOString() });
     await write('dora', 'm_dora_bike', 'The user rides a red bicycle to work.');
@@ -239,6 +239,16 @@ describe('long-term memory: extraction, recall, correction, isolation, outage, a
     expect((await list('dora')).map((m) => m.memory_id)).toEqual(['m_dora_cat']);
     expect((await recall('dora', 'how does the user get to work on a red bicycle?')).memories.map((m) => m.memory.memory_id)).not.toContain('m_dora_bike');
     // Off the disk too, not merely out of recall: no file of the store holds its text any more.
+    expect(readTree(dataDir).filter((f) => readFileSync(f).includes('red bicycle'))).toEqual([]);
+
+    // The write that stored it comes again (as a redelivery does after a replica died before its
+    // ack): it is dropped, and the memory stays forgotten.
+    await write('dora', 'm_dora_bike', 'The user rides a red bicycle to work.');
+    await eventually(async () => {
+      const info = await natsHandles(service).jsm.consumers.info(service.subjects.streams.memoryJobs, service.subjects.consumers.memoryWrites);
+      return info.num_pending === 0 && info.num_ack_pending === 0 ? true : undefined;
+    }, 'the repeated write to be consumed');
+    expect((await list('dora')).map((m) => m.memory_id)).toEqual(['m_dora_cat']);
     expect(readTree(dataDir).filter((f) => readFileSync(f).includes('red bicycle'))).toEqual([]);
 
     // Fay's memory named by dora is not dora's: not_found, and fay keeps it.

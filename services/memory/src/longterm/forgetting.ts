@@ -3,7 +3,7 @@ import type { MemoryForgetReply, Owner } from '@hermes/contracts';
 import type { Logger } from '@hermes/telemetry';
 import { SessionBusyError } from '../memory-errors.js';
 import type { SessionDirectory } from '../session-directory.js';
-import { storeCall } from './longterm-errors.js';
+import { MemoryNotFoundError, storeCall } from './longterm-errors.js';
 import type { LongTermKeys } from './longterm-keys.js';
 import type { VectorStore } from './vector-store.js';
 
@@ -47,6 +47,23 @@ export class Forgetting {
       sessions_removed: sessionsRemoved,
       ...(recordingsRemoved !== undefined ? { recordings_removed: recordingsRemoved } : {}),
     };
+  }
+
+  /**
+   * Forgetting one memory of the user. The mark is set first and kept as long as the user's: a
+   * write of the same memory still queued, or redelivered after a replica died before acking it,
+   * is dropped instead of bringing the memory back. Not found (another user's id, never written,
+   * already forgotten) removes nothing and leaves no mark.
+   */
+  async forgetOne(userId: string, memoryId: string): Promise<void> {
+    const { redis, keys } = this.o;
+    const mark = keys.forgottenMemory(userId, memoryId);
+    await redis.set(mark, new Date().toISOString(), 'PX', this.o.markTtlMs ?? 8 * 86_400_000);
+    if (!(await storeCall('remove', () => this.o.store.remove(userId, memoryId)))) {
+      await redis.del(mark);
+      throw new MemoryNotFoundError({ memoryId });
+    }
+    this.o.logger.info({ user_id: userId, memory_id: memoryId }, 'memory forgotten');
   }
 
   /**

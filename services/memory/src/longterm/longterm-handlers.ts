@@ -5,7 +5,7 @@ import { answer } from '../reply-errors.js';
 import type { Archival } from './archival.js';
 import type { Extractor } from './extractor.js';
 import type { Forgetting } from './forgetting.js';
-import { MemoryNotFoundError, storeCall } from './longterm-errors.js';
+import { storeCall } from './longterm-errors.js';
 import type { MemoryWriter } from './memory-writer.js';
 import { toWireMemory, type Recall } from './recall.js';
 import type { VectorStore } from './vector-store.js';
@@ -41,10 +41,8 @@ export function serveLongTermHandlers(o: { bus: Bus; store: VectorStore; recall:
     ),
     serve(bus, contracts.memoryForgetOne, (req) =>
       answer(bus, async () => {
-        const sc = scopeOf(req);
         // The store is partitioned by owner: another user's id (or the same user id in another team) is simply not there.
-        if (!(await storeCall('remove', () => o.store.remove(sc.user, req.memory_id)))) throw new MemoryNotFoundError({ memoryId: req.memory_id });
-        bus.logger.info({ user_id: req.user_id, memory_id: req.memory_id }, 'memory forgotten');
+        await o.forgetting.forgetOne(scopeOf(req).user, req.memory_id);
         return { memory_id: req.memory_id, forgotten: true as const };
       }),
     ),

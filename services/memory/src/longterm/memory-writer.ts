@@ -30,8 +30,9 @@ export class MemoryWriter {
     const { store } = this.o;
     // The stores know users by owner key: a user id means something only inside its team.
     const user = scopeOf(job).user;
-    // A user forgotten after this memory was extracted stays forgotten.
-    if (await this.forgottenSince(job)) return 'dropped_forgotten';
+    // A user forgotten after this memory was extracted stays forgotten, and so does a memory
+    // forgotten on its own (this delivery may be a redelivery of the write that stored it).
+    if ((await this.userForgottenSince(job)) || (await this.memoryForgotten(job))) return 'dropped_forgotten';
     const existing = await storeCall('get', () => store.get(user, job.memory_id));
     let outcome: WriteOutcome = 'already_written';
     if (!existing) {
@@ -52,9 +53,13 @@ export class MemoryWriter {
       await this.o.redis.sadd(this.o.keys.users, user);
       await storeCall('upsert', () => store.upsert(record, vector!));
       // A forget that ran while this write was in flight (between the check above and the upsert)
-      // purged before the record existed: purge again, so it cannot outlive the forget.
-      if (await this.forgottenSince(job)) {
+      // removed before the record existed: remove again, so it cannot outlive the forget.
+      if (await this.userForgottenSince(job)) {
         await storeCall('purgeUser', () => store.purgeUser(user));
+        return 'dropped_forgotten';
+      }
+      if (await this.memoryForgotten(job)) {
+        await storeCall('remove', () => store.remove(user, job.memory_id));
         return 'dropped_forgotten';
       }
       outcome = 'written';
@@ -63,9 +68,13 @@ export class MemoryWriter {
     return outcome;
   }
 
-  private async forgottenSince(job: MemoryWriteJob): Promise<boolean> {
+  private async userForgottenSince(job: MemoryWriteJob): Promise<boolean> {
     const forgottenAt = await this.o.redis.get(this.o.keys.forgottenAt(scopeOf(job).user));
     return forgottenAt !== null && job.created_at <= forgottenAt;
+  }
+
+  private async memoryForgotten(job: MemoryWriteJob): Promise<boolean> {
+    return (await this.o.redis.exists(this.o.keys.forgottenMemory(scopeOf(job).user, job.memory_id))) === 1;
   }
 
   /** Marks the old memory superseded by the new one; history is kept (the old record stays, out of recall). */
