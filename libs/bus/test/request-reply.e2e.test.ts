@@ -9,6 +9,7 @@ import {
   ReplyError,
   consumeContract,
   decodeJson,
+  isUnansweredRequest,
   encodeJson,
   request,
   serve,
@@ -152,6 +153,23 @@ describe('request and serve', () => {
     expect(text).not.toMatch(/\bat .+:\d+:\d+/);
     expect(err).toBeInstanceOf(RemoteError);
     expect((err as RemoteError).code).toBe('internal');
+  });
+
+  it('a handler that JetStream does not answer is answered unavailable, which callers wait out as an outage', async () => {
+    const bus = await open();
+    serve(bus, contracts.sessionRead, async () => {
+      // No stream captures this subject: the server answers no one, as with no stream leader
+      // during a cluster election (the client throws its JetStreamNotEnabled).
+      await natsHandles(bus).js.publish(`${bus.subjects.sessionRead}.no-stream-here`, 'x', { timeout: 2_000 });
+      return { messages: [] };
+    });
+
+    const err: unknown = await request(bus, contracts.sessionRead, { user_id: 'alice', session_id: 'chat-7' }).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(RemoteError);
+    expect((err as RemoteError).code).toBe('unavailable');
+    expect((err as RemoteError).retryable).toBe(true);
+    expect(isUnansweredRequest(err)).toBe(true);
   });
 
   it('a handler result that breaks the reply contract is answered as internal', async () => {
