@@ -154,7 +154,10 @@ async function answer<Req extends TSchema, Res extends TSchema>(
           bus.logger.warn({ err, subject: msg.subject }, 'request handler met a JetStream outage; answered unavailable');
           span.recordException(err as Error);
           span.setStatus({ code: SpanStatusCode.ERROR });
-          body = { ok: false, error: wireError('unavailable', `${contract.responder} could not reach JetStream to handle ${contract.name}; ask again shortly`) };
+          body = {
+            ok: false,
+            error: wireError('unavailable', `${contract.responder} could not reach JetStream to handle ${contract.name}; ask again shortly`),
+          };
         } else {
           bus.logger.error({ err, subject: msg.subject }, 'request handler failed');
           span.recordException(err as Error);
