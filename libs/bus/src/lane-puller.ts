@@ -7,7 +7,8 @@ export const AHEAD_RECHECK_MS = 25;
  * stops asking, so an ahead job goes to a replica with a free slot rather than waiting here.
  */
 export const AHEAD_EXPIRES_MS = 1000;
-const PULL_RETRY_MS = 500;
+/** Pause before pulling again after a pull failed (both the single-lane loop and the lanes). */
+export const PULL_RETRY_MS = 500;
 
 /** What the puller needs of the work consumer it feeds. */
 export interface LaneHost {

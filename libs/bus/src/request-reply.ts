@@ -146,23 +146,22 @@ async function answer<Req extends TSchema, Res extends TSchema>(
           // (with its bucket and key) rather than `internal`, which callers retry.
           bus.logger.error({ err, subject: msg.subject, bucket: err.bucket, key: err.key, issues: err.issues }, 'request handler read a corrupt record');
           body = { ok: false, error: err.toWire() };
-        } else if (isDependencyOutage(err)) {
-          // JetStream did not answer this handler (a stream leader being elected, the server
-          // restarting): an outage, which callers wait out through their outage budget, not an
+        } else {
+          // JetStream not answering this handler (a stream leader being elected, the server
+          // restarting) is an outage, which callers wait out through their outage budget, not an
           // `internal` failure that costs the caller's work an attempt. Handlers are idempotent
           // per request (compare-and-set writes, de-duplicated publishes), so asking again is safe.
-          bus.logger.warn({ err, subject: msg.subject }, 'request handler met a JetStream outage; answered unavailable');
+          const outage = isDependencyOutage(err);
+          if (outage) bus.logger.warn({ err, subject: msg.subject }, 'request handler met a JetStream outage; answered unavailable');
+          else bus.logger.error({ err, subject: msg.subject }, 'request handler failed');
           span.recordException(err as Error);
           span.setStatus({ code: SpanStatusCode.ERROR });
           body = {
             ok: false,
-            error: wireError('unavailable', `${contract.responder} could not reach JetStream to handle ${contract.name}; ask again shortly`),
+            error: outage
+              ? wireError('unavailable', `${contract.responder} could not reach JetStream to handle ${contract.name}; ask again shortly`)
+              : wireError('internal', `${contract.responder} failed to handle ${contract.name}`),
           };
-        } else {
-          bus.logger.error({ err, subject: msg.subject }, 'request handler failed');
-          span.recordException(err as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR });
-          body = { ok: false, error: wireError('internal', `${contract.responder} failed to handle ${contract.name}`) };
         }
       }
     }

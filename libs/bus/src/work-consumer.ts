@@ -12,10 +12,9 @@ import { deliveriesExhausted, errorAsWire, isRetryable, publishDeadLetter, termi
 import { DEFAULT_MAX_DELIVERIES, DEFAULT_OUTAGE_BUDGET_MS } from './stream-specs.js';
 import { retryThroughOutage } from './outage-retry.js';
 import { natsHandles } from './bus.js';
-import { LanePuller } from './lane-puller.js';
+import { LanePuller, PULL_RETRY_MS } from './lane-puller.js';
 
 const PULL_EXPIRES_MS = 5_000;
-const PULL_RETRY_MS = 500;
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
